@@ -1,0 +1,1 @@
+//! jail (in progress).

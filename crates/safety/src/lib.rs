@@ -1,0 +1,31 @@
+//! # safety — the safe-mcp safety core
+//!
+//! Every decision that could do harm lives in this crate; the server crates
+//! (`terminal`, `files`) are wiring and cannot reach around it.
+//!
+//! A request flows through the modules in the order of the folder list:
+//!
+//! 1. [`config`] — load and validate `policy.toml` once at start-up (fatal on any doubt).
+//! 2. [`parse`] — turn a command string into an argv list, refusing shell syntax.
+//! 3. [`policy`] — allow or deny; deny always wins, nothing is allowed by default.
+//! 4. [`jail`] — contain every path beneath the root through a directory handle.
+//! 5. [`exec`] — run the argv with no shell, a scrubbed environment, limits and a
+//!    whole-process-group kill.
+//! 6. [`redact`] — remove secrets from everything that leaves, *then* truncate.
+//! 7. [`audit`] — append a hash-chained, fsync'ed record before and after acting.
+//! 8. [`result`] — the one envelope every tool answers with.
+//!
+//! [`terminal`] ties steps 2–8 together for the terminal server, so that the MCP
+//! wiring only converts arguments and returns the envelope.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod audit;
+pub mod config;
+pub mod exec;
+pub mod jail;
+pub mod parse;
+pub mod policy;
+pub mod redact;
+pub mod result;
+pub mod terminal;

@@ -1,0 +1,1 @@
+//! Source scanner (filled in by the scanner work).

@@ -1,0 +1,1 @@
+//! MCP wiring of the terminal server (in progress).
