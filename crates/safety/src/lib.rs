@@ -15,8 +15,9 @@
 //! 7. [`audit`] — append a hash-chained, fsync'ed record before and after acting.
 //! 8. [`result`] — the one envelope every tool answers with.
 //!
-//! [`terminal`] ties steps 2–8 together for the terminal server, so that the MCP
-//! wiring only converts arguments and returns the envelope.
+//! [`terminal`] ties steps 2–8 together for the terminal server, and [`organizer`]
+//! (with [`journal`], [`jail::workspace`] and [`policy::layers`]) does the same for the
+//! files server, so that the MCP wiring only converts arguments and returns the envelope.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +25,8 @@ pub mod audit;
 pub mod config;
 pub mod exec;
 pub mod jail;
+pub mod journal;
+pub mod organizer;
 pub mod parse;
 pub mod policy;
 pub mod redact;

@@ -1,1 +1,0 @@
-//! jail (in progress).

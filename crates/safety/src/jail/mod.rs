@@ -1,0 +1,2 @@
+//! Path containment (in progress).
+pub mod workspace;

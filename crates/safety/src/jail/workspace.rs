@@ -1,0 +1,1 @@
+//! Workspace file operations through a directory handle (in progress).

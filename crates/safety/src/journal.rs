@@ -1,0 +1,1 @@
+//! Write-ahead undo journal of the files server (in progress).

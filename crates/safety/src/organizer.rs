@@ -1,0 +1,1 @@
+//! The files-server request flow (in progress).

@@ -1,1 +1,0 @@
-//! policy (in progress).

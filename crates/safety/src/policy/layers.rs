@@ -1,0 +1,1 @@
+//! Layered skip rules for the files server (in progress).

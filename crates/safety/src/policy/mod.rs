@@ -1,0 +1,2 @@
+//! Terminal command policy (in progress).
+pub mod layers;
