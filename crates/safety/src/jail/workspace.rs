@@ -1,1 +1,778 @@
-//! Workspace file operations through a directory handle (in progress).
+//! Workspace file operations through a directory handle (SPEC §4.3, §5.2).
+//!
+//! The files server never hands a path string to the kernel from the root of the file
+//! system. The workspace root is opened once; every later lookup is relative to that
+//! handle (or to a folder handle derived from it) with `openat2` and
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, entries are inspected
+//! with `statat(.., AT_SYMLINK_NOFOLLOW)` and never opened, folders are created with
+//! `mkdirat` relative to a checked handle, and moves use `renameat2(RENAME_NOREPLACE)`, so
+//! "the destination exists" is decided atomically by the kernel.
+//!
+//! Values that name something inside the workspace ([`ContainedPath`], [`WorkspaceDir`],
+//! [`WorkspaceEntry`]) can only be constructed by this module: a caller that holds a plain
+//! `String` cannot move a file.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::io::Errno;
+use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization;
+
+/// Longest single name the kernel accepts (bytes).
+pub const MAX_NAME_BYTES: usize = 255;
+/// Longest path the kernel accepts (bytes, without the NUL).
+pub const MAX_PATH_BYTES: usize = 4095;
+
+/// Why a workspace operation did not happen. The organiser maps each variant to one
+/// result code; `Display` is the human sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JailError {
+    /// The name is malformed (empty, NUL byte, overlong, trailing `/`): `INVALID_REQUEST`.
+    #[error("{0}")]
+    Invalid(String),
+    /// The name leaves the workspace or passes through a symlink: `PATH_ESCAPE`.
+    #[error("{0}")]
+    Escape(String),
+    /// Nothing is there.
+    #[error("'{0}' does not exist")]
+    NotFound(String),
+    /// The destination is taken: the kernel refused to overwrite it.
+    #[error("destination '{0}' already exists; nothing is overwritten")]
+    Exists(String),
+    /// A path component that must be a folder is something else.
+    #[error("'{0}' is not a folder")]
+    NotAFolder(String),
+    /// `renameat2` answered EXDEV: the two places are on different file systems.
+    #[error(
+        "moving '{src}' to '{dest}' would cross a file-system boundary; it is refused, never copied and deleted"
+    )]
+    CrossDevice {
+        /// Source as shown to the user.
+        src: String,
+        /// Destination as shown to the user.
+        dest: String,
+    },
+    /// `renameat2(RENAME_NOREPLACE)` answered EINVAL: the file system cannot promise not to
+    /// overwrite, or a folder would be moved into itself.
+    #[error(
+        "moving '{src}' to '{dest}' was refused by the file system (no overwrite protection there, or a folder into itself); nothing was moved"
+    )]
+    RenameRefused {
+        /// Source as shown to the user.
+        src: String,
+        /// Destination as shown to the user.
+        dest: String,
+    },
+    /// Any other system error, with the operation and the name.
+    #[error("{op} '{path}' failed: {errno}")]
+    Io {
+        /// The system call, e.g. `rename`.
+        op: &'static str,
+        /// The workspace-relative name.
+        path: String,
+        /// The error number.
+        errno: Errno,
+    },
+}
+
+/// What kind of entry a name refers to (never following a symlink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Directory,
+    /// A symbolic link (never followed, never moved).
+    Symlink,
+    /// A named pipe (never opened: opening one blocks).
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character or block device.
+    Device,
+    /// Anything else.
+    Unknown,
+}
+
+impl EntryKind {
+    fn from_file_type(t: FileType) -> Self {
+        match t {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Directory,
+            FileType::Symlink => EntryKind::Symlink,
+            FileType::Fifo => EntryKind::Fifo,
+            FileType::Socket => EntryKind::Socket,
+            FileType::CharacterDevice | FileType::BlockDevice => EntryKind::Device,
+            _ => EntryKind::Unknown,
+        }
+    }
+
+    /// The wire name, e.g. `file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::File => "file",
+            EntryKind::Directory => "directory",
+            EntryKind::Symlink => "symlink",
+            EntryKind::Fifo => "fifo",
+            EntryKind::Socket => "socket",
+            EntryKind::Device => "device",
+            EntryKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// What identifies one file between planning and acting, and between a move and its undo:
+/// kind, device, inode, size and modification time (from `lstat`, never following links).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FileIdentity {
+    /// Entry kind.
+    pub kind: EntryKind,
+    /// Device number.
+    pub dev: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, seconds.
+    pub mtime_s: i64,
+    /// Modification time, nanoseconds.
+    pub mtime_ns: u64,
+}
+
+impl FileIdentity {
+    fn from_stat(st: &rustix::fs::Stat) -> Self {
+        FileIdentity {
+            kind: EntryKind::from_file_type(FileType::from_raw_mode(st.st_mode)),
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            mtime_s: st.st_mtime,
+            mtime_ns: st.st_mtime_nsec,
+        }
+    }
+
+    /// Is `other` still the very same, unchanged entry? A folder's size and mtime change
+    /// whenever its contents do, so folders are compared by kind, device and inode only.
+    pub fn unchanged(&self, other: &FileIdentity) -> bool {
+        if self.kind == EntryKind::Directory {
+            self.kind == other.kind && self.dev == other.dev && self.ino == other.ino
+        } else {
+            self == other
+        }
+    }
+
+    /// The first difference between `self` (recorded) and `now`, in words.
+    pub fn difference(&self, now: &FileIdentity) -> Option<&'static str> {
+        if self.kind != now.kind {
+            Some("its type changed")
+        } else if self.dev != now.dev || self.ino != now.ino {
+            Some("it was replaced by another file (inode changed)")
+        } else if self.kind != EntryKind::Directory && self.size != now.size {
+            Some("its size changed")
+        } else if self.kind != EntryKind::Directory
+            && (self.mtime_s != now.mtime_s || self.mtime_ns != now.mtime_ns)
+        {
+            Some("its modification time changed")
+        } else {
+            None
+        }
+    }
+}
+
+/// A workspace-relative name that passed the lexical checks: no NUL, no empty or overlong
+/// component, no `..` above the root, each component NFC-normalised. Only this module
+/// constructs one. The empty path is the workspace root itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ContainedPath {
+    parts: Vec<String>,
+}
+
+impl ContainedPath {
+    /// Is this the workspace root itself?
+    pub fn is_root(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The last component, `None` for the root.
+    pub fn leaf(&self) -> Option<&str> {
+        self.parts.last().map(String::as_str)
+    }
+
+    /// The folder holding this entry (the root's parent is the root).
+    pub fn parent(&self) -> ContainedPath {
+        let mut parts = self.parts.clone();
+        parts.pop();
+        ContainedPath { parts }
+    }
+
+    /// The components, outermost first.
+    pub fn components(&self) -> &[String] {
+        &self.parts
+    }
+
+    /// This path with one more validated component.
+    pub fn join(&self, name: &str) -> Result<ContainedPath, JailError> {
+        validate_component(name, name)?;
+        let mut parts = self.parts.clone();
+        parts.push(name.to_string());
+        Ok(ContainedPath { parts })
+    }
+}
+
+impl fmt::Display for ContainedPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.parts.is_empty() {
+            f.write_str(".")
+        } else {
+            f.write_str(&self.parts.join("/"))
+        }
+    }
+}
+
+/// NFC form of a name (SPEC §5.2: `café` typed and `café` stored decomposed are one file).
+pub fn nfc(name: &str) -> String {
+    name.nfc().collect()
+}
+
+/// Check one component exactly as it will reach the kernel (never trimmed: a trailing
+/// space or quote must not be silently dropped, GHSA-7rgq-gccq-qphx).
+fn validate_component(part: &str, shown: &str) -> Result<(), JailError> {
+    // `a/b` smuggled in as one component would be a second, unchecked step.
+    if part.is_empty() || part.contains('/') {
+        return Err(JailError::Invalid(format!(
+            "'{shown}' is not a single name"
+        )));
+    }
+    // `.` and `..` as a leaf name a folder itself or its parent, never a file to move.
+    if part == "." || part == ".." {
+        return Err(JailError::Invalid(format!(
+            "'{shown}' cannot be '.' or '..'"
+        )));
+    }
+    // A NUL byte would cut the name short at the syscall; serde accepts `\u0000`.
+    if part.contains('\0') {
+        return Err(JailError::Invalid(
+            "a name cannot contain a NUL byte".into(),
+        ));
+    }
+    // Overlong names: refuse early with a typed error instead of ENAMETOOLONG mid-action.
+    if part.len() > MAX_NAME_BYTES {
+        return Err(JailError::Invalid(format!(
+            "a name is longer than {MAX_NAME_BYTES} bytes ({} bytes)",
+            part.len()
+        )));
+    }
+    Ok(())
+}
+
+/// An open folder inside the workspace, reached without following any symlink. Only the
+/// [`Workspace`] hands these out.
+#[derive(Debug)]
+pub struct WorkspaceDir {
+    fd: OwnedFd,
+    path: ContainedPath,
+}
+
+/// One entry of a folder, as `lstat` saw it. Never opened.
+#[derive(Debug, Clone)]
+pub struct WorkspaceEntry {
+    name: String,
+    utf8: bool,
+    identity: FileIdentity,
+    path: Option<ContainedPath>,
+}
+
+impl WorkspaceEntry {
+    /// The name as stored (lossily decoded if it is not UTF-8).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Whether the stored name is valid UTF-8 (a name that is not cannot be named by a
+    /// client, and is never moved).
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
+    }
+    /// What `lstat` reported.
+    pub fn identity(&self) -> &FileIdentity {
+        &self.identity
+    }
+    /// The entry's workspace-relative path (`None` for a name that is not UTF-8 or not
+    /// a valid single name).
+    pub fn path(&self) -> Option<&ContainedPath> {
+        self.path.as_ref()
+    }
+}
+
+/// A sorted, bounded folder listing.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// Entries in byte order of their names, at most the requested limit.
+    pub entries: Vec<WorkspaceEntry>,
+    /// How many entries the folder holds in all.
+    pub total: usize,
+    /// `total` was more than the limit.
+    pub truncated: bool,
+}
+
+fn dir_flags() -> OFlags {
+    // O_NONBLOCK: should a FIFO ever be reached it must not block the server. No O_NOFOLLOW:
+    // RESOLVE_NO_SYMLINKS already refuses a symlink in the last component, with ELOOP
+    // (O_NOFOLLOW would turn that into an ambiguous ENOTDIR).
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NONBLOCK
+}
+
+fn resolve_flags() -> ResolveFlags {
+    // BENEATH: `..` and absolute names cannot leave the handle's folder (EXDEV).
+    // NO_SYMLINKS: no symlink anywhere in the name is followed (ELOOP), so a folder swapped
+    // for a symlink after planning cannot redirect the operation (CVE-2025-53109 shape).
+    // NO_MAGICLINKS: `/proc/self/fd/N`-style links are refused too.
+    ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS
+}
+
+fn open_child_dir(parent: BorrowedFd<'_>, name: &str, shown: &str) -> Result<OwnedFd, JailError> {
+    validate_component(name, shown)?;
+    rustix::fs::openat2(parent, name, dir_flags(), Mode::empty(), resolve_flags()).map_err(|e| {
+        match e {
+            Errno::LOOP => JailError::Escape(format!(
+                "'{shown}' passes through a symlink; symlinks are never followed"
+            )),
+            Errno::XDEV => JailError::Escape(format!("'{shown}' is outside the workspace")),
+            Errno::NOENT => JailError::NotFound(shown.to_string()),
+            Errno::NOTDIR => JailError::NotAFolder(shown.to_string()),
+            errno => JailError::Io {
+                op: "open",
+                path: shown.to_string(),
+                errno,
+            },
+        }
+    })
+}
+
+impl WorkspaceDir {
+    /// This folder's workspace-relative path (with the names as stored).
+    pub fn path(&self) -> &ContainedPath {
+        &self.path
+    }
+
+    fn shown(&self, name: &str) -> String {
+        if self.path.is_root() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.path)
+        }
+    }
+
+    /// `lstat` of one name in this folder; `Ok(None)` when nothing is there.
+    pub fn stat(&self, name: &str) -> Result<Option<FileIdentity>, JailError> {
+        let shown = self.shown(name);
+        validate_component(name, &shown)?;
+        match rustix::fs::statat(self.fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(FileIdentity::from_stat(&st))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(errno) => Err(JailError::Io {
+                op: "stat",
+                path: shown,
+                errno,
+            }),
+        }
+    }
+
+    /// Find `name` in this folder: first exactly, then by NFC-equal stored name.
+    /// Returns the name as stored and its identity.
+    pub fn find(&self, name: &str) -> Result<Option<(String, FileIdentity)>, JailError> {
+        if let Some(id) = self.stat(name)? {
+            return Ok(Some((name.to_string(), id)));
+        }
+        let wanted = nfc(name);
+        for stored in self.raw_names()? {
+            let Ok(stored) = String::from_utf8(stored) else {
+                continue;
+            };
+            if nfc(&stored) == wanted {
+                if let Some(id) = self.stat(&stored)? {
+                    return Ok(Some((stored, id)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Is `name` free here, also under NFC comparison (a stored decomposed `café` makes a
+    /// composed `café` taken: two names that look the same are one name)?
+    pub fn is_free(&self, name: &str) -> Result<bool, JailError> {
+        Ok(self.find(name)?.is_none())
+    }
+
+    /// The NFC forms of every name in this folder (for checking many destinations at once).
+    pub fn nfc_names(&self) -> Result<HashSet<String>, JailError> {
+        Ok(self
+            .raw_names()?
+            .into_iter()
+            .map(|n| nfc(&String::from_utf8_lossy(&n)))
+            .collect())
+    }
+
+    fn raw_names(&self) -> Result<Vec<Vec<u8>>, JailError> {
+        let io = |errno| JailError::Io {
+            op: "read folder",
+            path: self.path.to_string(),
+            errno,
+        };
+        let mut dir = rustix::fs::Dir::read_from(self.fd.as_fd()).map_err(io)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            names.push(name.to_vec());
+        }
+        Ok(names)
+    }
+
+    /// List this folder: every name, sorted by bytes, cut to `limit`; each kept entry is
+    /// inspected with `lstat` (never opened, so a FIFO cannot block the listing).
+    pub fn list(&self, limit: usize) -> Result<Listing, JailError> {
+        let mut names = self.raw_names()?;
+        names.sort_unstable();
+        let total = names.len();
+        let truncated = total > limit;
+        names.truncate(limit);
+        let mut entries = Vec::with_capacity(names.len());
+        for raw in names {
+            let st = match rustix::fs::statat(
+                self.fd.as_fd(),
+                raw.as_slice(),
+                AtFlags::SYMLINK_NOFOLLOW,
+            ) {
+                Ok(st) => st,
+                // Removed between reading the folder and looking at the entry.
+                Err(Errno::NOENT) => continue,
+                Err(errno) => {
+                    return Err(JailError::Io {
+                        op: "stat",
+                        path: self.shown(&String::from_utf8_lossy(&raw)),
+                        errno,
+                    });
+                }
+            };
+            let (name, utf8) = match String::from_utf8(raw) {
+                Ok(s) => (s, true),
+                Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), false),
+            };
+            let path = if utf8 {
+                self.path.join(&name).ok()
+            } else {
+                None
+            };
+            entries.push(WorkspaceEntry {
+                name,
+                utf8,
+                identity: FileIdentity::from_stat(&st),
+                path,
+            });
+        }
+        Ok(Listing {
+            entries,
+            total,
+            truncated,
+        })
+    }
+}
+
+/// The workspace: its canonical root and an open handle to it.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    root_fd: OwnedFd,
+}
+
+impl Workspace {
+    /// Open the (already canonical) workspace root.
+    pub fn open(root: &Path) -> Result<Workspace, JailError> {
+        let fd = rustix::fs::open(root, dir_flags() | OFlags::NOFOLLOW, Mode::empty()).map_err(
+            |errno| JailError::Io {
+                op: "open workspace",
+                path: root.display().to_string(),
+                errno,
+            },
+        )?;
+        Ok(Workspace {
+            root: root.to_path_buf(),
+            root_fd: fd,
+        })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Turn a client's name into a [`ContainedPath`], lexically. The kernel checks again at
+    /// every use (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`); this layer gives the precise
+    /// error and refuses what must never reach it.
+    pub fn contain(&self, raw: &str) -> Result<ContainedPath, JailError> {
+        // Empty: names nothing.
+        if raw.is_empty() {
+            return Err(JailError::Invalid("the name is empty".into()));
+        }
+        // NUL: would cut the name short at the syscall (serde accepts `\u0000`).
+        if raw.contains('\0') {
+            return Err(JailError::Invalid(
+                "a name cannot contain a NUL byte".into(),
+            ));
+        }
+        // Overlong: refuse with a typed error rather than ENAMETOOLONG halfway through.
+        if raw.len() > MAX_PATH_BYTES {
+            return Err(JailError::Invalid(format!(
+                "the name is longer than {MAX_PATH_BYTES} bytes ({} bytes)",
+                raw.len()
+            )));
+        }
+        // `sub/file.txt/`: check exactly the bytes that are used, never trim (GHSA-7rgq).
+        if raw.len() > 1 && raw.ends_with('/') {
+            return Err(JailError::Invalid(format!(
+                "'{raw}' ends with '/'; name the entry without a trailing slash"
+            )));
+        }
+        let relative: Vec<String> = if raw.starts_with('/') {
+            // An absolute name is accepted only if it lies beneath the root, compared by
+            // components: `/srv/inbox_evil` starts with `/srv/inbox` as a string but is not
+            // inside it (CVE-2025-53110).
+            let path = Path::new(raw);
+            let root_len = self.root.components().count();
+            if !crate::config::is_within(&self.root, path) {
+                return Err(JailError::Escape(format!(
+                    "'{raw}' is outside the workspace"
+                )));
+            }
+            path.components()
+                .skip(root_len)
+                .map(|c| match c {
+                    Component::ParentDir => "..".to_string(),
+                    Component::CurDir => ".".to_string(),
+                    other => other.as_os_str().to_string_lossy().into_owned(),
+                })
+                .collect()
+        } else {
+            raw.split('/').map(str::to_string).collect()
+        };
+        let mut parts: Vec<String> = Vec::new();
+        for part in relative {
+            match part.as_str() {
+                "" | "." => {}
+                // `..` above the root is a traversal (`../inbox_evil/secret`). Below the
+                // root it is resolved lexically, which equals the kernel's physical
+                // resolution because no symlink is ever followed.
+                ".." => {
+                    if parts.pop().is_none() {
+                        return Err(JailError::Escape(format!(
+                            "'{raw}' climbs out of the workspace"
+                        )));
+                    }
+                }
+                _ => {
+                    let normalised = nfc(&part);
+                    validate_component(&normalised, raw)?;
+                    parts.push(normalised);
+                }
+            }
+        }
+        Ok(ContainedPath { parts })
+    }
+
+    /// Open a folder of the workspace without following any symlink. Each component is
+    /// looked up exactly, then by NFC-equal stored name.
+    pub fn open_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
+        let mut fd = rustix::io::dup(self.root_fd.as_fd()).map_err(|errno| JailError::Io {
+            op: "dup",
+            path: ".".into(),
+            errno,
+        })?;
+        let mut stored = ContainedPath::default();
+        for part in &path.parts {
+            let shown = stored.join(part)?.to_string();
+            let next = match open_child_dir(fd.as_fd(), part, &shown) {
+                Ok(next) => {
+                    stored.parts.push(part.clone());
+                    next
+                }
+                Err(JailError::NotFound(_)) => {
+                    let here = WorkspaceDir {
+                        fd,
+                        path: stored.clone(),
+                    };
+                    let Some((name, _)) = here.find(part)? else {
+                        return Err(JailError::NotFound(shown));
+                    };
+                    let next = open_child_dir(here.fd.as_fd(), &name, &shown)?;
+                    stored.parts.push(name);
+                    next
+                }
+                Err(e) => return Err(e),
+            };
+            fd = next;
+        }
+        Ok(WorkspaceDir { fd, path: stored })
+    }
+
+    /// Open a folder, creating each missing component with `mkdirat` relative to the
+    /// already-checked parent handle (never by a path from the root).
+    pub fn ensure_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
+        let mut dir = self.open_dir(&ContainedPath::default())?;
+        for part in &path.parts {
+            let shown = dir.path.join(part)?.to_string();
+            let next = match open_child_dir(dir.fd.as_fd(), part, &shown) {
+                Ok(fd) => fd,
+                Err(JailError::NotFound(_)) => {
+                    if let Some((name, _)) = dir.find(part)? {
+                        open_child_dir(dir.fd.as_fd(), &name, &shown)?
+                    } else {
+                        match rustix::fs::mkdirat(
+                            dir.fd.as_fd(),
+                            part.as_str(),
+                            Mode::from_raw_mode(0o755),
+                        ) {
+                            // EEXIST: someone made it in between; the open below checks what.
+                            Ok(()) | Err(Errno::EXIST) => {}
+                            Err(errno) => {
+                                return Err(JailError::Io {
+                                    op: "mkdir",
+                                    path: shown,
+                                    errno,
+                                });
+                            }
+                        }
+                        open_child_dir(dir.fd.as_fd(), part, &shown)?
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+            let mut parts = dir.path.parts.clone();
+            parts.push(part.clone());
+            dir = WorkspaceDir {
+                fd: next,
+                path: ContainedPath { parts },
+            };
+        }
+        Ok(dir)
+    }
+
+    /// `lstat` of a path; `Ok(None)` if it or a parent folder is missing.
+    pub fn stat_path(&self, path: &ContainedPath) -> Result<Option<FileIdentity>, JailError> {
+        let Some(leaf) = path.leaf() else {
+            return Err(JailError::Invalid(
+                "the workspace root itself cannot be named here".into(),
+            ));
+        };
+        match self.open_dir(&path.parent()) {
+            Ok(dir) => dir.stat(leaf),
+            Err(JailError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Move `from_dir/from` to `to_dir/to` with `renameat2(RENAME_NOREPLACE)`: an existing
+    /// destination is refused by the kernel atomically (never overwritten, never renamed
+    /// around), a cross-device move is refused (never copied and deleted), and a file
+    /// system without NOREPLACE support is refused (never a plain rename instead).
+    pub fn rename_noreplace(
+        &self,
+        from_dir: &WorkspaceDir,
+        from: &str,
+        to_dir: &WorkspaceDir,
+        to: &str,
+    ) -> Result<(), JailError> {
+        let src = from_dir.shown(from);
+        let dest = to_dir.shown(to);
+        validate_component(from, &src)?;
+        validate_component(to, &dest)?;
+        rustix::fs::renameat_with(
+            from_dir.fd.as_fd(),
+            from,
+            to_dir.fd.as_fd(),
+            to,
+            RenameFlags::NOREPLACE,
+        )
+        .map_err(|errno| match errno {
+            Errno::EXIST | Errno::NOTEMPTY => JailError::Exists(dest.clone()),
+            Errno::XDEV => JailError::CrossDevice {
+                src: src.clone(),
+                dest: dest.clone(),
+            },
+            Errno::INVAL => JailError::RenameRefused {
+                src: src.clone(),
+                dest: dest.clone(),
+            },
+            Errno::NOENT => JailError::NotFound(src.clone()),
+            errno => JailError::Io {
+                op: "rename",
+                path: src.clone(),
+                errno,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = Workspace::open(&root).unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn contain_refuses_traversal_above_root_but_resolves_inside() {
+        let (_d, ws) = ws();
+        assert!(matches!(ws.contain("../x"), Err(JailError::Escape(_))));
+        assert!(matches!(ws.contain("a/../../x"), Err(JailError::Escape(_))));
+        assert_eq!(ws.contain("a/../b").unwrap().to_string(), "b");
+        assert_eq!(ws.contain("./a//b").unwrap().to_string(), "a/b");
+    }
+
+    #[test]
+    fn contain_compares_absolute_names_by_component() {
+        let (_d, ws) = ws();
+        let inside = format!("{}/a.txt", ws.root().display());
+        assert_eq!(ws.contain(&inside).unwrap().to_string(), "a.txt");
+        let sibling = format!("{}_evil/a.txt", ws.root().display());
+        assert!(matches!(ws.contain(&sibling), Err(JailError::Escape(_))));
+        assert!(matches!(
+            ws.contain("/etc/passwd"),
+            Err(JailError::Escape(_))
+        ));
+    }
+
+    #[test]
+    fn contain_refuses_malformed_names() {
+        let (_d, ws) = ws();
+        assert!(matches!(ws.contain(""), Err(JailError::Invalid(_))));
+        assert!(matches!(ws.contain("a\0b"), Err(JailError::Invalid(_))));
+        assert!(matches!(ws.contain("a/"), Err(JailError::Invalid(_))));
+        assert!(matches!(
+            ws.contain(&"x".repeat(256)),
+            Err(JailError::Invalid(_))
+        ));
+        assert!(matches!(
+            ws.contain(&"a/".repeat(2100)),
+            Err(JailError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn contain_normalises_to_nfc() {
+        let (_d, ws) = ws();
+        let decomposed = ws.contain("cafe\u{301}.txt").unwrap();
+        assert_eq!(decomposed.to_string(), "caf\u{e9}.txt");
+    }
+}
