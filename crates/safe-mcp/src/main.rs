@@ -1,1 +1,153 @@
-fn main() {}
+//! `safe-mcp`: one binary, thin; every subcommand dispatches to a crate of its own.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use safety::config::{self, Server};
+
+/// MCP servers that let an AI model run commands and organise files without being able to
+/// hurt the person who runs them, and a scanner for the shell-injection patterns that make
+/// other MCP servers dangerous.
+#[derive(Parser)]
+#[command(name = "safe-mcp", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the terminal MCP server on stdio: runs allow-listed commands without a shell.
+    Terminal {
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Check an audit log's hash chain.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Build a throw-away sandbox, drive the servers through a real MCP client, print every envelope.
+    Demo {
+        /// Keep the sandbox folder instead of deleting it.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Print benchmark figures, each beside its baseline measured in the same run.
+    Bench {
+        /// Interleaved rounds per measurement.
+        #[arg(long, default_value_t = 300)]
+        iterations: usize,
+    },
+    /// Scan MCP server source code for shell-injection patterns.
+    Scan(scan::cli::ScanArgs),
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Verify FILE: exit 0 and `ok: N records` when intact, 1 naming the first broken record, 2 when unreadable.
+    Verify {
+        /// The audit log (JSONL).
+        file: PathBuf,
+    },
+}
+
+fn init_logging() {
+    // stdout is the protocol channel: logs go to stderr only.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SAFE_MCP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .init();
+}
+
+fn fatal(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("fatal: {message}");
+    ExitCode::from(1)
+}
+
+fn env_pairs() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+fn load(flag: Option<PathBuf>, server: Server) -> Result<config::Config, config::ConfigError> {
+    let env = env_pairs();
+    let from_env = env
+        .iter()
+        .find(|(k, _)| k == "SAFE_MCP_POLICY_FILE")
+        .map(|(_, v)| v.as_str());
+    let file = config::choose_policy_file(flag.as_deref(), from_env)?;
+    config::load(&file, server, &env)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fatal: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Terminal { config } => {
+            init_logging();
+            let config = match load(config, Server::Terminal) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            let core = match safety::terminal::TerminalCore::start(config) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            tracing::info!("terminal server ready on stdio");
+            match runtime().block_on(terminal::serve_stdio(core)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fatal(e),
+            }
+        }
+        Command::Audit {
+            command: AuditCommand::Verify { file },
+        } => match safety::audit::verify(&file) {
+            Ok(report) => match report.broken {
+                None => {
+                    println!("ok: {} records", report.records);
+                    ExitCode::SUCCESS
+                }
+                Some((line, what)) => {
+                    println!(
+                        "broken: record {line}: {what} ({} records verified before it)",
+                        report.records
+                    );
+                    ExitCode::from(1)
+                }
+            },
+            Err(e) => {
+                eprintln!("error: cannot read '{}': {e}", file.display());
+                ExitCode::from(2)
+            }
+        },
+        Command::Demo { keep } => match runtime().block_on(safe_mcp::demo::run(keep)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fatal(format!("{e:#}")),
+        },
+        Command::Bench { iterations } => match runtime().block_on(safe_mcp::bench::run(iterations))
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fatal(format!("{e:#}")),
+        },
+        Command::Scan(args) => ExitCode::from(u8::try_from(scan::cli::run(args)).unwrap_or(2)),
+    }
+}

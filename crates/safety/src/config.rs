@@ -139,7 +139,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout_seconds: 30, max_output_bytes: 65536 }
+        Limits {
+            timeout_seconds: 30,
+            max_output_bytes: 65536,
+        }
     }
 }
 
@@ -360,28 +363,64 @@ pub enum EnvKind {
 /// Every `SAFE_MCP_*` override: variable, TOML key path, kind. The README lists this table.
 pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     ("SAFE_MCP_AUDIT_LOG", &["audit_log"], EnvKind::Str),
-    ("SAFE_MCP_AUDIT_FAIL_MODE", &["audit_fail_mode"], EnvKind::Str),
-    ("SAFE_MCP_REDACTION_ENABLED", &["redaction", "enabled"], EnvKind::Bool),
+    (
+        "SAFE_MCP_AUDIT_FAIL_MODE",
+        &["audit_fail_mode"],
+        EnvKind::Str,
+    ),
+    (
+        "SAFE_MCP_REDACTION_ENABLED",
+        &["redaction", "enabled"],
+        EnvKind::Bool,
+    ),
     (
         "SAFE_MCP_REDACTION_ENTROPY_FALLBACK",
         &["redaction", "entropy_fallback"],
         EnvKind::Bool,
     ),
-    ("SAFE_MCP_JAIL_ROOT", &["terminal", "jail_root"], EnvKind::Str),
+    (
+        "SAFE_MCP_JAIL_ROOT",
+        &["terminal", "jail_root"],
+        EnvKind::Str,
+    ),
     ("SAFE_MCP_PATH", &["terminal", "path"], EnvKind::Str),
     ("SAFE_MCP_LANG", &["terminal", "lang"], EnvKind::Str),
-    ("SAFE_MCP_TIMEOUT_SECONDS", &["terminal", "limits", "timeout_seconds"], EnvKind::Int),
-    ("SAFE_MCP_MAX_OUTPUT_BYTES", &["terminal", "limits", "max_output_bytes"], EnvKind::Int),
-    ("SAFE_MCP_SANDBOX_PROFILE", &["terminal", "sandbox", "profile"], EnvKind::Str),
+    (
+        "SAFE_MCP_TIMEOUT_SECONDS",
+        &["terminal", "limits", "timeout_seconds"],
+        EnvKind::Int,
+    ),
+    (
+        "SAFE_MCP_MAX_OUTPUT_BYTES",
+        &["terminal", "limits", "max_output_bytes"],
+        EnvKind::Int,
+    ),
+    (
+        "SAFE_MCP_SANDBOX_PROFILE",
+        &["terminal", "sandbox", "profile"],
+        EnvKind::Str,
+    ),
     (
         "SAFE_MCP_REQUIRE_KERNEL_SANDBOX",
         &["terminal", "sandbox", "require_kernel_sandbox"],
         EnvKind::Bool,
     ),
-    ("SAFE_MCP_WORKSPACE_ROOT", &["files", "workspace_root"], EnvKind::Str),
+    (
+        "SAFE_MCP_WORKSPACE_ROOT",
+        &["files", "workspace_root"],
+        EnvKind::Str,
+    ),
     ("SAFE_MCP_JOURNAL", &["files", "journal"], EnvKind::Str),
-    ("SAFE_MCP_MAX_PLAN_MOVES", &["files", "max_plan_moves"], EnvKind::Int),
-    ("SAFE_MCP_MAX_LIST_ENTRIES", &["files", "max_list_entries"], EnvKind::Int),
+    (
+        "SAFE_MCP_MAX_PLAN_MOVES",
+        &["files", "max_plan_moves"],
+        EnvKind::Int,
+    ),
+    (
+        "SAFE_MCP_MAX_LIST_ENTRIES",
+        &["files", "max_list_entries"],
+        EnvKind::Int,
+    ),
 ];
 
 /// `SAFE_MCP_*` variables that are not policy overrides.
@@ -410,7 +449,10 @@ pub fn load(
         message: e.to_string(),
     })?;
     let policy_file = absolute(policy_file)?;
-    let base = policy_file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    let base = policy_file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
     let mut tree: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
         path: policy_file.clone(),
         message: one_line(&e.to_string()),
@@ -436,7 +478,10 @@ fn absolute(path: &Path) -> Result<PathBuf, ConfigError> {
 }
 
 /// Write every `SAFE_MCP_*` override into the TOML tree; unknown variables are fatal.
-fn apply_env_overrides(tree: &mut toml::Table, env: &[(String, String)]) -> Result<(), ConfigError> {
+fn apply_env_overrides(
+    tree: &mut toml::Table,
+    env: &[(String, String)],
+) -> Result<(), ConfigError> {
     for (name, value) in env {
         if !name.starts_with("SAFE_MCP_") || OTHER_ENV.contains(&name.as_str()) {
             continue;
@@ -495,7 +540,11 @@ fn insert_path(tree: &mut toml::Table, path: &[&str], value: toml::Value) -> Res
 }
 
 fn resolve(base: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
 }
 
 /// Lexically normalise `.` and `..` (the file may not exist yet, so no canonicalize).
@@ -590,7 +639,12 @@ fn resolve_and_validate(
                 });
             }
             t.jail_root = Some(jail);
-            t.sandbox.read_paths = t.sandbox.read_paths.iter().map(|p| resolve(base, p)).collect();
+            t.sandbox.read_paths = t
+                .sandbox
+                .read_paths
+                .iter()
+                .map(|p| resolve(base, p))
+                .collect();
             if t.limits.timeout_seconds == 0 {
                 return Err(ConfigError::BadValue {
                     key: "terminal.limits.timeout_seconds".into(),
@@ -656,7 +710,10 @@ mod tests {
     fn component_comparison_refuses_sibling_with_longer_name() {
         assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail/a")));
         assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail")));
-        assert!(!is_within(Path::new("/srv/jail"), Path::new("/srv/jail_evil/a")));
+        assert!(!is_within(
+            Path::new("/srv/jail"),
+            Path::new("/srv/jail_evil/a")
+        ));
         assert!(!is_within(Path::new("/srv/jail"), Path::new("/srv")));
     }
 
@@ -666,8 +723,14 @@ mod tests {
         assert_eq!(p, PathBuf::from("/a.toml"));
         let p = choose_policy_file(None, Some("/b.toml")).unwrap();
         assert_eq!(p, PathBuf::from("/b.toml"));
-        assert!(matches!(choose_policy_file(None, None), Err(ConfigError::NoPolicyFile)));
-        assert!(matches!(choose_policy_file(None, Some("")), Err(ConfigError::NoPolicyFile)));
+        assert!(matches!(
+            choose_policy_file(None, None),
+            Err(ConfigError::NoPolicyFile)
+        ));
+        assert!(matches!(
+            choose_policy_file(None, Some("")),
+            Err(ConfigError::NoPolicyFile)
+        ));
     }
 
     #[test]

@@ -133,13 +133,20 @@ mod tests {
             ResultCode::InternalError,
             ResultCode::NeedsExplicitRequest,
         ] {
-            assert_eq!(serde_json::to_value(code).unwrap(), Value::from(code.as_str()));
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                Value::from(code.as_str())
+            );
         }
     }
 
     #[test]
     fn pretty_json_has_sorted_keys() {
-        let env = Envelope::new("run_command", ResultCode::PolicyDenied, "'rm' is on the denylist");
+        let env = Envelope::new(
+            "run_command",
+            ResultCode::PolicyDenied,
+            "'rm' is on the denylist",
+        );
         let text = env.to_pretty_json();
         let action = text.find("\"action\"").unwrap();
         let code = text.find("\"code\"").unwrap();

@@ -1,1 +1,550 @@
-//! terminal (in progress).
+//! The terminal server's request flow: parse → evaluate → contain → record intent → run →
+//! redact then truncate → record outcome. The MCP wiring hands over the raw JSON arguments
+//! and returns the [`Envelope`] it gets back; it decides nothing.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::AuditLog;
+use crate::config::{AuditFailMode, Config};
+use crate::exec::{ExecLimits, ExecRequest, Executor, Stop};
+use crate::jail::{Jail, JailError};
+use crate::parse::{MAX_COMMAND_BYTES, parse_command};
+use crate::policy::{PolicyError, TerminalPolicy};
+use crate::redact::{RedactError, Redactor};
+use crate::result::{Envelope, ResultCode};
+
+/// Tool name of the command runner.
+pub const RUN_COMMAND: &str = "run_command";
+/// Tool name of the dry run.
+pub const EXPLAIN_COMMAND: &str = "explain_command";
+
+/// The terminal server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A policy rule is invalid or disagrees with its examples.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The jail root cannot be opened.
+    #[error(transparent)]
+    Jail(#[from] JailError),
+    /// An operator redaction pattern does not compile.
+    #[error(transparent)]
+    Redact(#[from] RedactError),
+    /// The configuration was validated for another server.
+    #[error("configuration was not loaded for the terminal server")]
+    WrongServer,
+}
+
+/// Arguments of `run_command` / `explain_command`, checked by hand so that every malformed
+/// request still gets an envelope (`INVALID_REQUEST`) instead of a protocol error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandArgs {
+    /// The command string.
+    pub command: String,
+    /// Optional working folder inside the jail.
+    pub cwd: Option<String>,
+    /// Optional lower timeout for this call (run_command only).
+    pub timeout_seconds: Option<u64>,
+}
+
+impl CommandArgs {
+    /// Read the arguments object; unknown fields and wrong types are refused with a reason.
+    pub fn from_json(tool: &str, args: Option<&Map<String, Value>>) -> Result<Self, String> {
+        let empty = Map::new();
+        let args = args.unwrap_or(&empty);
+        let allowed: &[&str] = if tool == RUN_COMMAND {
+            &["command", "cwd", "timeout_seconds"]
+        } else {
+            &["command", "cwd"]
+        };
+        if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(format!(
+                "unknown argument '{unknown}' (expected {})",
+                allowed.join(", ")
+            ));
+        }
+        let command = match args.get("command") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "'command' must be a string, got {}",
+                    json_type(other)
+                ));
+            }
+            None => return Err("missing required argument 'command'".into()),
+        };
+        let cwd = match args.get("cwd") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => return Err(format!("'cwd' must be a string, got {}", json_type(other))),
+        };
+        let timeout_seconds = match args.get("timeout_seconds") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(t) if t >= 1 => Some(t),
+                _ => return Err("'timeout_seconds' must be a whole number of at least 1".into()),
+            },
+            Some(other) => {
+                return Err(format!(
+                    "'timeout_seconds' must be a number, got {}",
+                    json_type(other)
+                ));
+            }
+        };
+        Ok(CommandArgs {
+            command,
+            cwd,
+            timeout_seconds,
+        })
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The audit log as the flow uses it: opened lazily and reopened after a failure, so a log
+/// that cannot be written makes operations fail closed rather than the server refuse to start.
+#[derive(Debug)]
+struct AuditSink {
+    path: std::path::PathBuf,
+    redactor: Arc<Redactor>,
+    log: Mutex<Option<Arc<AuditLog>>>,
+}
+
+impl AuditSink {
+    fn append(&self, record: Map<String, Value>) -> Result<(), String> {
+        let log = {
+            let mut guard = self
+                .log
+                .lock()
+                .map_err(|_| "audit log lock poisoned".to_string())?;
+            match guard.as_ref() {
+                Some(log) => log.clone(),
+                None => {
+                    let log = Arc::new(
+                        AuditLog::open(&self.path, self.redactor.clone())
+                            .map_err(|e| e.to_string())?,
+                    );
+                    *guard = Some(log.clone());
+                    log
+                }
+            }
+        };
+        log.append(record).map_err(|e| {
+            // Drop the handle so the next call reopens (the chain is re-read from disk).
+            if let Ok(mut guard) = self.log.lock() {
+                *guard = None;
+            }
+            e.to_string()
+        })
+    }
+}
+
+/// The terminal server's safety core: everything `run_command` and `explain_command` decide.
+#[derive(Debug)]
+pub struct TerminalCore {
+    config: Config,
+    policy: TerminalPolicy,
+    jail: Jail,
+    redactor: Arc<Redactor>,
+    audit: AuditSink,
+    executor: Executor,
+}
+
+/// What stage one to three decided for a command string.
+struct Vetted {
+    argv: Vec<String>,
+    program: std::path::PathBuf,
+    cwd: crate::jail::ContainedDir,
+    reason: String,
+    profile: String,
+}
+
+impl TerminalCore {
+    /// Compile the policy, open the jail, build the redactor. Fatal problems are errors.
+    pub fn start(config: Config) -> Result<Self, StartError> {
+        let root = config
+            .jail_root()
+            .ok_or(StartError::WrongServer)?
+            .to_path_buf();
+        let policy = TerminalPolicy::new(&config.terminal)?;
+        let jail = Jail::open(&root)?;
+        let redactor = Arc::new(Redactor::new(&config.redaction)?);
+        let audit = AuditSink {
+            path: config.audit_log.clone(),
+            redactor: redactor.clone(),
+            log: Mutex::new(None),
+        };
+        Ok(TerminalCore {
+            config,
+            policy,
+            jail,
+            redactor,
+            audit,
+            executor: Executor::new(),
+        })
+    }
+
+    /// Server instructions for the model: how to use the tools under this policy.
+    pub fn instructions(&self) -> String {
+        let allowed = self.config.terminal.allowlist.commands.join(", ");
+        format!(
+            "Runs allow-listed programs inside one folder (the jail) without a shell. \
+             Pass one command per call, e.g. `ls -la` or `git log --oneline -n 5`; quoting works as \
+             in sh, but pipes, redirection, `;`, `&&`, `$VAR`, `$(...)` and globbing are refused, \
+             so run one program at a time and filter its output yourself. Paths must stay inside \
+             the jail; `cwd` is relative to it. Allowed programs: {allowed}. Call explain_command \
+             first when unsure: it says whether and why a command would run, without running it. \
+             Every result has `ok`, `code` and `reason`; a refusal is final under this policy, so \
+             do not retry the same command in another spelling."
+        )
+    }
+
+    fn limits(&self, timeout_override: Option<u64>) -> Result<ExecLimits, String> {
+        let limits = &self.config.terminal.limits;
+        let timeout = match timeout_override {
+            // A caller may tighten a limit, never widen it.
+            Some(t) if t > limits.timeout_seconds => {
+                return Err(format!(
+                    "timeout_seconds {t} exceeds the policy limit of {}: a call may only lower it",
+                    limits.timeout_seconds
+                ));
+            }
+            Some(t) => t,
+            None => limits.timeout_seconds,
+        };
+        Ok(ExecLimits {
+            timeout: Duration::from_secs(timeout),
+            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
+        })
+    }
+
+    fn environment(&self) -> Vec<(String, String)> {
+        vec![
+            ("PATH".into(), self.config.terminal.path().to_string()),
+            (
+                "HOME".into(),
+                self.jail.root().to_string_lossy().into_owned(),
+            ),
+            ("LANG".into(), self.config.terminal.lang().to_string()),
+        ]
+    }
+
+    /// Stages 1–3: parse, evaluate, contain. An `Err` is the refusal envelope (no detail).
+    fn vet(&self, action: &str, command: &str, cwd: Option<&str>) -> Result<Vetted, Envelope> {
+        if command.len() > MAX_COMMAND_BYTES {
+            return Err(Envelope::new(
+                action,
+                ResultCode::InvalidRequest,
+                format!(
+                    "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
+                    command.len()
+                ),
+            ));
+        }
+        let argv =
+            parse_command(command).map_err(|e| Envelope::new(action, e.code(), e.to_string()))?;
+        let decision = self.policy.evaluate_argv(&argv);
+        if !decision.allowed {
+            return Err(Envelope::new(action, decision.code, decision.reason));
+        }
+        let contained = self
+            .jail
+            .resolve_cwd(cwd)
+            .map_err(|e| jail_envelope(action, e))?;
+        let args = argv.get(1..).unwrap_or_default();
+        self.jail
+            .check_args(&contained, args)
+            .map_err(|e| jail_envelope(action, e))?;
+        let argv0 = argv.first().cloned().unwrap_or_default();
+        let program = self
+            .policy
+            .resolve_program(&argv0, contained.absolute())
+            .map_err(|d| Envelope::new(action, d.code, d.reason))?;
+        let profile = decision
+            .profile
+            .clone()
+            .unwrap_or_else(|| self.config.terminal.sandbox.profile.clone());
+        Ok(Vetted {
+            argv,
+            program,
+            cwd: contained,
+            reason: decision.reason,
+            profile,
+        })
+    }
+
+    /// SHA-256 over the canonical form of a call: executable, argv, cwd, environment.
+    fn canonical_hash(&self, vetted: &Vetted) -> String {
+        let canonical = json!({
+            "executable": vetted.program.to_string_lossy(),
+            "argv": vetted.argv,
+            "cwd": vetted.cwd.absolute().to_string_lossy(),
+            "env": self.environment(),
+        });
+        hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+    }
+
+    /// `explain_command`: the same parse, evaluation and containment as `run_command`, then
+    /// return before the executor. Detail never holds stdout, stderr or an exit code.
+    pub fn explain_command(&self, args: Option<&Map<String, Value>>) -> Envelope {
+        let started = Instant::now();
+        let mut envelope = match CommandArgs::from_json(EXPLAIN_COMMAND, args) {
+            Err(reason) => Envelope::new(EXPLAIN_COMMAND, ResultCode::InvalidRequest, reason),
+            Ok(a) => self.explain_vetted(&a),
+        };
+        envelope.duration_ms = elapsed_ms(started);
+        let mut record = base_record(EXPLAIN_COMMAND, "outcome", args);
+        record.insert("code".into(), json!(envelope.code));
+        record.insert("reason".into(), json!(envelope.reason));
+        record.insert("duration_ms".into(), json!(envelope.duration_ms));
+        if let Err(e) = self.audit.append(record) {
+            envelope.set("audit", format!("unavailable: {e}"));
+        }
+        envelope
+    }
+
+    fn explain_vetted(&self, a: &CommandArgs) -> Envelope {
+        let parsed = parse_command(&a.command).ok();
+        match self.vet(EXPLAIN_COMMAND, &a.command, a.cwd.as_deref()) {
+            Err(mut refusal) => {
+                let decision = self.policy_detail(parsed.as_deref());
+                refusal.set("decision", "deny");
+                if let Some(argv) = parsed {
+                    refusal.set("argv", json!(argv));
+                }
+                refusal.set("decided_by", decision);
+                refusal.set("would_run", false);
+                refusal
+            }
+            Ok(v) => {
+                let limits = match self.limits(None) {
+                    Ok(l) => l,
+                    Err(reason) => {
+                        return Envelope::new(EXPLAIN_COMMAND, ResultCode::InternalError, reason);
+                    }
+                };
+                let mut e = Envelope::new(EXPLAIN_COMMAND, ResultCode::Ok, v.reason.clone());
+                e.set("argv", json!(v.argv));
+                e.set("decision", "allow");
+                e.set("decided_by", self.policy_detail(Some(&v.argv)));
+                e.set("would_run", true);
+                e.set("executable", v.program.to_string_lossy().into_owned());
+                e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
+                e.set("profile", v.profile.clone());
+                e.set(
+                    "limits",
+                    json!({
+                        "timeout_seconds": limits.timeout.as_secs(),
+                        "max_output_bytes": limits.max_output_bytes,
+                    }),
+                );
+                e.set("canonical_hash", self.canonical_hash(&v));
+                e
+            }
+        }
+    }
+
+    fn policy_detail(&self, argv: Option<&[String]>) -> Value {
+        match argv {
+            Some(argv) => json!(self.policy.evaluate_argv(argv).decided_by),
+            None => json!("parser"),
+        }
+    }
+
+    /// `run_command`: vet, record intent (fail-closed), run, redact then truncate, record outcome.
+    pub async fn run_command(
+        &self,
+        args: Option<&Map<String, Value>>,
+        cancel: &CancellationToken,
+    ) -> Envelope {
+        let started = Instant::now();
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let mut envelope = match CommandArgs::from_json(RUN_COMMAND, args) {
+            Err(reason) => Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
+            Ok(a) => self.run_vetted(&a, args, &request_id, cancel).await,
+        };
+        envelope.duration_ms = elapsed_ms(started);
+        let mut record = base_record(RUN_COMMAND, "outcome", args);
+        record.insert("request_id".into(), json!(request_id));
+        record.insert("code".into(), json!(envelope.code));
+        record.insert("reason".into(), json!(envelope.reason));
+        record.insert("duration_ms".into(), json!(envelope.duration_ms));
+        for key in [
+            "exit_code",
+            "signal",
+            "stdout_truncated_bytes",
+            "stderr_truncated_bytes",
+        ] {
+            if let Some(v) = envelope.detail.get(key) {
+                record.insert(key.into(), v.clone());
+            }
+        }
+        if let Err(e) = self.audit.append(record) {
+            envelope.set("audit", format!("unavailable: {e}"));
+        }
+        envelope
+    }
+
+    async fn run_vetted(
+        &self,
+        a: &CommandArgs,
+        raw: Option<&Map<String, Value>>,
+        request_id: &str,
+        cancel: &CancellationToken,
+    ) -> Envelope {
+        let vetted = match self.vet(RUN_COMMAND, &a.command, a.cwd.as_deref()) {
+            Ok(v) => v,
+            Err(refusal) => return refusal,
+        };
+        let limits = match self.limits(a.timeout_seconds) {
+            Ok(l) => l,
+            Err(reason) => return Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
+        };
+        // Intent before anything runs. Fail-closed: no record, no run.
+        let mut intent = base_record(RUN_COMMAND, "intent", raw);
+        intent.insert("request_id".into(), json!(request_id));
+        intent.insert("argv".into(), json!(vetted.argv));
+        intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
+        intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
+        intent.insert("canonical_hash".into(), json!(self.canonical_hash(&vetted)));
+        let mut audit_note = None;
+        if let Err(e) = self.audit.append(intent) {
+            match self.config.audit_fail_mode {
+                AuditFailMode::Closed => {
+                    return Envelope::new(
+                        RUN_COMMAND,
+                        ResultCode::AuditUnavailable,
+                        format!("the audit record could not be written, so nothing ran: {e}"),
+                    );
+                }
+                AuditFailMode::Open => audit_note = Some(format!("unavailable: {e}")),
+            }
+        }
+        let request = ExecRequest {
+            program: vetted.program.clone(),
+            argv0: vetted.argv.first().cloned().unwrap_or_default(),
+            args: vetted.argv.get(1..).unwrap_or_default().to_vec(),
+            cwd: &vetted.cwd,
+            env: self.environment(),
+            limits,
+        };
+        let outcome = match self.executor.run(&request, cancel).await {
+            Ok(o) => o,
+            Err(e) => {
+                let mut env =
+                    Envelope::new(RUN_COMMAND, ResultCode::OperationFailed, e.to_string());
+                if let Some(note) = audit_note {
+                    env.set("audit", note);
+                }
+                return env;
+            }
+        };
+        // Redact, then truncate: in that order, always.
+        let stdout = self
+            .redactor
+            .redact_then_truncate(&outcome.stdout, limits.max_output_bytes);
+        let stderr = self
+            .redactor
+            .redact_then_truncate(&outcome.stderr, limits.max_output_bytes);
+        let program = vetted
+            .argv
+            .first()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .unwrap_or("");
+        let (code, reason) = match outcome.stop {
+            Stop::TimedOut => (
+                ResultCode::Timeout,
+                format!(
+                    "'{program}' ran past its {} s timeout; its process group was killed",
+                    limits.timeout.as_secs()
+                ),
+            ),
+            Stop::Cancelled => (
+                ResultCode::OperationFailed,
+                format!("'{program}' was cancelled by the client; its process group was killed"),
+            ),
+            Stop::Overflowed => (
+                ResultCode::OutputTruncated,
+                format!(
+                    "'{program}' wrote more than {} bytes; it was stopped and its output cut",
+                    limits.overflow_kill_bytes()
+                ),
+            ),
+            Stop::Exited if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 => (
+                ResultCode::OutputTruncated,
+                format!(
+                    "{}; output cut to {} bytes per stream",
+                    vetted.reason, limits.max_output_bytes
+                ),
+            ),
+            Stop::Exited => (ResultCode::Ok, vetted.reason.clone()),
+        };
+        let mut env = Envelope::new(RUN_COMMAND, code, reason);
+        env.set("exit_code", json!(outcome.exit_code));
+        env.set("stdout", stdout.text);
+        env.set("stderr", stderr.text);
+        if let Some(signal) = outcome.signal {
+            env.set("signal", signal);
+        }
+        if outcome.stop != Stop::Exited {
+            env.set("killed", true);
+        }
+        if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 || outcome.stop == Stop::Overflowed
+        {
+            env.set("truncated", true);
+            env.set("stdout_truncated_bytes", stdout.omitted_bytes);
+            env.set("stderr_truncated_bytes", stderr.omitted_bytes);
+        }
+        if outcome.drain_abandoned {
+            env.set("output_incomplete", true);
+        }
+        if let Some(note) = audit_note {
+            env.set("audit", note);
+        }
+        env
+    }
+}
+
+fn jail_envelope(action: &str, e: JailError) -> Envelope {
+    match e {
+        JailError::Escape { .. } => Envelope::new(action, ResultCode::PathEscape, e.to_string()),
+        JailError::Invalid { .. } => {
+            Envelope::new(action, ResultCode::InvalidRequest, e.to_string())
+        }
+        JailError::Root { .. } => Envelope::new(action, ResultCode::InternalError, e.to_string()),
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn base_record(tool: &str, event: &str, args: Option<&Map<String, Value>>) -> Map<String, Value> {
+    let mut record = Map::new();
+    record.insert("event".into(), json!(event));
+    record.insert("tool".into(), json!(tool));
+    // The audit module redacts every string before it is hashed and written.
+    let arguments = args.map(|a| Value::Object(a.clone())).unwrap_or(json!({}));
+    let size = arguments.to_string().len();
+    // A 1 MB command string must not become a 1 MB audit record: keep its size instead.
+    if size > MAX_COMMAND_BYTES + 1024 {
+        record.insert("arguments".into(), json!({ "omitted_bytes": size }));
+    } else {
+        record.insert("arguments".into(), arguments);
+    }
+    record
+}

@@ -1,1 +1,210 @@
-//! MCP wiring of the terminal server (in progress).
+//! MCP wiring of the terminal server. No rule lives here: arguments go to
+//! [`safety::terminal::TerminalCore`] untouched and the envelope it returns goes back as
+//! `structuredContent` plus the same JSON as a text block, with `isError == !ok`.
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use safety::result::{Envelope, ResultCode};
+use safety::terminal::{EXPLAIN_COMMAND, RUN_COMMAND, TerminalCore};
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+/// Input of `run_command` (used for its JSON schema; parsing is the core's job).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RunCommandInput {
+    /// One command line, e.g. `git log --oneline -n 5`. Quoting works as in sh; pipes,
+    /// redirection, `;`, `&&`, `$VAR` and `$(...)` are refused.
+    command: String,
+    /// Working folder, relative to the jail root (default: the root). Must stay inside it.
+    cwd: Option<String>,
+    /// Lower the policy's timeout for this call (seconds); it can never be raised.
+    timeout_seconds: Option<u32>,
+}
+
+/// Input of `explain_command`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ExplainCommandInput {
+    /// The command line to judge, exactly as it would be given to run_command.
+    command: String,
+    /// Working folder, relative to the jail root.
+    cwd: Option<String>,
+}
+
+/// JSON schema of `T` as an object, without `format` keys (`uint32` and friends make strict
+/// clients such as ajv print warnings).
+fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    strip_formats(&mut value);
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(Map::new()),
+    }
+}
+
+fn strip_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("format").is_some_and(Value::is_string) {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_formats),
+        _ => {}
+    }
+}
+
+/// The tool list: names, descriptions, schemas and annotations.
+pub fn tools() -> Vec<Tool> {
+    let output = schema_of::<Envelope>();
+    vec![
+        Tool::new(
+            RUN_COMMAND,
+            "Run one allow-listed command inside the jail, without a shell, with a scrubbed \
+             environment, a timeout and an output cap. Returns the result envelope: ok, code, \
+             reason, detail {exit_code, stdout, stderr}. A non-zero exit is still ok:true.",
+            schema_of::<RunCommandInput>(),
+        )
+        .with_raw_output_schema(output.clone())
+        .with_annotations(
+            ToolAnnotations::with_title("Run a command")
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        Tool::new(
+            EXPLAIN_COMMAND,
+            "Dry run: parse and judge a command exactly as run_command would, and say whether \
+             it would run, which rule decided, the executable, limits and profile. Runs nothing.",
+            schema_of::<ExplainCommandInput>(),
+        )
+        .with_raw_output_schema(output)
+        .with_annotations(
+            ToolAnnotations::with_title("Explain a command")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        ),
+    ]
+}
+
+/// Convert an envelope into the MCP result: structured content, the same JSON as text,
+/// `isError` exactly when `ok` is false.
+pub fn to_call_result(envelope: &Envelope) -> CallToolResult {
+    let value = envelope.to_value();
+    let mut result = if envelope.ok {
+        CallToolResult::structured(value)
+    } else {
+        CallToolResult::structured_error(value)
+    };
+    // Same JSON, one text block (structured() already adds it; keep exactly one).
+    result.content.truncate(1);
+    if result.content.is_empty() {
+        result
+            .content
+            .push(ContentBlock::text(envelope.to_value().to_string()));
+    }
+    result
+}
+
+/// The terminal MCP server.
+#[derive(Clone)]
+pub struct TerminalServer {
+    core: Arc<TerminalCore>,
+    tools: Vec<Tool>,
+}
+
+impl TerminalServer {
+    /// Wrap a started core.
+    pub fn new(core: TerminalCore) -> Self {
+        TerminalServer {
+            core: Arc::new(core),
+            tools: tools(),
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Envelope {
+        let args = request.arguments.as_ref();
+        match request.name.as_ref() {
+            RUN_COMMAND => self.core.run_command(args, &ctx.ct).await,
+            EXPLAIN_COMMAND => self.core.explain_command(args),
+            other => Envelope::new(
+                other,
+                ResultCode::InvalidRequest,
+                format!("unknown tool '{other}': this server has run_command and explain_command"),
+            ),
+        }
+    }
+}
+
+impl ServerHandler for TerminalServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "safe-mcp-terminal",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(self.core.instructions())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let envelope = self.dispatch(&request, &context).await;
+        tracing::info!(tool = %envelope.action, code = envelope.code.as_str(), ms = envelope.duration_ms, "call");
+        Ok(to_call_result(&envelope).into())
+    }
+}
+
+/// Errors while serving.
+#[derive(Debug)]
+pub struct ServeError(pub String);
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Serve MCP over stdin/stdout until the client closes the stream.
+pub async fn serve_stdio(core: TerminalCore) -> Result<(), ServeError> {
+    let service = TerminalServer::new(core)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| ServeError(e.to_string()))?;
+    Ok(())
+}

@@ -1,2 +1,385 @@
-//! Path containment (in progress).
+//! Path containment (SPEC §4.3) for the terminal server.
+//!
+//! The jail root is opened once as a directory handle. Every path a request names (the `cwd`,
+//! path-like arguments) is resolved by the kernel relative to that handle with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: `..` that climbs out, an absolute
+//! symlink target, or a symlink leading out of the root all fail inside the kernel, so no
+//! string comparison decides containment. [`workspace`] holds the stricter file-operation
+//! layer of the files server.
+
 pub mod workspace;
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use crate::config::is_within;
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JailError {
+    /// The path leaves the root (→ `PATH_ESCAPE`).
+    #[error("path '{path}' escapes the jail root")]
+    Escape {
+        /// The path as given.
+        path: String,
+    },
+    /// The path is malformed or does not name a usable folder (→ `INVALID_REQUEST`).
+    #[error("{reason}")]
+    Invalid {
+        /// One sentence.
+        reason: String,
+    },
+    /// The root itself cannot be opened (start-up).
+    #[error("jail root '{root}' cannot be opened: {message}")]
+    Root {
+        /// The root.
+        root: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The jail: a canonical root and an open directory handle on it.
+#[derive(Debug)]
+pub struct Jail {
+    root: PathBuf,
+    dir: OwnedFd,
+}
+
+/// A working folder proven to be inside the jail. Only [`Jail::resolve_cwd`] makes one.
+#[derive(Debug)]
+pub struct ContainedDir {
+    relative: PathBuf,
+    absolute: PathBuf,
+    handle: OwnedFd,
+}
+
+impl ContainedDir {
+    /// Path relative to the jail root (`""` for the root itself).
+    pub fn relative(&self) -> &Path {
+        &self.relative
+    }
+    /// The real absolute path of the folder, as the kernel resolved it.
+    pub fn absolute(&self) -> &Path {
+        &self.absolute
+    }
+    /// The open handle on the folder (the child enters it with `fchdir`).
+    pub fn handle_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.handle.as_fd()
+    }
+}
+
+fn beneath() -> ResolveFlags {
+    ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
+}
+
+impl Jail {
+    /// Open the (already canonical) root.
+    pub fn open(root: &Path) -> Result<Jail, JailError> {
+        let dir = rustix::fs::open(
+            root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| JailError::Root {
+            root: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(Jail {
+            root: root.to_path_buf(),
+            dir,
+        })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Turn a request path into a path relative to the root, refusing absolute paths outside it.
+    /// `/srv/jail_evil/x` is not inside `/srv/jail`: components are compared, not strings.
+    fn relative_to_root(&self, base: &Path, path: &str) -> Result<PathBuf, JailError> {
+        if path.contains('\0') {
+            return Err(JailError::Invalid {
+                reason: "path contains a NUL byte".into(),
+            });
+        }
+        let p = Path::new(path);
+        if p.is_absolute() {
+            if !is_within(&self.root, p) {
+                return Err(JailError::Escape {
+                    path: path.to_string(),
+                });
+            }
+            Ok(p.strip_prefix(&self.root)
+                .map(Path::to_path_buf)
+                .unwrap_or_default())
+        } else {
+            Ok(base.join(p))
+        }
+    }
+
+    /// Resolve `rel` beneath the root through the kernel. Symlinks that stay inside are
+    /// followed; one that leads out, or a `..` that climbs out, is `EXDEV`.
+    fn open_beneath(&self, rel: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        rustix::fs::openat2(
+            self.dir.as_fd(),
+            rel,
+            flags | OFlags::CLOEXEC,
+            Mode::empty(),
+            beneath(),
+        )
+    }
+
+    /// Resolve the optional working folder of a command.
+    pub fn resolve_cwd(&self, cwd: Option<&str>) -> Result<ContainedDir, JailError> {
+        let given = cwd.unwrap_or("");
+        let relative = self.relative_to_root(Path::new(""), given)?;
+        let handle = match self.open_beneath(&relative, OFlags::PATH | OFlags::DIRECTORY) {
+            Ok(fd) => fd,
+            Err(Errno::XDEV) | Err(Errno::LOOP) => {
+                return Err(JailError::Escape {
+                    path: given.to_string(),
+                });
+            }
+            Err(Errno::NOENT) => {
+                return Err(JailError::Invalid {
+                    reason: format!("cwd '{given}' does not exist"),
+                });
+            }
+            Err(Errno::NOTDIR) => {
+                return Err(JailError::Invalid {
+                    reason: format!("cwd '{given}' is not a folder"),
+                });
+            }
+            Err(e) => {
+                return Err(JailError::Invalid {
+                    reason: format!("cwd '{given}' cannot be opened: {e}"),
+                });
+            }
+        };
+        // The kernel's own name for the folder it opened (symlinks inside already resolved).
+        let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(&handle)))
+            .map_err(|e| JailError::Invalid {
+                reason: format!("cwd '{given}' cannot be resolved: {e}"),
+            })?;
+        // Defence in depth: the kernel said beneath; the name must agree.
+        if !is_within(&self.root, &absolute) {
+            return Err(JailError::Escape {
+                path: given.to_string(),
+            });
+        }
+        let relative = absolute
+            .strip_prefix(&self.root)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Ok(ContainedDir {
+            relative,
+            absolute,
+            handle,
+        })
+    }
+
+    /// Check one path named by a request, taken relative to `cwd`. A path that does not exist
+    /// yet is judged by its deepest existing ancestor, walked through the kernel the same way.
+    pub fn check_path(&self, cwd: &ContainedDir, path: &str) -> Result<(), JailError> {
+        let rel = self.relative_to_root(cwd.relative(), path)?;
+        let components: Vec<Component> = rel.components().collect();
+        for keep in (0..=components.len()).rev() {
+            let prefix: PathBuf = components.iter().take(keep).collect();
+            match self.open_beneath(&prefix, OFlags::PATH) {
+                Ok(_) => return Ok(()),
+                Err(Errno::NOENT) | Err(Errno::NOTDIR) => continue,
+                Err(Errno::XDEV) | Err(Errno::LOOP) => {
+                    return Err(JailError::Escape {
+                        path: path.to_string(),
+                    });
+                }
+                // Anything else (EACCES, ENAMETOOLONG): not provably inside, so refuse.
+                Err(_) => {
+                    return Err(JailError::Escape {
+                        path: path.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Does `name` name an existing entry (link or not) relative to `cwd`? Used to treat
+    /// `cat link` as path-like when `link` is a symlink leading out of the jail.
+    fn names_entry(&self, cwd: &ContainedDir, name: &str) -> bool {
+        if name.is_empty() || name.contains('\0') {
+            return false;
+        }
+        let rel = cwd.relative().join(name);
+        let rel = if rel.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            rel
+        };
+        rustix::fs::statat(
+            self.dir.as_fd(),
+            &rel,
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .is_ok()
+    }
+
+    /// Check every path-like argument of an argv (SPEC §4.3, §10): absolute paths, anything
+    /// holding `/` or a `..` component, the value of `--opt=value`, the attached value of a
+    /// short option (`-o/tmp/x`), values after `:` (`host:/etc`), and any argument that names
+    /// an existing entry relative to the working folder.
+    pub fn check_args(&self, cwd: &ContainedDir, args: &[String]) -> Result<(), JailError> {
+        for arg in args {
+            for candidate in path_candidates(arg) {
+                let path_like = candidate.starts_with('/')
+                    || candidate.contains('/')
+                    || candidate == ".."
+                    || self.names_entry(cwd, candidate);
+                if path_like {
+                    self.check_path(cwd, candidate)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The parts of one argument that could be a path.
+pub fn path_candidates(arg: &str) -> Vec<&str> {
+    let mut out = vec![arg];
+    if let Some((_, value)) = arg.split_once('=') {
+        out.push(value);
+    }
+    if arg.starts_with('-') && !arg.starts_with("--") {
+        if let Some(rest) = arg.get(2..) {
+            if !rest.is_empty() {
+                out.push(rest);
+            }
+        }
+    }
+    for piece in arg.split([':', '=', ',']) {
+        if piece.starts_with('/') && !out.contains(&piece) {
+            out.push(piece);
+        }
+    }
+    out
+}
+
+fn fd_number(fd: &OwnedFd) -> i32 {
+    use std::os::fd::AsRawFd;
+    fd.as_raw_fd()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn jail() -> (tempfile::TempDir, Jail) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("jail");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("notes.txt"), "x").unwrap();
+        std::fs::create_dir_all(dir.path().join("jail_evil")).unwrap();
+        std::fs::write(dir.path().join("secret"), "s").unwrap();
+        symlink(dir.path().join("secret"), root.join("link")).unwrap();
+        symlink("/etc", root.join("etc")).unwrap();
+        symlink("notes.txt", root.join("inside")).unwrap();
+        let root = root.canonicalize().unwrap();
+        let j = Jail::open(&root).unwrap();
+        (dir, j)
+    }
+
+    #[test]
+    fn cwd_traversal_and_absolute_escape_are_refused() {
+        let (_d, j) = jail();
+        assert!(matches!(
+            j.resolve_cwd(Some("..")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.resolve_cwd(Some("sub/../..")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.resolve_cwd(Some("/etc")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.resolve_cwd(Some("etc")),
+            Err(JailError::Escape { .. })
+        ));
+        let evil = j.root().parent().unwrap().join("jail_evil");
+        assert!(matches!(
+            j.resolve_cwd(evil.to_str()),
+            Err(JailError::Escape { .. })
+        ));
+        assert_eq!(
+            j.resolve_cwd(Some("sub")).unwrap().relative(),
+            Path::new("sub")
+        );
+        let abs = j.root().join("sub");
+        assert_eq!(
+            j.resolve_cwd(abs.to_str()).unwrap().relative(),
+            Path::new("sub")
+        );
+        assert!(matches!(
+            j.resolve_cwd(Some("missing")),
+            Err(JailError::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn args_naming_escaping_symlinks_are_refused() {
+        let (_d, j) = jail();
+        let cwd = j.resolve_cwd(None).unwrap();
+        let a = |s: &str| vec![s.to_string()];
+        assert!(matches!(
+            j.check_args(&cwd, &a("link")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("etc/passwd")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("/etc/passwd")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("../secret")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("--output=/tmp/x")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("-o/tmp/x")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("host:/etc/passwd")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(matches!(
+            j.check_args(&cwd, &a("sub/../../secret")),
+            Err(JailError::Escape { .. })
+        ));
+        assert!(j.check_args(&cwd, &a("notes.txt")).is_ok());
+        assert!(j.check_args(&cwd, &a("inside")).is_ok());
+        assert!(j.check_args(&cwd, &a("sub/new-file")).is_ok());
+        assert!(j.check_args(&cwd, &a("--output=sub/out.txt")).is_ok());
+        assert!(j.check_args(&cwd, &a("hello")).is_ok());
+    }
+}

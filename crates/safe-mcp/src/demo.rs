@@ -1,0 +1,78 @@
+//! `safe-mcp demo`: a throw-away sandbox, the servers started as child processes, driven
+//! through the rmcp client, every envelope printed (SPEC §5.1, §5.2).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::client::{self, python_style};
+
+/// The shipped example policy and seeding script, embedded so the demo runs from anywhere.
+pub const EXAMPLE_POLICY: &str = include_str!("../../../policy.example.toml");
+/// `scripts/make_demo_sandbox.sh`.
+pub const SANDBOX_SCRIPT: &str = include_str!("../../../scripts/make_demo_sandbox.sh");
+
+/// Lay out a sandbox in `dir`: the example policy plus what the seeding script makes.
+pub fn make_sandbox(dir: &Path) -> Result<PathBuf> {
+    let policy = dir.join("policy.example.toml");
+    std::fs::write(&policy, EXAMPLE_POLICY)?;
+    let script = dir.join("make_demo_sandbox.sh");
+    std::fs::write(&script, SANDBOX_SCRIPT)?;
+    let status = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("running make_demo_sandbox.sh with bash")?;
+    if !status.success() {
+        bail!("make_demo_sandbox.sh failed: {status}");
+    }
+    Ok(policy)
+}
+
+/// Print one call the way the seed does.
+pub fn print_call(tool: &str, args: &Value, envelope: &Value) {
+    println!(">>> tool: {tool}  args: {}", python_style(args));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(envelope).unwrap_or_default()
+    );
+    println!();
+}
+
+/// The terminal half: `cat notes.txt` and `rm -rf /`.
+pub async fn terminal_half(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
+    let policy = policy.to_string_lossy();
+    let session = client::connect(bin, &["terminal", "--config", &policy], &[]).await?;
+    println!("== terminal server ==\n");
+    let mut envelopes = Vec::new();
+    for command in ["cat notes.txt", "rm -rf /"] {
+        let args = json!({ "command": command });
+        let envelope = client::call(&session, "run_command", args.clone()).await?;
+        print_call("run_command", &args, &envelope);
+        envelopes.push(envelope);
+    }
+    session.cancel().await.ok();
+    Ok(envelopes)
+}
+
+/// Run the whole demo in a fresh temporary folder; `keep` leaves it in place.
+pub async fn run(keep: bool) -> Result<()> {
+    let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
+    let dir = tempfile::Builder::new()
+        .prefix("safe-mcp-demo-")
+        .tempdir()?;
+    let policy = make_sandbox(dir.path())?;
+    println!(
+        "sandbox: {} (policy: {})\n",
+        dir.path().display(),
+        policy.display()
+    );
+    terminal_half(&bin, &policy).await?;
+    if keep {
+        let kept = dir.keep();
+        println!("sandbox kept at {}", kept.display());
+    }
+    Ok(())
+}
