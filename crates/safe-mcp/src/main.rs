@@ -100,6 +100,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn main() -> ExitCode {
+    // Sandbox launcher mode: must run before clap, logging or any thread exists.
+    if let Some(code) = safety::exec::launcher_main() {
+        return code;
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Terminal { config } => {

@@ -24,6 +24,20 @@ use tokio_util::sync::CancellationToken;
 use crate::jail::ContainedDir;
 use crate::redact::{CAPTURE_MARGIN, Captured};
 
+/// The hidden first argument that starts the binary in sandbox-launcher mode.
+pub const LAUNCHER_ARG: &str = "__sandbox-exec";
+
+/// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
+/// runtime exists; it returns `None` when the process was not started as a launcher.
+pub fn launcher_main() -> Option<std::process::ExitCode> {
+    let first = std::env::args_os().nth(1)?;
+    if first != LAUNCHER_ARG {
+        return None;
+    }
+    eprintln!("fatal: the sandbox launcher is not built yet");
+    Some(std::process::ExitCode::from(126))
+}
+
 /// How long pipes are drained after the command ended or was killed.
 pub const DRAIN_DEADLINE: Duration = Duration::from_millis(500);
 
