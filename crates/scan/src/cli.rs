@@ -1,0 +1,98 @@
+//! The `safe-mcp scan` subcommand: arguments and exit codes.
+//!
+//! Exit codes: 0 nothing at or above the floor and every file read; 1 findings at or above the
+//! floor; 2 a file could not be read or parsed, the root is missing, or the arguments are bad
+//! (clap's usage errors are 2 as well). A parse error wins over findings: an incomplete scan
+//! must not look like an ordinary "findings" result, and the report still lists what the other
+//! files produced.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::report::Format;
+use crate::rule::Severity;
+use crate::{DEFAULT_MAX_FILE_SIZE, ScanOptions};
+
+/// Exit code: clean.
+pub const EXIT_CLEAN: i32 = 0;
+/// Exit code: findings at or above the floor.
+pub const EXIT_FINDINGS: i32 = 1;
+/// Exit code: parse/IO error or bad arguments.
+pub const EXIT_ERROR: i32 = 2;
+
+/// Arguments of `safe-mcp scan`.
+#[derive(Args, Debug, Clone)]
+pub struct ScanArgs {
+    /// File or folder to scan.
+    pub path: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Drop findings below this severity (exit 1 only for findings at or above it).
+    #[arg(long, value_enum, ignore_case = true, default_value = "LOW")]
+    pub severity_floor: Severity,
+    /// Skip paths matching this glob (relative to PATH); repeatable.
+    #[arg(long = "ignore", value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// Skip (and list as skipped) files larger than this many bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
+}
+
+/// Run the scan, print or write the report, and return the exit code.
+pub fn run(args: ScanArgs) -> i32 {
+    let options = ScanOptions {
+        root: args.path.clone(),
+        severity_floor: args.severity_floor,
+        ignore: args.ignore.clone(),
+        max_file_size: args.max_file_size,
+    };
+    let report = match crate::scan(&options) {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_ERROR;
+        }
+    };
+    for error in &report.errors {
+        eprintln!("warn: {}: {}", error.file, error.message);
+    }
+    let rendered = match report.render(args.format) {
+        Ok(rendered) => rendered,
+        Err(error) => {
+            eprintln!("error: cannot serialise report: {error}");
+            return EXIT_ERROR;
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            if let Err(error) = std::fs::write(path, rendered) {
+                eprintln!("error: cannot write {}: {error}", path.display());
+                return EXIT_ERROR;
+            }
+            eprintln!("wrote {}", path.display());
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            if stdout
+                .write_all(rendered.as_bytes())
+                .and_then(|()| stdout.flush())
+                .is_err()
+            {
+                return EXIT_ERROR;
+            }
+        }
+    }
+    if !report.errors.is_empty() {
+        EXIT_ERROR
+    } else if report.findings.is_empty() {
+        EXIT_CLEAN
+    } else {
+        EXIT_FINDINGS
+    }
+}

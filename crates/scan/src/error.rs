@@ -1,0 +1,35 @@
+//! Errors that stop a scan before it starts (per-file problems are report entries instead).
+
+use std::path::PathBuf;
+
+/// Why a scan could not run or its report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The scan root does not exist or cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Root {
+        /// The path given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An `--ignore` glob does not compile.
+    #[error("bad --ignore glob {glob:?}: {source}")]
+    BadGlob {
+        /// The glob as given.
+        glob: String,
+        /// The compile error.
+        source: globset::Error,
+    },
+    /// The report could not be written.
+    #[error("cannot write report to {path}: {source}")]
+    Output {
+        /// The output path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The report could not be serialised.
+    #[error("cannot serialise report: {0}")]
+    Serialise(#[from] serde_json::Error),
+}

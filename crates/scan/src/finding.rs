@@ -1,0 +1,65 @@
+//! What a language analyser reports (`Hit`) and what the scanner hands to reports (`Finding`).
+
+use serde::Serialize;
+
+use crate::rule::{Rule, Severity};
+use crate::source::Pragmas;
+
+/// One rule firing at one place, as found by a language analyser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hit {
+    /// The rule that fired.
+    pub(crate) rule: Rule,
+    /// Byte offset of the start of the call.
+    pub(crate) offset: usize,
+    /// The dangerous argument flows from a parameter of an MCP tool handler.
+    pub(crate) tainted: bool,
+}
+
+/// A language analyser's result for one file.
+#[derive(Default)]
+pub(crate) struct Analysis {
+    /// Every rule hit, in source order.
+    pub(crate) hits: Vec<Hit>,
+    /// Pragmas found in real comments.
+    pub(crate) pragmas: Pragmas,
+}
+
+/// The language a file was analysed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// `.js .jsx .mjs .cjs .ts .tsx .mts .cts`
+    JavaScript,
+    /// `.py`
+    Python,
+    /// `.rs`
+    Rust,
+}
+
+/// One reported finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// Stable rule id, e.g. `exec_dynamic_string`.
+    pub rule_id: &'static str,
+    /// Effective severity (the rule's, raised one step when tainted by tool input).
+    pub severity: Severity,
+    /// The rule's own severity before any raise.
+    pub base_severity: Severity,
+    /// File path as discovered from the scan root.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column in UTF-16 code units.
+    pub column: usize,
+    /// The source line, trimmed.
+    pub snippet: String,
+    /// What the rule found.
+    pub message: &'static str,
+    /// What to do about it.
+    pub suggested_fix: &'static str,
+    /// The dangerous argument flows from an MCP tool handler's parameter.
+    pub tainted_from_tool_input: bool,
+    /// Language of the file.
+    pub language: Language,
+}

@@ -1,0 +1,1088 @@
+//! JavaScript and TypeScript: oxc parses the file and its semantic pass resolves every identifier
+//! to its declaration. On top of that a small abstract interpreter tracks which symbols hold
+//! `child_process` (or one of its methods, or a library sink) however they got there, and the
+//! twelve rules are evaluated on every call, `new` and tagged template whose callee resolves to a
+//! sink. A local function that merely happens to be called `exec` resolves to nothing and is
+//! never a sink.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use oxc_allocator::Allocator;
+use oxc_ast::AstKind;
+use oxc_ast::ast::{
+    Argument, ArrayExpressionElement, AssignmentOperator, AssignmentTarget, BinaryOperator,
+    BindingPattern, CallExpression, ChainElement, Expression, FormalParameters,
+    IdentifierReference, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind,
+    TSModuleReference, UnaryOperator,
+};
+use oxc_ast_visit::Visit;
+use oxc_parser::{Parser, ParserReturn};
+use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
+use oxc_span::SourceType;
+use oxc_syntax::symbol::SymbolId;
+
+use crate::finding::{Analysis, Hit};
+use crate::rule::Rule;
+use crate::source::SourceText;
+
+/// The six `child_process` entry points (library sinks are mapped onto the closest one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Exec,
+    ExecSync,
+    ExecFile,
+    ExecFileSync,
+    Spawn,
+    SpawnSync,
+}
+
+impl Method {
+    fn from_name(name: &str) -> Option<Method> {
+        Some(match name {
+            "exec" => Method::Exec,
+            "execSync" => Method::ExecSync,
+            "execFile" => Method::ExecFile,
+            "execFileSync" => Method::ExecFileSync,
+            "spawn" => Method::Spawn,
+            "spawnSync" => Method::SpawnSync,
+            _ => return None,
+        })
+    }
+}
+
+/// A callable that starts a process. `library` sinks (execa, cross-spawn, shelljs) get the
+/// injection rules but not the Node-specific `maxBuffer`/`timeout` hygiene rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sink {
+    method: Method,
+    library: bool,
+}
+
+/// What the resolver knows a symbol or expression evaluates to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Value {
+    /// The `child_process` module object.
+    ChildProcess,
+    /// The `util` module object.
+    Util,
+    /// `util.promisify`.
+    Promisify,
+    /// The `execa` module object.
+    Execa,
+    /// The `shelljs` module object.
+    Shelljs,
+    /// The `zx` module object.
+    Zx,
+    /// zx's `$` tag.
+    ZxShell,
+    /// The `module` builtin (for `createRequire`).
+    NodeModule,
+    /// `createRequire`.
+    CreateRequire,
+    /// A `require` function.
+    Require,
+    /// The `Deno` global.
+    Deno,
+    /// The `Bun` global (or the `bun` module).
+    Bun,
+    /// `globalThis`, `global`, `window`, `self`.
+    GlobalThis,
+    /// The `process` global.
+    Process,
+    /// CommonJS `module` (or `process.mainModule`).
+    CommonJsModule,
+    /// `eval`.
+    Eval,
+    /// The `Function` constructor.
+    FunctionConstructor,
+    /// `Deno.run`, `Deno.Command`, `Bun.spawn`, `Bun.spawnSync`, `Bun.$`.
+    RuntimeProcess,
+    /// A process-starting function.
+    Sink(Sink),
+}
+
+impl Value {
+    fn is_callable_sink(self) -> bool {
+        matches!(
+            self,
+            Value::Sink(_) | Value::Eval | Value::FunctionConstructor | Value::RuntimeProcess
+        )
+    }
+}
+
+/// The value a module specifier imports, if it is one we track. `node:` prefixes are accepted.
+fn module_value(specifier: &str) -> Option<Value> {
+    let name = specifier.strip_prefix("node:").unwrap_or(specifier);
+    Some(match name {
+        "child_process" => Value::ChildProcess,
+        "util" => Value::Util,
+        "execa" => Value::Execa,
+        "cross-spawn" => Value::Sink(Sink {
+            method: Method::Spawn,
+            library: true,
+        }),
+        "shelljs" => Value::Shelljs,
+        "zx" => Value::Zx,
+        "module" => Value::NodeModule,
+        "bun" => Value::Bun,
+        _ => return None,
+    })
+}
+
+/// Globals we track, used only when the identifier resolves to no local declaration.
+fn global_value(name: &str) -> Option<Value> {
+    Some(match name {
+        "require" => Value::Require,
+        "eval" => Value::Eval,
+        "Function" => Value::FunctionConstructor,
+        "Deno" => Value::Deno,
+        "Bun" => Value::Bun,
+        "globalThis" | "global" | "window" | "self" => Value::GlobalThis,
+        "process" => Value::Process,
+        "module" => Value::CommonJsModule,
+        _ => return None,
+    })
+}
+
+/// The value of `object.name` (or `object["name"]`).
+fn member_value(object: Value, name: &str) -> Option<Value> {
+    let library = |method| {
+        Some(Value::Sink(Sink {
+            method,
+            library: true,
+        }))
+    };
+    match (object, name) {
+        (Value::ChildProcess, "default") => Some(Value::ChildProcess),
+        (Value::ChildProcess, method) => Method::from_name(method).map(|method| {
+            Value::Sink(Sink {
+                method,
+                library: false,
+            })
+        }),
+        (Value::Util, "promisify") => Some(Value::Promisify),
+        (Value::Util, "default") => Some(Value::Util),
+        (Value::Execa, "execa" | "default") => library(Method::ExecFile),
+        (Value::Execa, "execaSync") => library(Method::ExecFileSync),
+        (Value::Execa, "execaCommand") => library(Method::Exec),
+        (Value::Execa, "execaCommandSync") => library(Method::ExecSync),
+        (Value::Shelljs, "exec") => library(Method::Exec),
+        (Value::Shelljs, "default") => Some(Value::Shelljs),
+        (Value::Zx, "$") => Some(Value::ZxShell),
+        (Value::Zx, "default") => Some(Value::Zx),
+        (Value::NodeModule, "createRequire") => Some(Value::CreateRequire),
+        (Value::NodeModule, "default") => Some(Value::NodeModule),
+        (Value::Deno, "run" | "Command") => Some(Value::RuntimeProcess),
+        (Value::Bun, "spawn" | "spawnSync" | "$") => Some(Value::RuntimeProcess),
+        (Value::Bun, "default") => Some(Value::Bun),
+        (Value::GlobalThis, name) => global_value(name),
+        (Value::Process, "mainModule") => Some(Value::CommonJsModule),
+        (Value::CommonJsModule, "require") => Some(Value::Require),
+        (Value::Sink(sink), "default") => Some(Value::Sink(sink)),
+        (
+            Value::Sink(Sink {
+                method: Method::Spawn,
+                library: true,
+            }),
+            "sync",
+        ) => library(Method::SpawnSync),
+        _ => None,
+    }
+}
+
+/// One argument as the rules see it.
+#[derive(Clone, Copy)]
+enum Arg<'a> {
+    /// A plain expression.
+    Expr(&'a Expression<'a>),
+    /// A spread, or an argument list we could not see (`fn.apply(this, list)`).
+    Opaque,
+}
+
+impl<'a> Arg<'a> {
+    fn from_argument(argument: &'a Argument<'a>) -> Arg<'a> {
+        match argument.as_expression() {
+            Some(expression) => Arg::Expr(expression),
+            None => Arg::Opaque,
+        }
+    }
+}
+
+/// Whether an options object sets a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OptionState {
+    Present,
+    Absent,
+    Unknown,
+}
+
+/// The string value of a literal string expression (string literal or template without `${}`).
+fn literal_text<'a>(expression: &'a Expression<'a>) -> Option<&'a str> {
+    match expression.get_inner_expression() {
+        Expression::StringLiteral(literal) => Some(literal.value.as_str()),
+        Expression::TemplateLiteral(template) if template.expressions.is_empty() => template
+            .quasis
+            .first()
+            .and_then(|quasi| quasi.value.cooked)
+            .map(|cooked| cooked.as_str()),
+        _ => None,
+    }
+}
+
+fn is_interpolated_template(expression: &Expression<'_>) -> bool {
+    matches!(expression.get_inner_expression(), Expression::TemplateLiteral(t) if !t.expressions.is_empty())
+}
+
+fn is_function_like(expression: &Expression<'_>) -> bool {
+    matches!(
+        expression.get_inner_expression(),
+        Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+    )
+}
+
+/// Every symbol a binding pattern declares.
+fn pattern_symbols(pattern: &BindingPattern<'_>, out: &mut Vec<SymbolId>) {
+    match pattern {
+        BindingPattern::BindingIdentifier(identifier) => out.extend(identifier.symbol_id.get()),
+        BindingPattern::ObjectPattern(object) => {
+            for property in &object.properties {
+                pattern_symbols(&property.value, out);
+            }
+            if let Some(rest) = &object.rest {
+                pattern_symbols(&rest.argument, out);
+            }
+        }
+        BindingPattern::ArrayPattern(array) => {
+            for element in array.elements.iter().flatten() {
+                pattern_symbols(element, out);
+            }
+            if let Some(rest) = &array.rest {
+                pattern_symbols(&rest.argument, out);
+            }
+        }
+        BindingPattern::AssignmentPattern(assignment) => pattern_symbols(&assignment.left, out),
+    }
+}
+
+fn parameter_symbols(parameters: &FormalParameters<'_>) -> Vec<SymbolId> {
+    let mut out = Vec::new();
+    for item in &parameters.items {
+        pattern_symbols(&item.pattern, &mut out);
+    }
+    if let Some(rest) = &parameters.rest {
+        pattern_symbols(&rest.rest.argument, &mut out);
+    }
+    out
+}
+
+/// The parameters of a function or arrow expression.
+fn function_parameters<'a>(expression: &'a Expression<'a>) -> Option<&'a FormalParameters<'a>> {
+    match expression.get_inner_expression() {
+        Expression::ArrowFunctionExpression(arrow) => Some(&arrow.params),
+        Expression::FunctionExpression(function) => Some(&function.params),
+        _ => None,
+    }
+}
+
+/// Finds whether an expression reads a tainted symbol.
+struct TaintProbe<'s> {
+    scoping: &'s Scoping,
+    tainted: &'s HashSet<SymbolId>,
+    found: bool,
+}
+
+impl<'a> Visit<'a> for TaintProbe<'_> {
+    fn visit_identifier_reference(&mut self, identifier: &IdentifierReference<'a>) {
+        let symbol = identifier
+            .reference_id
+            .get()
+            .and_then(|reference| self.scoping.get_reference(reference).symbol_id());
+        if symbol.is_some_and(|symbol| self.tainted.contains(&symbol)) {
+            self.found = true;
+        }
+    }
+}
+
+/// The resolver and rule engine for one parsed file.
+struct Analyzer<'a, 's> {
+    scoping: &'s Scoping,
+    nodes: &'s AstNodes<'a>,
+    bindings: HashMap<SymbolId, Value>,
+    tainted: HashSet<SymbolId>,
+    hits: Vec<Hit>,
+}
+
+impl<'a, 's> Analyzer<'a, 's> {
+    fn symbol_of(&self, identifier: &IdentifierReference<'_>) -> Option<SymbolId> {
+        identifier
+            .reference_id
+            .get()
+            .and_then(|reference| self.scoping.get_reference(reference).symbol_id())
+    }
+
+    /// What an expression evaluates to, as far as the tracked values go.
+    fn resolve(&self, expression: &'a Expression<'a>) -> Option<Value> {
+        match expression.get_inner_expression() {
+            Expression::Identifier(identifier) => match self.symbol_of(identifier) {
+                Some(symbol) => self.bindings.get(&symbol).copied(),
+                None => global_value(identifier.name.as_str()),
+            },
+            Expression::StaticMemberExpression(member) => {
+                member_value(self.resolve(&member.object)?, member.property.name.as_str())
+            }
+            Expression::ComputedMemberExpression(member) => {
+                let name = member.static_property_name()?;
+                member_value(self.resolve(&member.object)?, name.as_str())
+            }
+            Expression::CallExpression(call) => self.call_result(call),
+            Expression::AwaitExpression(awaited) => self.resolve(&awaited.argument),
+            Expression::ImportExpression(import) => {
+                literal_text(&import.source).and_then(module_value)
+            }
+            Expression::ChainExpression(chain) => match &chain.expression {
+                ChainElement::CallExpression(call) => self.call_result(call),
+                ChainElement::TSNonNullExpression(non_null) => self.resolve(&non_null.expression),
+                element => {
+                    let member = element.as_member_expression()?;
+                    let name = member.static_property_name()?;
+                    member_value(self.resolve(member.object())?, name)
+                }
+            },
+            Expression::LogicalExpression(logical) => self
+                .resolve(&logical.left)
+                .or_else(|| self.resolve(&logical.right)),
+            Expression::ConditionalExpression(conditional) => self
+                .resolve(&conditional.consequent)
+                .or_else(|| self.resolve(&conditional.alternate)),
+            Expression::SequenceExpression(sequence) => sequence
+                .expressions
+                .last()
+                .and_then(|last| self.resolve(last)),
+            Expression::AssignmentExpression(assignment) => self.resolve(&assignment.right),
+            _ => None,
+        }
+    }
+
+    /// What a call returns: `require(m)`, `promisify(sink)`, `sink.bind(..)`, `createRequire(..)`.
+    fn call_result(&self, call: &'a CallExpression<'a>) -> Option<Value> {
+        match self.resolve(&call.callee) {
+            Some(Value::Require) => {
+                let first = call.arguments.first()?.as_expression()?;
+                return literal_text(first).and_then(module_value);
+            }
+            Some(Value::CreateRequire) => return Some(Value::Require),
+            Some(Value::Promisify) => {
+                let first = call.arguments.first()?.as_expression()?;
+                return self
+                    .resolve(first)
+                    .filter(|value| matches!(value, Value::Sink(_)));
+            }
+            _ => {}
+        }
+        let member = call.callee.get_inner_expression().as_member_expression()?;
+        if member.static_property_name() == Some("bind") {
+            return self
+                .resolve(member.object())
+                .filter(|value| value.is_callable_sink());
+        }
+        None
+    }
+
+    /// Bind a destructuring pattern (or a plain name) to a value. Returns whether anything changed.
+    fn bind_pattern(&mut self, pattern: &'a BindingPattern<'a>, value: Value) -> bool {
+        match pattern {
+            BindingPattern::BindingIdentifier(identifier) => match identifier.symbol_id.get() {
+                Some(symbol) => self.bindings.insert(symbol, value) != Some(value),
+                None => false,
+            },
+            BindingPattern::ObjectPattern(object) => {
+                let mut changed = false;
+                for property in &object.properties {
+                    let Some(key) = property.key.static_name() else {
+                        continue;
+                    };
+                    if let Some(member) = member_value(value, &key) {
+                        changed |= self.bind_pattern(&property.value, member);
+                    }
+                }
+                changed
+            }
+            BindingPattern::AssignmentPattern(assignment) => {
+                self.bind_pattern(&assignment.left, value)
+            }
+            BindingPattern::ArrayPattern(_) => false,
+        }
+    }
+
+    fn bind_symbol(&mut self, symbol: Option<SymbolId>, value: Option<Value>) {
+        if let (Some(symbol), Some(value)) = (symbol, value) {
+            self.bindings.insert(symbol, value);
+        }
+    }
+
+    fn mentions_taint(&self, expression: &Expression<'a>) -> bool {
+        if self.tainted.is_empty() {
+            return false;
+        }
+        let mut probe = TaintProbe {
+            scoping: self.scoping,
+            tainted: &self.tainted,
+            found: false,
+        };
+        probe.visit_expression(expression);
+        probe.found
+    }
+
+    fn arg_tainted(&self, arg: Option<&Arg<'a>>) -> bool {
+        matches!(arg, Some(Arg::Expr(expression)) if self.mentions_taint(expression))
+    }
+
+    fn any_arg_tainted(&self, args: &[Arg<'a>]) -> bool {
+        args.iter().any(|arg| self.arg_tainted(Some(arg)))
+    }
+
+    fn taint_all(&mut self, symbols: Vec<SymbolId>) -> bool {
+        let mut changed = false;
+        for symbol in symbols {
+            changed |= self.tainted.insert(symbol);
+        }
+        changed
+    }
+
+    /// The declaration initialiser of a symbol that is never reassigned.
+    fn constant_initializer(&self, symbol: SymbolId) -> Option<&'a Expression<'a>> {
+        if self.scoping.symbol_is_mutated(symbol) {
+            return None;
+        }
+        let declaration = self.scoping.symbol_declaration(symbol);
+        match self.nodes.kind(declaration) {
+            AstKind::VariableDeclarator(declarator) => match &declarator.id {
+                BindingPattern::BindingIdentifier(_) => declarator.init.as_ref(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Parameters of the local function a callee names (`function f(..)` or `const f = (..) =>`).
+    fn local_function_parameters(
+        &self,
+        callee: &'a Expression<'a>,
+    ) -> Option<&'a FormalParameters<'a>> {
+        let Expression::Identifier(identifier) = callee.get_inner_expression() else {
+            return None;
+        };
+        let symbol = self.symbol_of(identifier)?;
+        match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+            AstKind::Function(function) => Some(&function.params),
+            AstKind::VariableDeclarator(declarator) => {
+                declarator.init.as_ref().and_then(function_parameters)
+            }
+            _ => None,
+        }
+    }
+
+    /// A string literal, a template without `${}`, a `+` of those, or a never-reassigned name
+    /// initialised with one. (`exec(CONST_COMMAND)` is not dynamic; the peer flagged it.)
+    fn is_literal_string(&self, expression: &'a Expression<'a>) -> bool {
+        match expression.get_inner_expression() {
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
+                self.is_literal_string(&binary.left) && self.is_literal_string(&binary.right)
+            }
+            Expression::Identifier(identifier) => self
+                .symbol_of(identifier)
+                .and_then(|symbol| self.constant_initializer(symbol))
+                .is_some_and(|init| literal_text(init).is_some()),
+            inner => literal_text(inner).is_some(),
+        }
+    }
+
+    fn arg_is_literal(&self, arg: Option<&Arg<'a>>) -> bool {
+        matches!(arg, Some(Arg::Expr(expression)) if self.is_literal_string(expression))
+    }
+
+    /// An object literal, directly or through a never-reassigned name.
+    fn object_of(&self, expression: &'a Expression<'a>) -> Option<&'a ObjectExpression<'a>> {
+        match expression.get_inner_expression() {
+            Expression::ObjectExpression(object) => Some(object),
+            Expression::Identifier(identifier) => {
+                let init = self.constant_initializer(self.symbol_of(identifier)?)?;
+                match init.get_inner_expression() {
+                    Expression::ObjectExpression(object) => Some(object),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Truthiness of a constant expression; `None` when it depends on run-time data.
+    fn constant_truthiness(&self, expression: &'a Expression<'a>) -> Option<bool> {
+        match expression.get_inner_expression() {
+            Expression::BooleanLiteral(boolean) => Some(boolean.value),
+            Expression::NullLiteral(_) => Some(false),
+            Expression::NumericLiteral(number) => {
+                Some(number.value != 0.0 && !number.value.is_nan())
+            }
+            Expression::Identifier(identifier)
+                if identifier.name == "undefined" && self.symbol_of(identifier).is_none() =>
+            {
+                Some(false)
+            }
+            Expression::UnaryExpression(unary) => match unary.operator {
+                UnaryOperator::LogicalNot => self.constant_truthiness(&unary.argument).map(|b| !b),
+                UnaryOperator::Void => Some(false),
+                _ => None,
+            },
+            inner => literal_text(inner).map(|text| !text.is_empty()),
+        }
+    }
+
+    /// Some object argument sets `shell` to something that is not a constant falsy value
+    /// (`true`, `!0`, `"/bin/sh"`, a variable, `"shell": true` with a quoted key).
+    fn has_shell_option(&self, args: &[Arg<'a>]) -> bool {
+        args.iter().any(|arg| {
+            let Arg::Expr(expression) = arg else {
+                return false;
+            };
+            let Some(object) = self.object_of(expression) else {
+                return false;
+            };
+            object.properties.iter().any(|property| match property {
+                ObjectPropertyKind::ObjectProperty(property) => {
+                    property.key.static_name().is_some_and(|key| key == "shell")
+                        && self.constant_truthiness(&property.value) != Some(false)
+                }
+                ObjectPropertyKind::SpreadProperty(_) => false,
+            })
+        })
+    }
+
+    /// Whether the options argument (the last non-callback argument after the first) sets `key`.
+    fn option_state(&self, args: &[Arg<'a>], key: &str) -> OptionState {
+        let candidate = args.iter().skip(1).rev().find(|arg| match arg {
+            Arg::Expr(expression) => !is_function_like(expression),
+            Arg::Opaque => true,
+        });
+        let Some(candidate) = candidate else {
+            return OptionState::Absent;
+        };
+        let Arg::Expr(expression) = candidate else {
+            return OptionState::Unknown;
+        };
+        if let Some(object) = self.object_of(expression) {
+            let mut state = OptionState::Absent;
+            for property in &object.properties {
+                match property {
+                    ObjectPropertyKind::ObjectProperty(property) => {
+                        if property.key.static_name().is_some_and(|name| name == key) {
+                            return OptionState::Present;
+                        }
+                    }
+                    ObjectPropertyKind::SpreadProperty(_) => state = OptionState::Unknown,
+                }
+            }
+            return state;
+        }
+        match expression.get_inner_expression() {
+            Expression::ArrayExpression(_) | Expression::NullLiteral(_) => OptionState::Absent,
+            inner if literal_text(inner).is_some() => OptionState::Absent,
+            Expression::Identifier(identifier) if identifier.name == "undefined" => {
+                OptionState::Absent
+            }
+            // Options passed through a variable or a call: we cannot see them, so we stay quiet
+            // rather than claim a missing limit (the peer fired here).
+            _ => OptionState::Unknown,
+        }
+    }
+
+    /// `spawn('sh', ['-c', x])`, `execFile('bash', ['-lc', x])`, `spawn('cmd', ['/C', x])`:
+    /// a shell whose script is not a literal.
+    fn is_shell_wrapper(&self, program: Option<&Arg<'a>>, argv: Option<&Arg<'a>>) -> bool {
+        let Some(Arg::Expr(program)) = program else {
+            return false;
+        };
+        let Some(program) = literal_text(program) else {
+            return false;
+        };
+        if !is_shell_program(program) {
+            return false;
+        }
+        let Some(Arg::Expr(argv)) = argv else {
+            return false;
+        };
+        let Expression::ArrayExpression(array) = argv.get_inner_expression() else {
+            return false;
+        };
+        let mut elements = array.elements.iter();
+        while let Some(element) = elements.next() {
+            let flag = element.as_expression().and_then(literal_text);
+            if flag.is_some_and(is_command_flag) {
+                return match elements.next() {
+                    Some(ArrayExpressionElement::Elision(_)) | None => false,
+                    Some(script) => script
+                        .as_expression()
+                        .is_none_or(|script| !self.is_literal_string(script)),
+                };
+            }
+        }
+        false
+    }
+
+    /// An argv array that is not made only of literal strings.
+    fn is_dynamic_array(&self, arg: Option<&Arg<'a>>) -> bool {
+        let Some(arg) = arg else { return false };
+        let Arg::Expr(expression) = arg else {
+            return true;
+        };
+        match expression.get_inner_expression() {
+            Expression::ArrayExpression(array) => array.elements.iter().any(|element| {
+                element
+                    .as_expression()
+                    .is_none_or(|element| !self.is_literal_string(element))
+            }),
+            Expression::ObjectExpression(_)
+            | Expression::NullLiteral(_)
+            | Expression::ArrowFunctionExpression(_)
+            | Expression::FunctionExpression(_) => false,
+            Expression::Identifier(identifier) if identifier.name == "undefined" => false,
+            inner => literal_text(inner).is_none() && self.object_of(inner).is_none(),
+        }
+    }
+
+    fn hit(&mut self, rule: Rule, offset: u32, tainted: bool) {
+        self.hits.push(Hit {
+            rule,
+            offset: offset as usize,
+            tainted,
+        });
+    }
+
+    /// The callee's value and the argument list it really receives, seeing through
+    /// `f.call(this, ..)`, `f.apply(this, [..])` and `f.bind(this, ..)(..)`.
+    fn effective_call(
+        &self,
+        callee: &'a Expression<'a>,
+        arguments: &'a [Argument<'a>],
+    ) -> Option<(Value, Vec<Arg<'a>>)> {
+        let direct = || arguments.iter().map(Arg::from_argument);
+        let inner = callee.get_inner_expression();
+        if let Some(member) = inner.as_member_expression() {
+            let target = || {
+                self.resolve(member.object())
+                    .filter(|value| value.is_callable_sink())
+            };
+            match member.static_property_name() {
+                Some("call") => {
+                    if let Some(value) = target() {
+                        return Some((value, direct().skip(1).collect()));
+                    }
+                }
+                Some("apply") => {
+                    if let Some(value) = target() {
+                        let list = arguments.get(1).and_then(Argument::as_expression);
+                        let args = match list.map(Expression::get_inner_expression) {
+                            Some(Expression::ArrayExpression(array)) => array
+                                .elements
+                                .iter()
+                                .map(|element| match element.as_expression() {
+                                    Some(expression) => Arg::Expr(expression),
+                                    None => Arg::Opaque,
+                                })
+                                .collect(),
+                            _ => vec![Arg::Opaque],
+                        };
+                        return Some((value, args));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Expression::CallExpression(bind_call) = inner
+            && let Some(member) = bind_call
+                .callee
+                .get_inner_expression()
+                .as_member_expression()
+            && member.static_property_name() == Some("bind")
+            && let Some(value) = self
+                .resolve(member.object())
+                .filter(|value| value.is_callable_sink())
+        {
+            let bound = bind_call.arguments.iter().skip(1).map(Arg::from_argument);
+            return Some((value, bound.chain(direct()).collect()));
+        }
+        let value = self.resolve(callee)?;
+        Some((value, direct().collect()))
+    }
+
+    /// Apply the rules to one call (or `new`) of a resolved callee.
+    fn evaluate(&mut self, value: Value, args: &[Arg<'a>], offset: u32) {
+        match value {
+            Value::Eval => {
+                let tainted = self.any_arg_tainted(args);
+                self.hit(Rule::EvalNearChildProcess, offset, tainted);
+            }
+            Value::FunctionConstructor => {
+                let tainted = self.any_arg_tainted(args);
+                self.hit(Rule::FunctionConstructorNearChildProcess, offset, tainted);
+            }
+            Value::RuntimeProcess => {
+                let tainted = self.any_arg_tainted(args);
+                self.hit(Rule::OsSystemEquivalent, offset, tainted);
+            }
+            Value::Sink(sink) => self.evaluate_sink(sink, args, offset),
+            _ => {}
+        }
+    }
+
+    fn evaluate_sink(&mut self, sink: Sink, args: &[Arg<'a>], offset: u32) {
+        let first = args.first();
+        let first_dynamic = first.is_some() && !self.arg_is_literal(first);
+        let first_tainted = self.arg_tainted(first);
+        let wrapper = matches!(
+            sink.method,
+            Method::Spawn | Method::SpawnSync | Method::ExecFile | Method::ExecFileSync
+        ) && self.is_shell_wrapper(first, args.get(1));
+        match sink.method {
+            Method::Exec => {
+                if matches!(first, Some(Arg::Expr(e)) if is_interpolated_template(e)) {
+                    self.hit(Rule::ExecTemplateLiteralWithInput, offset, first_tainted);
+                } else if first_dynamic {
+                    self.hit(Rule::ExecDynamicString, offset, first_tainted);
+                }
+            }
+            Method::ExecSync => {
+                if first_dynamic {
+                    self.hit(Rule::ExecSyncDynamicString, offset, first_tainted);
+                }
+            }
+            Method::Spawn | Method::SpawnSync => {
+                if first_dynamic {
+                    self.hit(Rule::SpawnDynamicFileArgs, offset, first_tainted);
+                } else if !wrapper && self.is_dynamic_array(args.get(1)) {
+                    let tainted = self.arg_tainted(args.get(1));
+                    self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
+                }
+            }
+            Method::ExecFile | Method::ExecFileSync => {
+                if first_dynamic {
+                    self.hit(Rule::ExecFileDynamic, offset, first_tainted);
+                }
+            }
+        }
+        if wrapper || self.has_shell_option(args) {
+            let tainted = self.any_arg_tainted(args);
+            self.hit(Rule::ShellTrueOption, offset, tainted);
+        }
+        if sink.library {
+            return;
+        }
+        if matches!(
+            sink.method,
+            Method::Exec | Method::ExecSync | Method::ExecFile | Method::ExecFileSync
+        ) && self.option_state(args, "maxBuffer") == OptionState::Absent
+        {
+            self.hit(Rule::UnboundedBuffer, offset, false);
+        }
+        if self.option_state(args, "timeout") == OptionState::Absent {
+            self.hit(Rule::MissingTimeout, offset, false);
+        }
+    }
+}
+
+/// `sh`, `/bin/bash`, `cmd.exe`, `powershell`, ...
+fn is_shell_program(program: &str) -> bool {
+    let base = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    matches!(
+        base,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
+    )
+}
+
+/// `-c`, `-lc`, `-ec`, `/c`, `/C`, `/k`, `-Command`.
+pub(crate) fn is_command_flag(flag: &str) -> bool {
+    if matches!(
+        flag,
+        "/c" | "/C" | "/k" | "/K" | "-Command" | "-command" | "-EncodedCommand"
+    ) {
+        return true;
+    }
+    flag.strip_prefix('-').is_some_and(|letters| {
+        !letters.is_empty()
+            && letters.len() <= 4
+            && letters.contains('c')
+            && letters.chars().all(|c| c.is_ascii_alphabetic())
+    })
+}
+
+/// Names of MCP SDK methods that register a tool handler.
+fn is_tool_registration(name: &str) -> bool {
+    matches!(
+        name,
+        "tool" | "registerTool" | "setRequestHandler" | "addTool"
+    )
+}
+
+fn parse_failed(parsed: &ParserReturn<'_>) -> bool {
+    parsed.panicked || parsed.diagnostics.has_errors()
+}
+
+/// Analyse one JavaScript/TypeScript file. `Err` carries a parse error message.
+pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, String> {
+    let source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
+    let allocator = Allocator::default();
+    let mut parsed = Parser::new(&allocator, source.text(), source_type).parse();
+    if parse_failed(&parsed) && source_type.is_javascript() && !source_type.is_jsx() {
+        // Published `.js` files sometimes still contain JSX.
+        let retry = Parser::new(&allocator, source.text(), source_type.with_jsx(true)).parse();
+        if !parse_failed(&retry) {
+            parsed = retry;
+        }
+    }
+    if parse_failed(&parsed) {
+        let message = parsed
+            .diagnostics
+            .errors()
+            .next()
+            .map_or_else(|| "parser gave up".to_string(), ToString::to_string);
+        return Err(message);
+    }
+    let program = &parsed.program;
+    let semantic = SemanticBuilder::new()
+        .with_build_nodes(true)
+        .build(program)
+        .semantic;
+    let mut analysis = Analysis::default();
+    for comment in program.comments.iter() {
+        let body_span = comment.content_span();
+        let body = source
+            .text()
+            .get(body_span.start as usize..body_span.end as usize)
+            .unwrap_or("");
+        let end_line = source.line_of(comment.span.end.saturating_sub(1) as usize);
+        analysis.pragmas.record_comment(body, end_line);
+    }
+    if analysis.pragmas.ignore_file {
+        return Ok(analysis);
+    }
+
+    let mut analyzer = Analyzer {
+        scoping: semantic.scoping(),
+        nodes: semantic.nodes(),
+        bindings: HashMap::new(),
+        tainted: HashSet::new(),
+        hits: Vec::new(),
+    };
+
+    // Collect the nodes the resolver iterates over, and seed imports and taint sources.
+    let mut declarations = Vec::new();
+    let mut assignments = Vec::new();
+    let mut calls = Vec::new();
+    let mut constructions = Vec::new();
+    let mut tagged_templates = Vec::new();
+    let mut quote_overrides = Vec::new();
+    for node in analyzer.nodes.iter() {
+        match node.kind() {
+            AstKind::VariableDeclarator(declarator) => {
+                if let Some(init) = &declarator.init {
+                    declarations.push((&declarator.id, init));
+                }
+            }
+            AstKind::AssignmentExpression(assignment)
+                if assignment.operator == AssignmentOperator::Assign =>
+            {
+                match &assignment.left {
+                    AssignmentTarget::AssignmentTargetIdentifier(identifier) => {
+                        if let Some(symbol) = analyzer.symbol_of(identifier) {
+                            assignments.push((symbol, &assignment.right));
+                        }
+                    }
+                    AssignmentTarget::StaticMemberExpression(member)
+                        if member.property.name == "quote" =>
+                    {
+                        quote_overrides.push(&member.object);
+                    }
+                    _ => {}
+                }
+            }
+            AstKind::ImportDeclaration(import) if !import.import_kind.is_type() => {
+                let Some(module) = module_value(import.source.value.as_str()) else {
+                    continue;
+                };
+                for specifier in import.specifiers.iter().flatten() {
+                    let (local, value) = match specifier {
+                        ImportDeclarationSpecifier::ImportSpecifier(named) => (
+                            &named.local,
+                            member_value(module, named.imported.name().as_str()),
+                        ),
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(default) => {
+                            (&default.local, member_value(module, "default"))
+                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(namespace) => {
+                            (&namespace.local, Some(module))
+                        }
+                    };
+                    analyzer.bind_symbol(local.symbol_id.get(), value);
+                }
+            }
+            AstKind::TSImportEqualsDeclaration(import) => {
+                if let TSModuleReference::ExternalModuleReference(reference) =
+                    &import.module_reference
+                {
+                    let value = module_value(reference.expression.value.as_str());
+                    analyzer.bind_symbol(import.id.symbol_id.get(), value);
+                }
+            }
+            AstKind::CallExpression(call) => {
+                calls.push(call);
+                seed_tool_handler(&mut analyzer, call);
+            }
+            AstKind::NewExpression(construction) => constructions.push(construction),
+            AstKind::TaggedTemplateExpression(tagged) => tagged_templates.push(tagged),
+            _ => {}
+        }
+    }
+
+    // Fixpoint: aliases of aliases, and taint through assignments and local calls.
+    for _ in 0..8 {
+        let mut changed = false;
+        for (pattern, init) in &declarations {
+            if let Some(value) = analyzer.resolve(init) {
+                changed |= analyzer.bind_pattern(pattern, value);
+            }
+            if analyzer.mentions_taint(init) {
+                let mut symbols = Vec::new();
+                pattern_symbols(pattern, &mut symbols);
+                changed |= analyzer.taint_all(symbols);
+            }
+        }
+        for (symbol, value) in &assignments {
+            if let Some(resolved) = analyzer.resolve(value) {
+                changed |= analyzer.bindings.insert(*symbol, resolved) != Some(resolved);
+            }
+            if analyzer.mentions_taint(value) {
+                changed |= analyzer.tainted.insert(*symbol);
+            }
+        }
+        if !analyzer.tainted.is_empty() {
+            for call in &calls {
+                let Some(parameters) = analyzer.local_function_parameters(&call.callee) else {
+                    continue;
+                };
+                for (argument, parameter) in call.arguments.iter().zip(&parameters.items) {
+                    if argument
+                        .as_expression()
+                        .is_some_and(|e| analyzer.mentions_taint(e))
+                    {
+                        let mut symbols = Vec::new();
+                        pattern_symbols(&parameter.pattern, &mut symbols);
+                        changed |= analyzer.taint_all(symbols);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    for call in &calls {
+        if let Some((value, args)) = analyzer.effective_call(&call.callee, &call.arguments) {
+            analyzer.evaluate(value, &args, call.span.start);
+        }
+    }
+    for construction in &constructions {
+        if let Some(value) = analyzer.resolve(&construction.callee) {
+            let args: Vec<Arg<'_>> = construction
+                .arguments
+                .iter()
+                .map(Arg::from_argument)
+                .collect();
+            analyzer.evaluate(value, &args, construction.span.start);
+        }
+    }
+    let quoting_off = quote_overrides
+        .iter()
+        .any(|object| analyzer.resolve(object) == Some(Value::ZxShell));
+    for tagged in &tagged_templates {
+        let tainted = tagged
+            .quasi
+            .expressions
+            .iter()
+            .any(|e| analyzer.mentions_taint(e));
+        match analyzer.resolve(&tagged.tag) {
+            Some(Value::RuntimeProcess) => {
+                analyzer.hit(Rule::OsSystemEquivalent, tagged.span.start, tainted);
+            }
+            // zx quotes every `${}` unless `$.quote` was replaced; then it is string building.
+            Some(Value::ZxShell) if quoting_off && !tagged.quasi.expressions.is_empty() => {
+                analyzer.hit(
+                    Rule::ExecTemplateLiteralWithInput,
+                    tagged.span.start,
+                    tainted,
+                );
+            }
+            _ => {}
+        }
+    }
+    analysis.hits = analyzer.hits;
+    Ok(analysis)
+}
+
+/// `server.tool(name, .., handler)`, `server.registerTool(name, config, handler)`,
+/// `server.setRequestHandler(CallToolRequestSchema, handler)`, `server.addTool({ execute })`:
+/// the handler's parameters carry tool input chosen by the model (and whoever steers it).
+fn seed_tool_handler<'a>(analyzer: &mut Analyzer<'a, '_>, call: &'a CallExpression<'a>) {
+    let Some(member) = call.callee.get_inner_expression().as_member_expression() else {
+        return;
+    };
+    let Some(name) = member.static_property_name() else {
+        return;
+    };
+    if !is_tool_registration(name) {
+        return;
+    }
+    if name == "setRequestHandler" {
+        let schema = call.arguments.first().and_then(Argument::as_expression);
+        let names_call_tool = match schema.map(Expression::get_inner_expression) {
+            Some(Expression::Identifier(identifier)) => identifier.name.contains("CallTool"),
+            Some(other) => other
+                .as_member_expression()
+                .and_then(|member| member.static_property_name())
+                .is_some_and(|property| property.contains("CallTool")),
+            None => false,
+        };
+        if !names_call_tool {
+            return;
+        }
+    }
+    let mut handlers = Vec::new();
+    if let Some(last) = call.arguments.last().and_then(Argument::as_expression) {
+        if let Some(parameters) = function_parameters(last) {
+            handlers.push(parameters);
+        } else if let Some(parameters) = analyzer.local_function_parameters(last) {
+            handlers.push(parameters);
+        } else if let Expression::ObjectExpression(object) = last.get_inner_expression() {
+            for property in &object.properties {
+                if let ObjectPropertyKind::ObjectProperty(property) = property
+                    && property
+                        .key
+                        .static_name()
+                        .is_some_and(|key| key == "execute" || key == "handler")
+                    && let Some(parameters) = function_parameters(&property.value)
+                {
+                    handlers.push(parameters);
+                }
+            }
+        }
+    }
+    for parameters in handlers {
+        analyzer.taint_all(parameter_symbols(parameters));
+    }
+}

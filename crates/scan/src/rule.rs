@@ -1,0 +1,202 @@
+//! The twelve rule ids (kept from mcp-stdio-shellguard), their severities and the fix we suggest.
+
+use serde::Serialize;
+
+/// How bad a finding is. Ordered: `Low < Medium < High < Critical`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[value(rename_all = "UPPER")]
+pub enum Severity {
+    /// Hygiene: a missing limit.
+    Low,
+    /// A literal program with caller-controlled arguments.
+    Medium,
+    /// A dynamic program, a shell switched on, or an OS-level process API.
+    High,
+    /// A shell command or code string built from data.
+    Critical,
+}
+
+impl Severity {
+    /// Upper-case name, as printed in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Low => "LOW",
+            Severity::Medium => "MEDIUM",
+            Severity::High => "HIGH",
+            Severity::Critical => "CRITICAL",
+        }
+    }
+
+    /// One step up, capped at `Critical` (used for findings tainted by MCP tool input).
+    pub fn raised(self) -> Severity {
+        match self {
+            Severity::Low => Severity::Medium,
+            Severity::Medium => Severity::High,
+            Severity::High | Severity::Critical => Severity::Critical,
+        }
+    }
+
+    /// SARIF `level` for this severity.
+    pub fn sarif_level(self) -> &'static str {
+        match self {
+            Severity::Critical | Severity::High => "error",
+            Severity::Medium => "warning",
+            Severity::Low => "note",
+        }
+    }
+
+    /// GitHub code scanning `security-severity` score (0.0–10.0) for this severity.
+    pub fn security_severity(self) -> &'static str {
+        match self {
+            Severity::Critical => "9.5",
+            Severity::High => "8.0",
+            Severity::Medium => "5.5",
+            Severity::Low => "3.0",
+        }
+    }
+}
+
+/// One of the twelve rules. The ids and base severities are the peer scanner's, so reports and
+/// suppressions written for it keep working.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// A shell command built with interpolation (template literal, f-string, `format!`).
+    ExecTemplateLiteralWithInput,
+    /// A shell command that is any other non-literal.
+    ExecDynamicString,
+    /// `execSync` with a non-literal command.
+    ExecSyncDynamicString,
+    /// `eval` (JS) / `eval`/`exec` (Python).
+    EvalNearChildProcess,
+    /// `Function(...)` / `new Function(...)` (JS) / `compile(..., 'exec')` (Python).
+    FunctionConstructorNearChildProcess,
+    /// A process spawned with a non-literal executable.
+    SpawnDynamicFileArgs,
+    /// `execFile`-style call (or `Command::new`, `os.exec*`) with a non-literal program.
+    ExecFileDynamic,
+    /// A shell switched on: `shell: true`/string/dynamic, `shell=True`, or `sh -c <non-literal>`.
+    ShellTrueOption,
+    /// Runtime process APIs outside `child_process`: Deno and Bun.
+    OsSystemEquivalent,
+    /// A literal executable with a non-literal argument list.
+    SpawnLiteralDynamicArgs,
+    /// An `exec*` call without `maxBuffer`.
+    UnboundedBuffer,
+    /// A child-process call without `timeout`.
+    MissingTimeout,
+}
+
+impl Rule {
+    /// Every rule, in report order for ties.
+    pub const ALL: [Rule; 12] = [
+        Rule::ExecTemplateLiteralWithInput,
+        Rule::ExecDynamicString,
+        Rule::ExecSyncDynamicString,
+        Rule::EvalNearChildProcess,
+        Rule::FunctionConstructorNearChildProcess,
+        Rule::SpawnDynamicFileArgs,
+        Rule::ExecFileDynamic,
+        Rule::ShellTrueOption,
+        Rule::OsSystemEquivalent,
+        Rule::SpawnLiteralDynamicArgs,
+        Rule::UnboundedBuffer,
+        Rule::MissingTimeout,
+    ];
+
+    /// The stable rule id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::ExecTemplateLiteralWithInput => "exec_template_literal_with_input",
+            Rule::ExecDynamicString => "exec_dynamic_string",
+            Rule::ExecSyncDynamicString => "exec_sync_dynamic_string",
+            Rule::EvalNearChildProcess => "eval_near_child_process",
+            Rule::FunctionConstructorNearChildProcess => "function_constructor_near_child_process",
+            Rule::SpawnDynamicFileArgs => "spawn_dynamic_file_args",
+            Rule::ExecFileDynamic => "exec_file_dynamic",
+            Rule::ShellTrueOption => "shell_true_option",
+            Rule::OsSystemEquivalent => "os_system_equivalent",
+            Rule::SpawnLiteralDynamicArgs => "spawn_literal_dynamic_args",
+            Rule::UnboundedBuffer => "unbounded_buffer",
+            Rule::MissingTimeout => "missing_timeout",
+        }
+    }
+
+    /// Base severity (before the tool-input taint raise).
+    pub fn severity(self) -> Severity {
+        match self {
+            Rule::ExecTemplateLiteralWithInput
+            | Rule::ExecDynamicString
+            | Rule::ExecSyncDynamicString
+            | Rule::EvalNearChildProcess
+            | Rule::FunctionConstructorNearChildProcess => Severity::Critical,
+            Rule::SpawnDynamicFileArgs
+            | Rule::ExecFileDynamic
+            | Rule::ShellTrueOption
+            | Rule::OsSystemEquivalent => Severity::High,
+            Rule::SpawnLiteralDynamicArgs => Severity::Medium,
+            Rule::UnboundedBuffer | Rule::MissingTimeout => Severity::Low,
+        }
+    }
+
+    /// One-line description of what the rule finds.
+    pub fn description(self) -> &'static str {
+        match self {
+            Rule::ExecTemplateLiteralWithInput => {
+                "A shell command string is built by interpolation (template literal, f-string, format!)."
+            }
+            Rule::ExecDynamicString => "A shell command string is not a literal.",
+            Rule::ExecSyncDynamicString => {
+                "execSync runs a non-literal command string through a shell."
+            }
+            Rule::EvalNearChildProcess => "Code is evaluated from a string (eval/exec).",
+            Rule::FunctionConstructorNearChildProcess => {
+                "Code is compiled from a string (Function constructor, compile(..., 'exec'))."
+            }
+            Rule::SpawnDynamicFileArgs => "A process is spawned with a non-literal executable.",
+            Rule::ExecFileDynamic => "A program is run whose path is not a literal.",
+            Rule::ShellTrueOption => {
+                "A shell is switched on (shell option, shell=True, or sh -c with a non-literal script)."
+            }
+            Rule::OsSystemEquivalent => {
+                "A runtime process API (Deno.run, Deno.Command, Bun.spawn, Bun.$) is used."
+            }
+            Rule::SpawnLiteralDynamicArgs => {
+                "A literal program receives a non-literal argument list."
+            }
+            Rule::UnboundedBuffer => "An exec-style call buffers output without maxBuffer.",
+            Rule::MissingTimeout => "A child process is started without a timeout.",
+        }
+    }
+
+    /// The fix we suggest, in this project's words.
+    pub fn suggested_fix(self) -> &'static str {
+        match self {
+            Rule::ExecTemplateLiteralWithInput
+            | Rule::ExecDynamicString
+            | Rule::ExecSyncDynamicString => {
+                "Do not hand a built string to a shell: run a fixed program with an argv array (execFile/spawn without shell, subprocess.run([...]), Command::new(prog).args(..)), check every argument against an allow-list, or route the command through the safe-mcp terminal server so its policy decides."
+            }
+            Rule::EvalNearChildProcess | Rule::FunctionConstructorNearChildProcess => {
+                "Remove code evaluation from strings; parse data with JSON.parse/json.loads or dispatch to a fixed table of functions."
+            }
+            Rule::SpawnDynamicFileArgs | Rule::ExecFileDynamic => {
+                "Choose the program from a fixed allow-list (a match over known names mapping to literal paths) instead of taking it from data; let the safe-mcp policy decide what may run."
+            }
+            Rule::ShellTrueOption => {
+                "Drop the shell: pass shell: false (shell=False), give the program and an argv array, and never pass data as the script of sh -c / cmd /C."
+            }
+            Rule::OsSystemEquivalent => {
+                "Run processes through one audited wrapper with a fixed program allow-list and literal argv (or the safe-mcp terminal server), not Deno/Bun process APIs fed from data."
+            }
+            Rule::SpawnLiteralDynamicArgs => {
+                "Validate each argument (reject leading '-' or use '--' before operands) so data cannot become an option such as --upload-pack or -c core.pager=..."
+            }
+            Rule::UnboundedBuffer => "Set maxBuffer so a chatty child cannot exhaust memory.",
+            Rule::MissingTimeout => {
+                "Set a timeout (timeout: ms / timeout=seconds) and kill the process group when it expires."
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! A scanned file's text: byte offsets to 1-based lines/columns, snippets and pragmas.
+
+use std::collections::HashSet;
+
+/// Longest snippet kept in a finding, in characters.
+const SNIPPET_MAX_CHARS: usize = 200;
+
+/// The text of one file with a line index.
+pub(crate) struct SourceText<'s> {
+    text: &'s str,
+    /// Byte offset of the first byte of each line.
+    line_starts: Vec<usize>,
+}
+
+impl<'s> SourceText<'s> {
+    /// Index `text` by lines (split on `\n`; a `\r` before it is part of the line ending).
+    pub(crate) fn new(text: &'s str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        SourceText { text, line_starts }
+    }
+
+    /// The text itself.
+    pub(crate) fn text(&self) -> &'s str {
+        self.text
+    }
+
+    /// Number of lines.
+    pub(crate) fn line_count(&self) -> usize {
+        if self.text.is_empty() {
+            0
+        } else if self.text.ends_with('\n') {
+            self.line_starts.len() - 1
+        } else {
+            self.line_starts.len()
+        }
+    }
+
+    /// 1-based line of a byte offset.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(index) => index + 1,
+            Err(index) => index,
+        }
+    }
+
+    /// 1-based line and 1-based column (in UTF-16 code units, SARIF's default `columnKind`).
+    pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
+        let line = self.line_of(offset);
+        let start = self
+            .line_starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let prefix = self
+            .text
+            .get(start..offset.min(self.text.len()))
+            .unwrap_or("");
+        (line, prefix.encode_utf16().count() + 1)
+    }
+
+    /// The source line (1-based), trimmed and cut to a readable length.
+    pub(crate) fn snippet(&self, line: usize) -> String {
+        let start = self
+            .line_starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let end = self
+            .line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len());
+        let raw = self.text.get(start..end).unwrap_or("").trim();
+        if raw.chars().count() > SNIPPET_MAX_CHARS {
+            let cut: String = raw.chars().take(SNIPPET_MAX_CHARS - 3).collect();
+            format!("{cut}...")
+        } else {
+            raw.to_string()
+        }
+    }
+}
+
+/// What the real comments of a file ask for.
+#[derive(Default)]
+pub(crate) struct Pragmas {
+    /// The whole file is excluded.
+    pub(crate) ignore_file: bool,
+    /// 1-based lines whose findings are suppressed (the line after an ignore-next-line comment).
+    pub(crate) ignored_lines: HashSet<usize>,
+}
+
+impl Pragmas {
+    /// Record one comment. `body` is the comment text without its `//`, `#` or `/*` marker;
+    /// `end_line` is the 1-based line the comment ends on.
+    ///
+    /// Only real comments reach here (the parser found them), so the pragma text inside a string
+    /// literal cannot switch the scanner off; the peer matched raw lines and could be disabled that way.
+    pub(crate) fn record_comment(&mut self, body: &str, end_line: usize) {
+        let body = body.trim_start_matches(['/', '*', '#', '!']).trim();
+        let directive = body
+            .strip_prefix("shellguard:")
+            .or_else(|| body.strip_prefix("safe-mcp:"))
+            .map(str::trim_start);
+        match directive {
+            Some(rest) if rest.starts_with("ignore-next-line") => {
+                self.ignored_lines.insert(end_line + 1);
+            }
+            Some(rest) if rest.starts_with("ignore-file") => self.ignore_file = true,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_counts_utf16_columns_and_one_based_lines() {
+        let source = SourceText::new("a\n😀x\nlast");
+        assert_eq!(source.position(0), (1, 1));
+        assert_eq!(source.position(2), (2, 1));
+        assert_eq!(source.position(6), (2, 3));
+        assert_eq!(source.position(8), (3, 1));
+        assert_eq!(source.line_count(), 3);
+        assert_eq!(source.snippet(2), "😀x");
+    }
+
+    #[test]
+    fn pragmas_accept_both_spellings() {
+        let mut pragmas = Pragmas::default();
+        pragmas.record_comment(" shellguard:ignore-next-line", 3);
+        pragmas.record_comment(" safe-mcp: ignore-next-line", 7);
+        pragmas.record_comment(" not a pragma shellguard:ignore-file", 9);
+        assert!(pragmas.ignored_lines.contains(&4));
+        assert!(pragmas.ignored_lines.contains(&8));
+        assert!(!pragmas.ignore_file);
+        pragmas.record_comment(" safe-mcp:ignore-file", 1);
+        assert!(pragmas.ignore_file);
+    }
+}
