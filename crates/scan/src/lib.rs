@@ -25,6 +25,7 @@ pub mod report;
 pub mod rule;
 mod rust_lang;
 mod source;
+mod syntax_tree;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -1,0 +1,182 @@
+//! Python: each mapped rule, alias resolution, shadowing traps, taint and pragmas.
+
+use std::path::Path;
+
+fn hits(source: &str) -> Vec<(&'static str, usize)> {
+    let mut found: Vec<_> = scan::scan_text(Path::new("server.py"), source)
+        .expect("fixture parses")
+        .into_iter()
+        .map(|f| (f.rule_id, f.line))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn os_system_f_string_is_template_rule_and_concat_is_dynamic() {
+    let src =
+        "import os\nos.system(f'ls {d}')\nos.system('ls ' + d)\nos.popen(cmd)\nos.system('ls')\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("exec_dynamic_string", 3),
+            ("exec_dynamic_string", 4),
+            ("exec_template_literal_with_input", 2)
+        ]
+    );
+}
+
+#[test]
+fn subprocess_shell_true_and_dynamic_shell_values() {
+    let src = "import subprocess\nsubprocess.run('ls', shell=True, timeout=5)\nsubprocess.run(cmd, shell=flag, timeout=5)\nsubprocess.Popen(f'git {x}', shell=1)\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("exec_dynamic_string", 3),
+            ("exec_template_literal_with_input", 4),
+            ("shell_true_option", 2),
+            ("shell_true_option", 3),
+            ("shell_true_option", 4)
+        ]
+    );
+}
+
+#[test]
+fn literal_false_shell_values_stay_clean() {
+    for value in ["False", "None", "0", "''"] {
+        let src =
+            format!("import subprocess\nsubprocess.run(['ls', '-l'], shell={value}, timeout=5)\n");
+        assert!(hits(&src).is_empty(), "shell={value}");
+    }
+}
+
+#[test]
+fn getoutput_and_asyncio_shell() {
+    let src = "import subprocess, asyncio\nsubprocess.getoutput(c)\nsubprocess.getstatusoutput(f'x {y}')\nasyncio.create_subprocess_shell(c)\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("exec_dynamic_string", 2),
+            ("exec_dynamic_string", 4),
+            ("exec_template_literal_with_input", 3)
+        ]
+    );
+}
+
+#[test]
+fn argv_lists_map_to_spawn_rules() {
+    let src = "import subprocess\nsubprocess.run([prog, 'x'], timeout=1)\nsubprocess.run(['git', ref], timeout=1)\nsubprocess.run(['sh', '-c', script], timeout=1)\nsubprocess.run(['git', 'status'], timeout=1)\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("shell_true_option", 4),
+            ("spawn_dynamic_file_args", 2),
+            ("spawn_literal_dynamic_args", 3)
+        ]
+    );
+}
+
+#[test]
+fn os_exec_family_and_asyncio_exec_with_dynamic_program() {
+    let src = "import os, asyncio\nos.execvp(prog, [prog])\nos.execl('/bin/sh', 'sh', '-c', cmd)\nasyncio.create_subprocess_exec(prog)\nos.spawnlp(os.P_WAIT, 'ls', 'ls')\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("exec_file_dynamic", 2),
+            ("exec_file_dynamic", 4),
+            ("exec_file_dynamic", 5),
+            ("shell_true_option", 3)
+        ]
+    );
+}
+
+#[test]
+fn pty_spawn_eval_exec_compile() {
+    let src = "import pty\npty.spawn(argv)\neval(expr)\nexec(code)\ncompile(src, '<x>', 'exec')\ncompile(src, '<x>', 'eval')\n";
+    assert_eq!(
+        hits(src),
+        [
+            ("eval_near_child_process", 3),
+            ("eval_near_child_process", 4),
+            ("function_constructor_near_child_process", 5),
+            ("spawn_dynamic_file_args", 2)
+        ]
+    );
+}
+
+#[test]
+fn missing_timeout_for_run_family_only() {
+    let src = "import subprocess\nsubprocess.run(['ls'])\nsubprocess.Popen(['ls'])\nsubprocess.check_output(['ls'], **opts)\n";
+    assert_eq!(hits(src), [("missing_timeout", 2)]);
+}
+
+#[test]
+fn alias_forms_resolve() {
+    let src = "from subprocess import run as r, Popen\nimport subprocess as sp\nfrom os import system as sh_run\nimport os.path\nfrom asyncio import subprocess as asp\nr(c, shell=True, timeout=1)\nsp.call(c, shell=True, timeout=1)\nsh_run(c)\nos.system(c)\nPopen(c, shell=True)\nasp.create_subprocess_shell(c)\n";
+    let found = hits(src);
+    for line in [6, 7, 8, 9, 10, 11] {
+        assert!(
+            found.iter().any(|(_, l)| *l == line),
+            "line {line}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn other_modules_and_local_definitions_are_not_sinks() {
+    let src = "from db import exec, run\nimport mylib as subprocess\nexec(q)\nrun(cmd, shell=True)\nsubprocess.run(cmd, shell=True)\n";
+    assert!(hits(src).is_empty(), "{:?}", hits(src));
+    let shadow = "import os\nfrom os import system\ndef system(x):\n    return x\nsystem(cmd)\ndef eval(x):\n    return x\neval(y)\n";
+    assert!(hits(shadow).is_empty(), "{:?}", hits(shadow));
+}
+
+#[test]
+fn mcp_tool_parameters_taint_and_raise() {
+    let src = r#"import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+
+@mcp.tool()
+def run(command: str, cwd: str = ".") -> str:
+    full = f"git {command}"
+    helper(full)
+    subprocess.run(["git", "log", other], timeout=5)
+    return subprocess.run(full, shell=True, timeout=5).stdout
+
+def helper(line):
+    subprocess.run(["git", line], timeout=5)
+
+@server.call_tool()
+async def call(name, arguments):
+    import os
+    os.system(arguments["cmd"])
+"#;
+    let findings = scan::scan_text(Path::new("s.py"), src).expect("parses");
+    let at = |line: usize, rule: &str| {
+        findings
+            .iter()
+            .find(|f| f.line == line && f.rule_id == rule)
+            .unwrap_or_else(|| panic!("{line} {rule}: {findings:#?}"))
+    };
+    let shell = at(10, "shell_true_option");
+    assert!(shell.tainted_from_tool_input);
+    assert_eq!(shell.severity, scan::rule::Severity::Critical);
+    assert!(at(10, "exec_dynamic_string").tainted_from_tool_input);
+    assert!(!at(9, "spawn_literal_dynamic_args").tainted_from_tool_input);
+    let helper = at(13, "spawn_literal_dynamic_args");
+    assert!(helper.tainted_from_tool_input);
+    assert_eq!(helper.severity, scan::rule::Severity::High);
+    assert!(at(18, "exec_dynamic_string").tainted_from_tool_input);
+}
+
+#[test]
+fn python_pragmas_are_real_comments() {
+    let src = "import os\n# safe-mcp: ignore-next-line\nos.system(a)\ns = '# safe-mcp: ignore-file'\nos.system(b)  # shellguard:ignore-next-line\nos.system(c)\n";
+    assert_eq!(hits(src), [("exec_dynamic_string", 5)]);
+}
+
+#[test]
+fn python_syntax_error_is_an_error() {
+    let error = scan::scan_text(Path::new("x.py"), "def f(:\n  pass\n").expect_err("syntax error");
+    assert!(error.contains("line 1"), "{error}");
+}
