@@ -98,7 +98,7 @@ impl Envelope {
     /// The envelope as a JSON value with keys in sorted order.
     pub fn to_value(&self) -> Value {
         // serde_json's default Map is a BTreeMap, so keys come out sorted.
-        serde_json::to_value(self).unwrap_or_else(|_| Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Pretty JSON with sorted keys and two-space indentation (the demo's format).

@@ -198,10 +198,18 @@ impl std::error::Error for ServeError {}
 
 /// Serve MCP over stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(core: TerminalCore) -> Result<(), ServeError> {
-    let service = TerminalServer::new(core)
+    let service = match TerminalServer::new(core)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| ServeError(e.to_string()))?;
+    {
+        Ok(service) => service,
+        // The client closed stdin before the handshake: nothing to serve, a clean exit.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(why)) => {
+            tracing::info!("client closed the connection before initialize ({why})");
+            return Ok(());
+        }
+        Err(e) => return Err(ServeError(e.to_string())),
+    };
     service
         .waiting()
         .await

@@ -260,12 +260,11 @@ pub fn path_candidates(arg: &str) -> Vec<&str> {
     if let Some((_, value)) = arg.split_once('=') {
         out.push(value);
     }
-    if arg.starts_with('-') && !arg.starts_with("--") {
-        if let Some(rest) = arg.get(2..) {
-            if !rest.is_empty() {
-                out.push(rest);
-            }
-        }
+    if arg.starts_with('-')
+        && !arg.starts_with("--")
+        && let Some(rest) = arg.get(2..).filter(|r| !r.is_empty())
+    {
+        out.push(rest);
     }
     for piece in arg.split([':', '=', ',']) {
         if piece.starts_with('/') && !out.contains(&piece) {

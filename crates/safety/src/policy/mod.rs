@@ -229,8 +229,10 @@ impl TerminalPolicy {
                 }
                 pinned.push(path);
             }
-            if let Some(profile) = &rule.profile {
-                if !["strict", "standard", "permissive"].contains(&profile.as_str()) {
+            if let Some(profile) = &rule.profile
+                && !["strict", "standard", "permissive"].contains(&profile.as_str())
+            {
+                {
                     return Err(PolicyError::BadRule {
                         index,
                         command: rule.command.clone(),

@@ -1,0 +1,515 @@
+//! End-to-end tests of the terminal server: the real binary, driven through the official
+//! rmcp client over stdio, against temporary folders only.
+
+use std::path::{Path, PathBuf};
+
+use safe_mcp::client::{self, Session};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_safe-mcp");
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    policy: PathBuf,
+}
+
+const POLICY: &str = r#"
+audit_log = "state/audit.jsonl"
+audit_fail_mode = "FAILMODE"
+
+[terminal]
+jail_root = "jail"
+
+[terminal.limits]
+timeout_seconds = 20
+max_output_bytes = 4096
+
+[terminal.allowlist]
+commands = ["cat", "echo", "ls", "printenv", "sleep", "sh", "seq", "true", "false", "tty", "pwd", "printf", "git"]
+
+[terminal.denylist]
+commands = ["rm"]
+
+[[terminal.rules]]
+command = "git"
+deny_args = ["-c", "--output", "config core.*"]
+reason = "git escape"
+"#;
+
+impl Fixture {
+    fn new() -> Self {
+        Self::with_mode("closed")
+    }
+
+    fn with_mode(mode: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let jail = dir.path().join("jail");
+        std::fs::create_dir_all(jail.join("sub")).unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        std::fs::write(jail.join("notes.txt"), "demo file\n").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "outside\n").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), jail.join("link")).unwrap();
+        let policy = dir.path().join("policy.toml");
+        std::fs::write(&policy, POLICY.replace("FAILMODE", mode)).unwrap();
+        Fixture { dir, policy }
+    }
+
+    fn jail(&self) -> PathBuf {
+        self.dir.path().join("jail")
+    }
+
+    fn audit_log(&self) -> PathBuf {
+        self.dir.path().join("state/audit.jsonl")
+    }
+
+    async fn connect(&self) -> Session {
+        client::connect(
+            Path::new(BIN),
+            &["terminal", "--config", self.policy.to_str().unwrap()],
+            &[],
+        )
+        .await
+        .expect("connect")
+    }
+}
+
+async fn run(s: &Session, args: Value) -> Value {
+    client::call(s, "run_command", args)
+        .await
+        .expect("call run_command")
+}
+
+fn code(e: &Value) -> &str {
+    e["code"].as_str().unwrap_or_default()
+}
+
+fn audit_text(f: &Fixture) -> String {
+    std::fs::read_to_string(f.audit_log()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn seed_demo_envelopes_match_apart_from_duration() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let mut ok = run(&s, json!({"command": "cat notes.txt"})).await;
+    ok.as_object_mut().unwrap().remove("duration_ms");
+    assert_eq!(
+        ok,
+        json!({"action":"run_command","code":"OK","detail":{"exit_code":0,"stderr":"","stdout":"demo file\n"},"ok":true,"reason":"'cat' is allowed"})
+    );
+    let mut denied = run(&s, json!({"command": "rm -rf /"})).await;
+    denied.as_object_mut().unwrap().remove("duration_ms");
+    assert_eq!(
+        denied,
+        json!({"action":"run_command","code":"POLICY_DENIED","detail":{},"ok":false,"reason":"'rm' is on the denylist"})
+    );
+}
+
+#[tokio::test]
+async fn tools_list_carries_schemas_annotations_and_instructions() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let info = s.peer_info().expect("server info");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("explain_command") && instructions.contains("without a shell"));
+    let tools = s.peer().list_all_tools().await.unwrap();
+    let tools = serde_json::to_value(&tools).unwrap();
+    let run = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "run_command")
+        .unwrap();
+    let explain = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "explain_command")
+        .unwrap();
+    assert_eq!(run["annotations"]["destructiveHint"], true);
+    assert_eq!(run["annotations"]["readOnlyHint"], false);
+    assert_eq!(explain["annotations"]["readOnlyHint"], true);
+    assert_eq!(explain["annotations"]["idempotentHint"], true);
+    assert_eq!(run["inputSchema"]["required"], json!(["command"]));
+    assert_eq!(run["inputSchema"]["additionalProperties"], false);
+    for t in [run, explain] {
+        let props = &t["outputSchema"]["properties"];
+        for key in ["ok", "code", "action", "reason", "detail", "duration_ms"] {
+            assert!(props.get(key).is_some(), "outputSchema lacks {key}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn quoted_operators_are_literal_and_unquoted_ones_refused() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "echo \"a;b\" 'c|d' e\\&f"})).await;
+    assert_eq!(e["detail"]["stdout"], "a;b c|d e&f\n");
+    for (command, op) in [
+        ("echo a; rm x", ";"),
+        ("echo a | cat", "|"),
+        ("echo $(id)", "$("),
+        ("echo a > x", ">"),
+        ("echo `id`", "`"),
+    ] {
+        let e = run(&s, json!({ "command": command })).await;
+        assert_eq!(code(&e), "POLICY_DENIED", "{command}: {e}");
+        let reason = e["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&format!("'{op}'")) && reason.contains("without a shell"),
+            "{command}: {reason}"
+        );
+    }
+    assert!(!f.jail().join("x").exists());
+}
+
+#[tokio::test]
+async fn escapes_return_path_escape_and_nothing_runs() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let cases = [
+        json!({"command": "pwd", "cwd": ".."}),
+        json!({"command": "pwd", "cwd": "/etc"}),
+        json!({"command": "pwd", "cwd": "sub/../.."}),
+        json!({"command": "cat ../secret.txt"}),
+        json!({"command": "cat /etc/passwd"}),
+        json!({"command": "cat link"}),
+        json!({"command": "cat sub/../../secret.txt"}),
+    ];
+    for args in cases {
+        let e = run(&s, args.clone()).await;
+        assert_eq!(code(&e), "PATH_ESCAPE", "{args}: {e}");
+        assert_eq!(e["detail"], json!({}), "{args}");
+    }
+    // Nothing ran: the log holds outcome records only, no intent.
+    assert!(!audit_text(&f).contains("\"intent\""));
+    let jail_evil = f.dir.path().join("jail_evil");
+    std::fs::create_dir_all(&jail_evil).unwrap();
+    let e = run(
+        &s,
+        json!({"command": "pwd", "cwd": jail_evil.to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(code(&e), "PATH_ESCAPE", "sibling with a longer name: {e}");
+    let e = run(&s, json!({"command": "pwd", "cwd": "sub"})).await;
+    assert_eq!(
+        e["detail"]["stdout"],
+        format!("{}/sub\n", f.jail().canonicalize().unwrap().display())
+    );
+}
+
+#[tokio::test]
+async fn malformed_requests_get_envelopes_and_the_server_survives() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let huge = "a".repeat(1024 * 1024);
+    let cases = [
+        json!({}),
+        json!({"command": 42}),
+        json!({"command": "echo hi", "cwd": 7}),
+        json!({"command": "echo hi", "nope": true}),
+        json!({"command": huge}),
+        json!({"command": "echo a\u{0}b"}),
+        json!({"command": "echo \"unbalanced"}),
+        json!({"command": "   "}),
+        json!({"command": "sleep 1", "timeout_seconds": 999}),
+        json!({"command": "sleep 1", "timeout_seconds": "soon"}),
+    ];
+    for args in cases {
+        let e = run(&s, args.clone()).await;
+        let shown: String = args.to_string().chars().take(60).collect();
+        assert_eq!(code(&e), "INVALID_REQUEST", "{shown}: {e}");
+        assert!(!e["reason"].as_str().unwrap().is_empty());
+    }
+    let unknown = client::call(&s, "format_disk", json!({})).await.unwrap();
+    assert_eq!(code(&unknown), "INVALID_REQUEST");
+    assert!(
+        unknown["reason"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'format_disk'")
+    );
+    // Still serving.
+    let e = run(&s, json!({"command": "echo alive"})).await;
+    assert_eq!(e["detail"]["stdout"], "alive\n");
+}
+
+#[tokio::test]
+async fn environment_is_exactly_path_home_lang() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "printenv"})).await;
+    let mut names: Vec<&str> = e["detail"]["stdout"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["HOME", "LANG", "PATH"], "{e}");
+    let e = run(&s, json!({"command": "printenv HOME"})).await;
+    assert_eq!(
+        e["detail"]["stdout"],
+        format!("{}\n", f.jail().canonicalize().unwrap().display())
+    );
+}
+
+#[tokio::test]
+async fn stdin_is_empty_and_there_is_no_terminal_to_prompt_on() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    // `cat` with no file reads stdin: /dev/null ends at once.
+    let e = run(&s, json!({"command": "cat"})).await;
+    assert_eq!(code(&e), "OK");
+    assert_eq!(e["detail"]["stdout"], "");
+    // New session, no controlling terminal: a prompt would fail instead of waiting.
+    let e = run(&s, json!({"command": "tty"})).await;
+    assert_eq!(e["detail"]["exit_code"], 1);
+    assert_eq!(e["detail"]["stdout"], "not a tty\n");
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_still_ok_and_invalid_utf8_is_survived() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "false"})).await;
+    assert_eq!(e["ok"], true);
+    assert_eq!(e["detail"]["exit_code"], 1);
+    let e = run(&s, json!({"command": "printf '\\377\\376ok'"})).await;
+    assert_eq!(code(&e), "OK");
+    assert_eq!(e["detail"]["stdout"], "\u{FFFD}\u{FFFD}ok");
+}
+
+fn survivors(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn timeout_kills_the_process_group() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(
+        &s,
+        json!({"command": "sh -c \"sleep 61.31 & sleep 61.32\"", "timeout_seconds": 1}),
+    )
+    .await;
+    assert_eq!(code(&e), "TIMEOUT", "{e}");
+    assert_eq!(e["ok"], false);
+    assert_eq!(e["detail"]["killed"], true);
+    assert!(
+        survivors("61.31").is_empty() && survivors("61.32").is_empty(),
+        "a process outlived its call"
+    );
+}
+
+#[tokio::test]
+async fn backgrounded_grandchild_holding_stdout_does_not_hang_the_call() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    // The grandchild keeps stdout open; the call must still come back, well before the 20 s timeout.
+    let e = run(
+        &s,
+        json!({"command": "sh -c \"sleep 62.41 & echo started\""}),
+    )
+    .await;
+    assert_eq!(code(&e), "OK", "{e}");
+    assert_eq!(e["detail"]["stdout"], "started\n");
+    assert!(
+        survivors("62.41").is_empty(),
+        "the backgrounded sleep outlived its call"
+    );
+}
+
+#[tokio::test]
+async fn long_output_keeps_head_and_tail() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "seq 1 200000"})).await;
+    assert_eq!(code(&e), "OUTPUT_TRUNCATED", "{}", e["reason"]);
+    assert_eq!(e["ok"], true);
+    let out = e["detail"]["stdout"].as_str().unwrap();
+    assert!(out.starts_with("1\n2\n3\n"));
+    assert!(out.ends_with("199999\n200000\n"));
+    assert!(out.contains("bytes omitted] ..."));
+    assert!(out.len() < 4096 + 200, "stdout is {} bytes", out.len());
+    assert!(e["detail"]["stdout_truncated_bytes"].as_u64().unwrap() > 1_000_000);
+    assert_eq!(e["detail"]["truncated"], true);
+}
+
+#[tokio::test]
+async fn secrets_are_redacted_in_output_and_in_the_audit_log() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let key = "AKIAIOSFODNN7EXAMPLQ";
+    let e = run(&s, json!({ "command": format!("echo key={key}") })).await;
+    let out = e["detail"]["stdout"].as_str().unwrap();
+    assert!(!out.contains(key) && out.contains("[REDACTED:"), "{out}");
+    assert!(!audit_text(&f).contains(key), "audit log holds the secret");
+}
+
+#[tokio::test]
+async fn audit_records_intent_then_outcome_and_the_chain_verifies() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    run(&s, json!({"command": "echo one"})).await;
+    run(&s, json!({"command": "rm -rf /"})).await;
+    client::call(&s, "explain_command", json!({"command": "echo two"}))
+        .await
+        .unwrap();
+    let text = audit_text(&f);
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e["tool"].as_str().unwrap(), e["event"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("run_command", "intent"),
+            ("run_command", "outcome"),
+            ("run_command", "outcome"),
+            ("explain_command", "outcome")
+        ]
+    );
+    let out = std::process::Command::new(BIN)
+        .args(["audit", "verify"])
+        .arg(f.audit_log())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok: 4 records");
+}
+
+/// Make the audit log really unwritable: `chattr +i` where it works, else a log whose parent
+/// is a regular file (ENOTDIR, which even root cannot write through).
+fn make_log_unwritable(f: &Fixture) -> Option<PathBuf> {
+    let log = f.audit_log();
+    std::fs::write(&log, "").unwrap();
+    let ok = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&log)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if ok && std::fs::OpenOptions::new().append(true).open(&log).is_err() {
+        return Some(log);
+    }
+    eprintln!("chattr +i unavailable here; using a log path whose parent is a regular file");
+    let _ = std::fs::remove_file(&log);
+    std::fs::remove_dir_all(f.dir.path().join("state")).unwrap();
+    std::fs::write(f.dir.path().join("state"), "not a folder").unwrap();
+    None
+}
+
+fn undo_unwritable(log: Option<PathBuf>) {
+    if let Some(log) = log {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&log)
+            .status();
+    }
+}
+
+#[tokio::test]
+async fn fail_closed_audit_refuses_and_nothing_runs() {
+    let f = Fixture::new();
+    let immutable = make_log_unwritable(&f);
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "sh -c \"echo ran > ran.txt\""})).await;
+    undo_unwritable(immutable);
+    assert_eq!(code(&e), "AUDIT_UNAVAILABLE", "{e}");
+    assert_eq!(e["ok"], false);
+    assert!(
+        !f.jail().join("ran.txt").exists(),
+        "the command ran without its audit record"
+    );
+}
+
+#[tokio::test]
+async fn fail_open_audit_runs_and_says_so() {
+    let f = Fixture::with_mode("open");
+    let immutable = make_log_unwritable(&f);
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "sh -c \"echo ran > ran.txt\""})).await;
+    undo_unwritable(immutable);
+    assert_eq!(code(&e), "OK", "{e}");
+    assert!(
+        e["detail"]["audit"]
+            .as_str()
+            .unwrap()
+            .starts_with("unavailable: "),
+        "{e}"
+    );
+    assert!(f.jail().join("ran.txt").exists());
+}
+
+#[tokio::test]
+async fn program_path_forms_must_be_the_program_on_path() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "/bin/echo hi"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    let e = run(&s, json!({"command": "/bin/rm -rf /"})).await;
+    assert_eq!(e["reason"], "'rm' is on the denylist");
+    let fake = f.jail().join("echo");
+    std::fs::write(&fake, "#!/bin/sh\necho pwned\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = run(&s, json!({"command": "./echo hi"})).await;
+    assert_eq!(code(&e), "POLICY_DENIED", "{e}");
+}
+
+#[tokio::test]
+async fn git_option_escapes_are_denied() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    for command in [
+        "git -c core.pager=sh log",
+        "git log --output=x",
+        "git log --outp=x",
+        "git config Core.fsmonitor x",
+    ] {
+        let e = run(&s, json!({ "command": command })).await;
+        assert_eq!(code(&e), "POLICY_DENIED", "{command}: {e}");
+        assert_eq!(e["reason"], "git escape");
+    }
+}
+
+#[tokio::test]
+async fn explain_runs_nothing_and_names_the_decision() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = client::call(
+        &s,
+        "explain_command",
+        json!({"command": "sh -c \"echo ran > ran.txt\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code(&e), "OK");
+    let d = &e["detail"];
+    assert_eq!(d["decision"], "allow");
+    assert_eq!(d["argv"], json!(["sh", "-c", "echo ran > ran.txt"]));
+    assert!(d.get("stdout").is_none() && d.get("exit_code").is_none() && d.get("stderr").is_none());
+    assert_eq!(d["canonical_hash"].as_str().unwrap().len(), 64);
+    assert!(!f.jail().join("ran.txt").exists());
+    let e = client::call(&s, "explain_command", json!({"command": "rm -rf /"}))
+        .await
+        .unwrap();
+    assert_eq!(code(&e), "POLICY_DENIED");
+    assert_eq!(e["detail"]["decision"], "deny");
+    assert_eq!(e["detail"]["decided_by"], "denylist");
+}
