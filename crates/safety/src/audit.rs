@@ -6,11 +6,49 @@
 //!   `ts`, `prev` (hash of the previous record) and `hash`, redacts every string, writes one line,
 //!   fsyncs. Thread-safe (`&self`).
 //! - `verify(path) -> Result<VerifyReport, std::io::Error>` for `safe-mcp audit verify`.
+//!
+//! # Record format
+//!
+//! One JSON object per line. The caller's fields, redacted, plus:
+//! - `seq`: 1 for the first record of the file, then +1 per record;
+//! - `ts`: RFC 3339 UTC time with microseconds (`2025-01-31T12:00:00.123456Z`);
+//! - `prev`: the `hash` of the previous record, or 64 zeros for the first;
+//! - `hash`: lower-case hex SHA-256 of the record's *canonical serialisation without `hash`*.
+//!
+//! Canonical serialisation ([`canonical_json`]): compact JSON (no blanks), object members sorted
+//! by the UTF-8 bytes of their keys at every level, strings escaped as `serde_json` escapes them
+//! (`"`, `\`, control characters; everything else literal UTF-8), numbers as `serde_json` prints
+//! them. The line written is that canonical text with `,"hash":"<hex>"` appended as the last
+//! member, so `hash == sha256(line without ,"hash":"...")`, checkable with standard tools.
+//!
+//! A caller field named `seq`, `ts`, `prev` or `hash` is kept as `event_seq`, ... (nothing the
+//! caller says can overwrite the chain fields).
+//!
+//! # Several writers
+//!
+//! The log is shared by every server (SPEC §3), so each append takes an exclusive `flock` on the
+//! file, re-reads the chain head if another process appended since, writes, fsyncs, unlocks.
 
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::redact::Redactor;
+
+/// `prev` of the first record.
+pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Fields the log adds to every record.
+const CHAIN_FIELDS: [&str; 4] = ["seq", "ts", "prev", "hash"];
+
+/// The longest record line `open` reads back (a tail longer than this is refused, not
+/// followed: a forged multi-gigabyte last line must not exhaust memory at start-up).
+const MAX_LINE: u64 = 64 * 1024 * 1024;
 
 /// The log could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +61,32 @@ pub enum AuditError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The existing log ends in a record that does not verify: continuing would chain new
+    /// records onto a broken or forged tail.
+    #[error("audit log '{path}' is broken at its end: {reason}; run `safe-mcp audit verify`")]
+    Broken {
+        /// The log's path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The head of the chain as last written.
+#[derive(Debug)]
+struct ChainState {
+    file: File,
+    /// `seq` of the last record (0 for an empty log).
+    seq: u64,
+    /// `hash` of the last record ([`GENESIS_PREV`] for an empty log).
+    last_hash: String,
+    /// File length after the last record this process wrote or read.
+    len: u64,
+    /// Set when a failed write could not be rolled back: the file may end in a partial line,
+    /// and appending after it would hide the damage.
+    poisoned: Option<String>,
+    /// Reused serialisation buffer.
+    buf: Vec<u8>,
 }
 
 /// An open, append-only, hash-chained audit log.
@@ -30,19 +94,307 @@ pub enum AuditError {
 pub struct AuditLog {
     path: PathBuf,
     redactor: Arc<Redactor>,
+    state: Mutex<ChainState>,
+}
+
+/// Releases the `flock` when an append ends, however it ends.
+struct FileLock<'a>(&'a File);
+
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
 }
 
 impl AuditLog {
     /// Open (creating if needed) and continue the chain of the log at `path`.
+    ///
+    /// The last line of an existing log must be a whole, self-consistent record (newline
+    /// at its end, valid JSON, its own hash right); otherwise the log is refused
+    /// ([`AuditError::Broken`]). Earlier records are not re-checked here (`verify` does that).
     pub fn open(path: &Path, redactor: Arc<Redactor>) -> Result<Self, AuditError> {
-        Ok(AuditLog { path: path.to_path_buf(), redactor })
+        let io = |source| AuditError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(io)?;
+        let _lock = lock(&file).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let (seq, last_hash) = read_chain_head(&file, len).map_err(|e| match e {
+            TailError::Io(source) => AuditError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            TailError::Broken(reason) => AuditError::Broken {
+                path: path.to_path_buf(),
+                reason,
+            },
+        })?;
+        drop(_lock);
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            redactor,
+            state: Mutex::new(ChainState {
+                file,
+                seq,
+                last_hash,
+                len,
+                poisoned: None,
+                buf: Vec::with_capacity(1024),
+            }),
+        })
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Append one record durably.
-    pub fn append(&self, record: serde_json::Map<String, serde_json::Value>) -> Result<(), AuditError> {
-        let _ = (&self.path, &self.redactor, record);
+    ///
+    /// Returns only after the line is written and `fdatasync`ed. On failure nothing is
+    /// considered written: the file is cut back to its previous length, and if even that
+    /// fails every later append fails too.
+    pub fn append(&self, record: Map<String, Value>) -> Result<(), AuditError> {
+        let io = |source| AuditError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        // Redact before anything is hashed or written: the log is a copy of what the model
+        // sent, and a secret in it would outlive every output that was redacted.
+        let mut value = Value::Object(record);
+        self.redactor.redact_json(&mut value);
+        let mut record = match value {
+            Value::Object(map) => map,
+            other => Map::from_iter([("event".to_string(), other)]),
+        };
+        // A caller field must not overwrite (and so forge) a chain field.
+        for key in CHAIN_FIELDS {
+            if let Some(v) = record.remove(key) {
+                record.insert(format!("event_{key}"), v);
+            }
+        }
+        let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+
+        let mut guard = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = &mut *guard;
+        if let Some(reason) = &state.poisoned {
+            return Err(io(std::io::Error::other(reason.clone())));
+        }
+        let _lock = lock(&state.file).map_err(io)?;
+        // Another process sharing the log may have appended since our last record.
+        let len = state.file.metadata().map_err(io)?.len();
+        if len != state.len {
+            let (seq, hash) = read_chain_head(&state.file, len).map_err(|e| match e {
+                TailError::Io(source) => AuditError::Io {
+                    path: self.path.clone(),
+                    source,
+                },
+                TailError::Broken(reason) => AuditError::Broken {
+                    path: self.path.clone(),
+                    reason,
+                },
+            })?;
+            state.seq = seq;
+            state.last_hash = hash;
+            state.len = len;
+        }
+        let seq = state
+            .seq
+            .checked_add(1)
+            .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
+        record.insert("seq".to_string(), Value::from(seq));
+        record.insert("ts".to_string(), Value::String(ts));
+        record.insert("prev".to_string(), Value::String(state.last_hash.clone()));
+
+        state.buf.clear();
+        canonical_json(&Value::Object(record), &mut state.buf);
+        let hash = hex::encode(Sha256::digest(&state.buf));
+        // The canonical text ends with the object's `}`: put `hash` before it, last.
+        state.buf.pop();
+        state.buf.extend_from_slice(b",\"hash\":\"");
+        state.buf.extend_from_slice(hash.as_bytes());
+        state.buf.extend_from_slice(b"\"}\n");
+
+        let mut file = &state.file;
+        let written = file.write_all(&state.buf).and_then(|()| file.sync_data());
+        if let Err(source) = written {
+            // Roll back a partial line so the next record does not follow garbage.
+            let rolled_back = state
+                .file
+                .set_len(len)
+                .and_then(|()| state.file.sync_data());
+            if let Err(e) = rolled_back {
+                state.poisoned = Some(format!(
+                    "an earlier write failed ({source}) and could not be rolled back ({e})"
+                ));
+            }
+            return Err(io(source));
+        }
+        state.seq = seq;
+        state.last_hash = hash;
+        state.len = len + state.buf.len() as u64;
         Ok(())
     }
+}
+
+fn lock(file: &File) -> std::io::Result<FileLock<'_>> {
+    file.lock()?;
+    Ok(FileLock(file))
+}
+
+enum TailError {
+    Io(std::io::Error),
+    Broken(String),
+}
+
+/// `seq` and `hash` of the last record of a log of `len` bytes.
+fn read_chain_head(file: &File, len: u64) -> Result<(u64, String), TailError> {
+    if len == 0 {
+        return Ok((0, GENESIS_PREV.to_string()));
+    }
+    let mut last = [0u8; 1];
+    file.read_exact_at(&mut last, len - 1)
+        .map_err(TailError::Io)?;
+    if last[0] != b'\n' {
+        return Err(TailError::Broken(
+            "the last record is cut off (no newline at its end)".to_string(),
+        ));
+    }
+    // Walk back from the final newline to the one before it.
+    let body_end = len - 1;
+    let mut start = body_end;
+    let mut chunk = vec![0u8; 8192];
+    'search: while start > 0 {
+        let step = start.min(chunk.len() as u64);
+        let from = start - step;
+        let part = chunk.get_mut(..step as usize).unwrap_or_default();
+        file.read_exact_at(part, from).map_err(TailError::Io)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            start = from + i as u64 + 1;
+            break 'search;
+        }
+        start = from;
+        if body_end - start > MAX_LINE {
+            return Err(TailError::Broken(format!(
+                "the last line is longer than {MAX_LINE} bytes"
+            )));
+        }
+    }
+    let mut line = vec![0u8; (body_end - start) as usize];
+    file.read_exact_at(&mut line, start)
+        .map_err(TailError::Io)?;
+    let record = check_line(&line).map_err(TailError::Broken)?;
+    Ok((record.seq, record.hash))
+}
+
+/// The chain fields of a record that checked out on its own.
+struct CheckedRecord {
+    seq: u64,
+    prev: String,
+    hash: String,
+}
+
+fn is_hex64(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Check one line (without its newline) on its own: JSON object, chain fields present and
+/// well-formed, `hash` right, and the bytes exactly what the writer would have written.
+fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
+    if line.is_empty() {
+        return Err("empty line".to_string());
+    }
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| format!("not a JSON record ({e})"))?;
+    let Value::Object(mut map) = value else {
+        return Err("not a JSON object".to_string());
+    };
+    let hash = match map.remove("hash") {
+        Some(Value::String(h)) if is_hex64(&h) => h,
+        Some(_) => return Err("field 'hash' is not 64 lower-case hex digits".to_string()),
+        None => return Err("field 'hash' is missing".to_string()),
+    };
+    let seq = match map.get("seq").and_then(Value::as_u64) {
+        Some(seq) if seq > 0 => seq,
+        _ => return Err("field 'seq' is missing or not a positive integer".to_string()),
+    };
+    let prev = match map.get("prev") {
+        Some(Value::String(p)) if is_hex64(p) => p.clone(),
+        _ => return Err("field 'prev' is missing or not 64 lower-case hex digits".to_string()),
+    };
+    match map.get("ts").and_then(Value::as_str) {
+        Some(ts) if chrono::DateTime::parse_from_rfc3339(ts).is_ok() => {}
+        _ => return Err("field 'ts' is missing or not an RFC 3339 time".to_string()),
+    }
+    let mut canonical = Vec::with_capacity(line.len());
+    canonical_json(&Value::Object(map), &mut canonical);
+    let computed = hex::encode(Sha256::digest(&canonical));
+    if computed != hash {
+        return Err(format!(
+            "record was edited: its hash is {hash} but its content hashes to {computed}"
+        ));
+    }
+    // Same content, different bytes (reformatted, a duplicate key added): still an edit.
+    canonical.pop();
+    canonical.extend_from_slice(b",\"hash\":\"");
+    canonical.extend_from_slice(hash.as_bytes());
+    canonical.extend_from_slice(b"\"}");
+    if canonical != line {
+        return Err(
+            "record was edited: its bytes are not the canonical form of its content".to_string(),
+        );
+    }
+    Ok(CheckedRecord { seq, prev, hash })
+}
+
+/// Append the canonical serialisation of `value` to `out` (see the module documentation).
+pub fn canonical_json(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push(b'{');
+            for (i, (key, item)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json_string(key, out);
+                out.push(b':');
+                canonical_json(item, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+fn write_json_string(s: &str, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, and a &str always serialises.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 /// What `verify` found.
@@ -55,7 +407,121 @@ pub struct VerifyReport {
 }
 
 /// Check an audit log's hash chain.
+///
+/// Reports the first broken line (1-based) and why: a record whose content does not match its
+/// hash (edited), a `seq` gap (deleted record), a `seq` out of order (reordered records), a
+/// `prev` that is not the previous record's hash, a last line without newline or not
+/// parsable (cut-off tail). `records` counts the records before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
-    let _ = std::fs::read(path)?;
-    Ok(VerifyReport { records: 0, broken: None })
+    let mut reader = BufReader::new(File::open(path)?);
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    let mut prev_hash = GENESIS_PREV.to_string();
+    let mut expected_seq = 1u64;
+    let broken = |number: u64, reason: String, records: u64| {
+        Ok(VerifyReport {
+            records,
+            broken: Some((number, reason)),
+        })
+    };
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(VerifyReport {
+                records: number,
+                broken: None,
+            });
+        }
+        number += 1;
+        let records = number - 1;
+        let Some(body) = line.strip_suffix(b"\n") else {
+            return broken(
+                number,
+                "cut-off tail: the last line has no newline (a record was truncated)".to_string(),
+                records,
+            );
+        };
+        let record = match check_line(body) {
+            Ok(record) => record,
+            Err(reason) => return broken(number, reason, records),
+        };
+        if record.seq != expected_seq {
+            let reason = seq_problem(path, number, expected_seq, record.seq)?;
+            return broken(number, reason, records);
+        }
+        if record.prev != prev_hash {
+            let reason = if number == 1 {
+                "the first record's prev is not the genesis value (records before it were removed)"
+                    .to_string()
+            } else {
+                format!(
+                    "chain broken: prev does not match the hash of line {}",
+                    number - 1
+                )
+            };
+            return broken(number, reason, records);
+        }
+        prev_hash = record.hash;
+        expected_seq += 1;
+    }
+}
+
+/// Explain a `seq` that is not the expected one: a later line holding the expected `seq`
+/// means records were reordered; none means records were deleted.
+fn seq_problem(
+    path: &Path,
+    number: u64,
+    expected: u64,
+    found: u64,
+) -> Result<String, std::io::Error> {
+    if found < expected {
+        return Ok(format!(
+            "records out of order: expected seq {expected}, found seq {found} (reordered or duplicated)"
+        ));
+    }
+    let reader = BufReader::new(File::open(path)?);
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let line = line?;
+        let later = (i as u64) + 1 > number;
+        if later
+            && let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line)
+            && map.get("seq").and_then(Value::as_u64) == Some(expected)
+        {
+            return Ok(format!(
+                "records out of order: expected seq {expected}, found seq {found}; seq {expected} is at line {}",
+                i + 1
+            ));
+        }
+    }
+    let missing = if found - expected == 1 {
+        format!("seq {expected} is missing")
+    } else {
+        format!("seqs {expected}..{} are missing", found - 1)
+    };
+    Ok(format!(
+        "record deleted: expected seq {expected}, found seq {found} ({missing})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level_and_has_no_blanks() {
+        let value = serde_json::json!({"b": 1, "a": {"z": [true, null, "x\"y"], "c": 2.5}});
+        let mut out = Vec::new();
+        canonical_json(&value, &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"a":{"c":2.5,"z":[true,null,"x\"y"]},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn genesis_is_64_zeros() {
+        assert!(is_hex64(GENESIS_PREV));
+        assert!(GENESIS_PREV.bytes().all(|b| b == b'0'));
+    }
 }

@@ -9,11 +9,33 @@
 //!   `... [N bytes omitted] ...` marker between, no fragment of a secret ever emitted.
 //! - `Captured` is what the executor fills while reading a pipe: the first
 //!   `cap + CAPTURE_MARGIN` bytes, the last `cap + CAPTURE_MARGIN` bytes, and the total.
+//!
+//! # How a text is searched
+//!
+//! There is ONE table of built-in rules, [`BUILTIN_RULES`]. Every rule names the literal
+//! *anchors* its secret starts with (`ghp_`, `AKIA`, `password`, `://`, ...). A single
+//! Aho-Corasick automaton over all anchors scans the text once; a text without any anchor is
+//! copied through untouched (the fast path). At each anchor hit only the rules owning that anchor
+//! are tried, each as a regex *anchored at the hit*, so the cost of a rule is proportional to
+//! the length of the candidate, never to the length of the text. Operator patterns
+//! (`extra_patterns`) have no anchors and are searched over the whole text.
+//!
+//! Every match becomes a span; overlapping spans are merged (so a secret found by two rules is
+//! removed whole) and each merged span is replaced by `[REDACTED:<rule>]` of its first rule.
 
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
 /// Bytes captured past the cap on each side so a secret straddling a cut is seen whole.
 pub const CAPTURE_MARGIN: usize = 8 * 1024;
+
+/// Compiled-size limit for one operator pattern (a pathological pattern is refused at start-up
+/// instead of eating memory on every call).
+pub const EXTRA_PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// An operator-supplied pattern (`[redaction] extra_patterns`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -39,7 +61,11 @@ pub struct RedactionSettings {
 
 impl Default for RedactionSettings {
     fn default() -> Self {
-        RedactionSettings { enabled: true, entropy_fallback: false, extra_patterns: Vec::new() }
+        RedactionSettings {
+            enabled: true,
+            entropy_fallback: false,
+            extra_patterns: Vec::new(),
+        }
     }
 }
 
@@ -76,34 +102,1468 @@ pub struct Truncated {
     pub omitted_bytes: u64,
 }
 
+/// What must stand just before an anchor for a rule to be tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftContext {
+    /// Anything (or the start of the text).
+    Any,
+    /// Not an ASCII letter or digit: `AKIA...` inside a longer base64 blob is not a key.
+    NotAlphanumeric,
+    /// An ASCII digit (the bot id before a Telegram token's `:AA`).
+    Digit,
+}
+
+/// One built-in redaction rule. The table [`BUILTIN_RULES`] is the only list of rules.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinRule {
+    /// Rule name, used in `[REDACTED:<name>]`.
+    pub name: &'static str,
+    /// Literals the pattern starts with; the text is only searched where one occurs.
+    pub anchors: &'static [&'static str],
+    /// Whether anchors match regardless of ASCII case.
+    pub anchors_ignore_case: bool,
+    /// What must precede the anchor.
+    pub left: LeftContext,
+    /// Regex tried at each anchor hit (implicitly anchored there). Groups whose name starts
+    /// with `secret` mark what is replaced (the key in `password=...` stays readable); without
+    /// them the whole match is replaced.
+    pub pattern: &'static str,
+    /// The replaced span also reaches back over PEM body characters before the anchor (a PEM
+    /// `-----END ...` line whose `BEGIN` was cut off by truncation).
+    pub extends_back: bool,
+    /// A text this rule must redact (checked by the tests).
+    pub example: &'static str,
+    /// The part of `example` that must not survive redaction.
+    pub example_secret: &'static str,
+}
+
+const fn rule(
+    name: &'static str,
+    anchors: &'static [&'static str],
+    left: LeftContext,
+    pattern: &'static str,
+    example: &'static str,
+    example_secret: &'static str,
+) -> BuiltinRule {
+    BuiltinRule {
+        name,
+        anchors,
+        anchors_ignore_case: false,
+        left,
+        pattern,
+        extends_back: false,
+        example,
+        example_secret,
+    }
+}
+
+const fn rule_ci(
+    name: &'static str,
+    anchors: &'static [&'static str],
+    left: LeftContext,
+    pattern: &'static str,
+    example: &'static str,
+    example_secret: &'static str,
+) -> BuiltinRule {
+    BuiltinRule {
+        name,
+        anchors,
+        anchors_ignore_case: true,
+        left,
+        pattern,
+        extends_back: false,
+        example,
+        example_secret,
+    }
+}
+
+use LeftContext::{Any, Digit, NotAlphanumeric as Word};
+
+/// Separator between a key and its value: `=`, `:`, `:=`, `=>`, with optional quotes around
+/// the key's end and blanks (never a newline: a prompt `Password:` must not eat the next line).
+macro_rules! assign {
+    () => {
+        r#"["']?[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}"#
+    };
+}
+
+/// A value after a key: a double-quoted string (JSON escapes allowed), a single-quoted string,
+/// or a bare word. Bare words stop at blanks, quotes, `&` and `;` (URL query, connection string).
+macro_rules! value {
+    () => {
+        r#"(?:"(?P<secret_dq>(?:[^"\\\r\n]|\\.)+)"?|'(?P<secret_sq>[^'\r\n]+)'?|(?P<secret>[^\s"'`{\[&;][^\s"'`&;]*))"#
+    };
+}
+
+/// The built-in rules, in priority order (when two rules find the same span, the first names it).
+pub static BUILTIN_RULES: &[BuiltinRule] = &[
+    // --- Cloud providers -------------------------------------------------------------------
+    rule(
+        "aws-access-key-id",
+        &["AKIA", "ASIA", "ABIA", "ACCA"],
+        Word,
+        r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "AKIAIOSFODNN7EXAMPLE",
+    ),
+    rule_ci(
+        "aws-secret-access-key",
+        &["secret_access_key", "secret-access-key", "secretaccesskey"],
+        Any,
+        concat!(
+            r"(?i)secret[_-]?access[_-]?key",
+            assign!(),
+            r#"["']?(?P<secret>[A-Za-z0-9/+=]{40})"#
+        ),
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    rule_ci(
+        "aws-session-token",
+        &["session_token", "session-token", "sessiontoken"],
+        Any,
+        concat!(
+            r"(?i)session[_-]?token",
+            assign!(),
+            r#"["']?(?P<secret>[A-Za-z0-9/+=]{100,})"#
+        ),
+        "AWS_SESSION_TOKEN=7V21jxUdcfQm9/seB1qRmUR8AK3R2GgLLT+ZQISA+pQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g+fp1Z5ibXt80nk8Btb2abplBpq8cJF5xgUs",
+        "7V21jxUdcfQm9/seB1qRmUR8AK3R2GgLLT+ZQISA+pQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g+fp1Z5ibXt80nk8Btb2abplBpq8cJF5xgUs",
+    ),
+    rule(
+        "google-api-key",
+        &["AIza"],
+        Word,
+        r"AIza[0-9A-Za-z_-]{35}",
+        "key=AIzaqtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r",
+        "AIzaqtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r",
+    ),
+    rule(
+        "gcp-service-account-private-key",
+        &["\"private_key\""],
+        Any,
+        r#""private_key"\s*:\s*"(?P<secret>(?:[^"\\]|\\.)*)"?"#,
+        r#"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n", "client_email": "a@b.iam.gserviceaccount.com"}"#,
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    ),
+    rule(
+        "google-oauth-client-secret",
+        &["GOCSPX-"],
+        Word,
+        r"GOCSPX-[A-Za-z0-9_-]{28}",
+        "client_secret: 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",
+        "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",
+    ),
+    rule(
+        "google-oauth-access-token",
+        &["ya29."],
+        Word,
+        r"ya29\.[0-9A-Za-z_-]{20,}",
+        "token ya29.7CmY_uCu3ZR1zTOlUcR64cXQLioDnkHIfxIq2HZt",
+        "ya29.7CmY_uCu3ZR1zTOlUcR64cXQLioDnkHIfxIq2HZt",
+    ),
+    rule_ci(
+        "azure-storage-account-key",
+        &["AccountKey="],
+        Any,
+        r"(?i)AccountKey=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+        "DefaultEndpointsProtocol=https;AccountName=demo;AccountKey=/PlJhx2jIclHkCiHp6bR1IqfEouHgxzNNAL5wIScGebcy8F5n3/YNBDRzrZSgqbjG3uhkWKFLf6xuI5aHUQPFe==;EndpointSuffix=core.windows.net",
+        "/PlJhx2jIclHkCiHp6bR1IqfEouHgxzNNAL5wIScGebcy8F5n3/YNBDRzrZSgqbjG3uhkWKFLf6xuI5aHUQPFe==",
+    ),
+    rule_ci(
+        "azure-shared-access-key",
+        &["SharedAccessKey="],
+        Any,
+        r"(?i)SharedAccessKey=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+        "Endpoint=sb://demo.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=kL/6GgebhbkXNNv+hOV48vsoUu19X5IQLJhQbtN2=",
+        "kL/6GgebhbkXNNv+hOV48vsoUu19X5IQLJhQbtN2",
+    ),
+    rule_ci(
+        "azure-sas-token",
+        &["sig="],
+        Word,
+        r"(?i)sig=(?P<secret>[A-Za-z0-9%+/]{30,}(?:=|%3D){0,2})",
+        "https://demo.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig=94tnwlavyfErGPmpGXafq0fjzLczbttOofL9H2WjQ5T%3D",
+        "94tnwlavyfErGPmpGXafq0fjzLczbttOofL9H2WjQ5T",
+    ),
+    rule(
+        "digitalocean-token",
+        &["dop_v1_", "doo_v1_", "dor_v1_"],
+        Word,
+        r"do[por]_v1_[a-f0-9]{64}",
+        "DIGITALOCEAN_TOKEN=dop_v1_1a3ce9d97dcbee500fe7ee5fc324bdb2e1142a21c402364f9572b85a8e48f687",
+        "dop_v1_1a3ce9d97dcbee500fe7ee5fc324bdb2e1142a21c402364f9572b85a8e48f687",
+    ),
+    // --- Version control and package registries ---------------------------------------------
+    rule(
+        "github-personal-access-token",
+        &["ghp_"],
+        Word,
+        r"ghp_[A-Za-z0-9]{36,251}",
+        "GITHUB_TOKEN=ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+        "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+    ),
+    rule(
+        "github-oauth-token",
+        &["gho_"],
+        Word,
+        r"gho_[A-Za-z0-9]{36,251}",
+        "oauth: gho_KLzdocJ2isAjIhKtJ0RlgLKOmxgJTeKdNnFR",
+        "gho_KLzdocJ2isAjIhKtJ0RlgLKOmxgJTeKdNnFR",
+    ),
+    rule(
+        "github-user-to-server-token",
+        &["ghu_"],
+        Word,
+        r"ghu_[A-Za-z0-9]{36,251}",
+        "token ghu_IBXuDL7DxtpYlSXpfKtHF4vUCsMehGAkWvj7 expires",
+        "ghu_IBXuDL7DxtpYlSXpfKtHF4vUCsMehGAkWvj7",
+    ),
+    rule(
+        "github-server-to-server-token",
+        &["ghs_"],
+        Word,
+        r"ghs_[A-Za-z0-9]{36,251}",
+        "installation token ghs_FAc9QeWJKY40uvSwMFLZDe1f8rESQedUStPK",
+        "ghs_FAc9QeWJKY40uvSwMFLZDe1f8rESQedUStPK",
+    ),
+    rule(
+        "github-refresh-token",
+        &["ghr_"],
+        Word,
+        r"ghr_[A-Za-z0-9]{36,251}",
+        "refresh=ghr_R0CsTy4Qwb8DwkNhFdnXsiVpzz63FfkCzJr4",
+        "ghr_R0CsTy4Qwb8DwkNhFdnXsiVpzz63FfkCzJr4",
+    ),
+    rule(
+        "github-fine-grained-token",
+        &["github_pat_"],
+        Word,
+        r"github_pat_[A-Za-z0-9_]{50,255}",
+        "GH_TOKEN=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",
+        "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",
+    ),
+    rule(
+        "gitlab-personal-access-token",
+        &["glpat-"],
+        Word,
+        r"glpat-[A-Za-z0-9_-]{20,}",
+        "PRIVATE-TOKEN: glpat-xNbe3nNyjOq9wMxEhh2F",
+        "glpat-xNbe3nNyjOq9wMxEhh2F",
+    ),
+    rule(
+        "gitlab-runner-token",
+        &["glrt-"],
+        Word,
+        r"glrt-[A-Za-z0-9_-]{20,}",
+        "gitlab-runner register --token glrt-DEEtfjgVvVqE1SkHbn88",
+        "glrt-DEEtfjgVvVqE1SkHbn88",
+    ),
+    rule(
+        "gitlab-deploy-token",
+        &["gldt-"],
+        Word,
+        r"gldt-[A-Za-z0-9_-]{20,}",
+        "deploy token gldt-HxjSI6bWHtP3fS2qHx6k",
+        "gldt-HxjSI6bWHtP3fS2qHx6k",
+    ),
+    rule(
+        "npm-token",
+        &["npm_"],
+        Word,
+        r"npm_[A-Za-z0-9]{36}",
+        "//registry.npmjs.org/:_authToken=npm_wXoIIXGvOoNZYW2mZp0zVZomHFwUbbYrEqmS",
+        "npm_wXoIIXGvOoNZYW2mZp0zVZomHFwUbbYrEqmS",
+    ),
+    rule(
+        "pypi-token",
+        &["pypi-AgEIcHlwaS5vcmc"],
+        Word,
+        r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+        "password = pypi-AgEIcHlwaS5vcmcS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61",
+        "pypi-AgEIcHlwaS5vcmcS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61",
+    ),
+    rule(
+        "docker-hub-token",
+        &["dckr_pat_"],
+        Word,
+        r"dckr_pat_[A-Za-z0-9_-]{27,}",
+        "docker login -u me -p dckr_pat_aS_m_x-SHuKBD-vok_nPTmZYl2d",
+        "dckr_pat_aS_m_x-SHuKBD-vok_nPTmZYl2d",
+    ),
+    // --- Chat and webhooks -------------------------------------------------------------------
+    rule(
+        "slack-token",
+        &[
+            "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-",
+        ],
+        Word,
+        r"xox[abposre]-[0-9A-Za-z-]{10,}",
+        "SLACK_BOT_TOKEN=xoxb-965724920868-2889093100251-y1CJdObOIRpFqaDZeV7G5IfQ",
+        "xoxb-965724920868-2889093100251-y1CJdObOIRpFqaDZeV7G5IfQ",
+    ),
+    rule(
+        "slack-app-token",
+        &["xapp-"],
+        Word,
+        r"xapp-[0-9A-Za-z-]{20,}",
+        "SLACK_APP_TOKEN=xapp-1-A7E4QEQPNO3-7617409319254-940f1f836f99eee3692f09e2e8c662248b483b7ffc050fec94dbca3a0aac3609",
+        "xapp-1-A7E4QEQPNO3-7617409319254-940f1f836f99eee3692f09e2e8c662248b483b7ffc050fec94dbca3a0aac3609",
+    ),
+    rule_ci(
+        "slack-webhook",
+        &["hooks.slack.com/"],
+        Any,
+        r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
+        "curl -X POST https://hooks.slack.com/services/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",
+        "TQXEZYEX1/BRDRGDSJPR1/GumXxY9B4bZWOz648JJnUfd7",
+    ),
+    rule_ci(
+        "discord-webhook",
+        &["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"],
+        Any,
+        r"(?i)discord(?:app)?\.com/api/webhooks/(?P<secret>[0-9]{5,30}/[A-Za-z0-9_-]{20,})",
+        "https://discord.com/api/webhooks/679247082276544446/EM9YpvujA-C5Q52ryFlwRlOEVHzc0X0AWIRh-JUqBlIFXZ53Ncqe28_ajY75FnCttn6k",
+        "EM9YpvujA-C5Q52ryFlwRlOEVHzc0X0AWIRh-JUqBlIFXZ53Ncqe28_ajY75FnCttn6k",
+    ),
+    rule(
+        "telegram-bot-token",
+        &[":AA"],
+        Digit,
+        r":(?P<secret>AA[A-Za-z0-9_-]{33})",
+        "https://api.telegram.org/bot123456789:AAGNOaeCtL31Ugq_DfcgaTMnTC0MrAU8urb/getMe",
+        "AAGNOaeCtL31Ugq_DfcgaTMnTC0MrAU8urb",
+    ),
+    // --- Payment, messaging and SaaS --------------------------------------------------------
+    rule(
+        "stripe-secret-key",
+        &["sk_live_", "sk_test_"],
+        Word,
+        r"sk_(?:live|test)_[0-9A-Za-z]{20,247}",
+        "Stripe.api_key = 'sk_live_JXcaYioK6cPTt9iOqHOBSWhg'",
+        "sk_live_JXcaYioK6cPTt9iOqHOBSWhg",
+    ),
+    rule(
+        "stripe-restricted-key",
+        &["rk_live_", "rk_test_"],
+        Word,
+        r"rk_(?:live|test)_[0-9A-Za-z]{20,247}",
+        "STRIPE_KEY=rk_live_etH8LmyqoYMaaItDr9uP14pE",
+        "rk_live_etH8LmyqoYMaaItDr9uP14pE",
+    ),
+    rule(
+        "stripe-webhook-secret",
+        &["whsec_"],
+        Word,
+        r"whsec_[A-Za-z0-9+/=]{24,}",
+        "STRIPE_WEBHOOK_SECRET=whsec_HpJpb9ATPtdbmF4RPAfqoQB7xoFcSvTA",
+        "whsec_HpJpb9ATPtdbmF4RPAfqoQB7xoFcSvTA",
+    ),
+    rule(
+        "twilio-api-key",
+        &["SK"],
+        Word,
+        r"SK[0-9a-fA-F]{32}",
+        "TWILIO_API_KEY=SKbc60926f6967e7893f57fd14c1604d11",
+        "SKbc60926f6967e7893f57fd14c1604d11",
+    ),
+    rule(
+        "sendgrid-api-key",
+        &["SG."],
+        Word,
+        r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
+        "SENDGRID_API_KEY=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",
+        "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",
+    ),
+    rule(
+        "mailgun-api-key",
+        &["key-"],
+        Word,
+        r"key-[0-9a-zA-Z]{32}",
+        "curl --user 'api:key-073fec8df4f50947aaeb26c57d21fa5d'",
+        "key-073fec8df4f50947aaeb26c57d21fa5d",
+    ),
+    rule(
+        "shopify-token",
+        &["shpat_", "shpca_", "shppa_", "shpss_"],
+        Word,
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        "X-Shopify-Access-Token: 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",
+        "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",
+    ),
+    rule(
+        "square-token",
+        &["sq0atp-", "sq0csp-"],
+        Word,
+        r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}",
+        "SQUARE_TOKEN=sq0atp-opH1Dr8-h97s_F-vauP7-L",
+        "sq0atp-opH1Dr8-h97s_F-vauP7-L",
+    ),
+    rule(
+        "linear-api-key",
+        &["lin_api_"],
+        Word,
+        r"lin_api_[A-Za-z0-9]{40}",
+        "LINEAR_API_KEY=lin_api_GbOY1xHvAV8DnRlzGW7hUNwOdqryzdaeA6AOSRwL",
+        "lin_api_GbOY1xHvAV8DnRlzGW7hUNwOdqryzdaeA6AOSRwL",
+    ),
+    rule(
+        "postman-api-key",
+        &["PMAK-"],
+        Word,
+        r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+        "POSTMAN_API_KEY=PMAK-863386ce10cd79e048c07dd7-753eda83d7c58dfe0d5a0cf318656b3e6f",
+        "PMAK-863386ce10cd79e048c07dd7-753eda83d7c58dfe0d5a0cf318656b3e6f",
+    ),
+    rule(
+        "newrelic-user-key",
+        &["NRAK-"],
+        Word,
+        r"NRAK-[A-Z0-9]{27}",
+        "NEW_RELIC_API_KEY=NRAK-3P6MRTJJPU7WKPUMQGKGMYJJTT1",
+        "NRAK-3P6MRTJJPU7WKPUMQGKGMYJJTT1",
+    ),
+    rule(
+        "grafana-token",
+        &["glsa_", "glc_"],
+        Word,
+        r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
+        "GRAFANA_TOKEN=glsa_xntqB5IGky4Oo8DiIMWSWMPcwLuHj31C_a5ee874a",
+        "glsa_xntqB5IGky4Oo8DiIMWSWMPcwLuHj31C_a5ee874a",
+    ),
+    rule(
+        "databricks-token",
+        &["dapi"],
+        Word,
+        r"dapi[a-f0-9]{32}(?:-[0-9])?",
+        "DATABRICKS_TOKEN=dapi8379c7ce65426f74bde94fb78c8d5f08",
+        "dapi8379c7ce65426f74bde94fb78c8d5f08",
+    ),
+    rule(
+        "pulumi-token",
+        &["pul-"],
+        Word,
+        r"pul-[a-f0-9]{40}",
+        "PULUMI_ACCESS_TOKEN=pul-b79affd2b49c12a4b0062983475eb46c5296f62e",
+        "pul-b79affd2b49c12a4b0062983475eb46c5296f62e",
+    ),
+    rule(
+        "vault-token",
+        &["hvs.", "hvb."],
+        Word,
+        r"hv[sb]\.[A-Za-z0-9_-]{24,}",
+        "VAULT_TOKEN=hvs.BkbvHEzuPyXQEW88ad3DNBYjvsedonuSsddfrfifiUziXnFAAoeelK9mqmALOR2HcSGKgVP8Kd0d3mS8gBlKv3azKg",
+        "hvs.BkbvHEzuPyXQEW88ad3DNBYjvsedonuSsddfrfifiUziXnFAAoeelK9mqmALOR2HcSGKgVP8Kd0d3mS8gBlKv3azKg",
+    ),
+    // --- AI providers -------------------------------------------------------------------------
+    // Anthropic before OpenAI: both match `sk-ant-...` with the same span; the first names it.
+    rule(
+        "anthropic-api-key",
+        &["sk-ant-"],
+        Word,
+        r"sk-ant-[A-Za-z0-9_-]{32,}",
+        "ANTHROPIC_API_KEY=sk-ant-api03-LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYlVvsSKuvinX_zMqf9OgAA",
+        "sk-ant-api03-LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYlVvsSKuvinX_zMqf9OgAA",
+    ),
+    rule(
+        "openai-api-key",
+        &["sk-"],
+        Word,
+        r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+        "OPENAI_API_KEY=sk-proj-njHkAm1-5wDr16EpLLJIVGHz4FxFEtKyPiYGFDm7ena8D5Vf",
+        "sk-proj-njHkAm1-5wDr16EpLLJIVGHz4FxFEtKyPiYGFDm7ena8D5Vf",
+    ),
+    rule(
+        "huggingface-token",
+        &["hf_"],
+        Word,
+        r"hf_[A-Za-z0-9]{30,}",
+        "HF_TOKEN=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",
+        "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",
+    ),
+    // --- Generic structures ---------------------------------------------------------------------
+    rule(
+        "age-secret-key",
+        &["AGE-SECRET-KEY-1"],
+        Word,
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "# secret key: AGE-SECRET-KEY-10FUXYF3ESQRKUL02QZRPET02RXQVF6V6TNYNR7QCMA9UTWXSWZ84SR3MSJ",
+        "AGE-SECRET-KEY-10FUXYF3ESQRKUL02QZRPET02RXQVF6V6TNYNR7QCMA9UTWXSWZ84SR3MSJ",
+    ),
+    rule(
+        "jwt",
+        &["eyJ"],
+        Word,
+        r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
+        "id_token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0.FWXWD5KaPHI2ufKssJ-Sk_WzDNhY7AGbX6lTiDYHP9z",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0",
+    ),
+    // The whole block, BEGIN to END; a block whose END was cut off is removed up to the end of
+    // its body (a truncated key is still a key).
+    rule(
+        "pem-private-key",
+        &["-----BEGIN"],
+        Any,
+        r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s\\:,.]|-[A-Za-z0-9])*(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7V21jxUdcfQm9seB1qRmUR8AK3R2GgLLT\nZQISApQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g\n-----END RSA PRIVATE KEY-----\n",
+        "MIIEowIBAAKCAQEA7V21jxUdcfQm9seB1qRmUR8AK3R2GgLLT",
+    ),
+    // An END line whose BEGIN was cut off (the tail of a truncated output): the body before it
+    // is removed too.
+    BuiltinRule {
+        name: "pem-private-key",
+        anchors: &["-----END"],
+        anchors_ignore_case: false,
+        left: Any,
+        pattern: r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
+        extends_back: true,
+        example: "ZQISApQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g\n-----END OPENSSH PRIVATE KEY-----",
+        example_secret: "ZQISApQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g",
+    },
+    // Connection strings before the generic URL rule: same span, more telling name.
+    rule_ci(
+        "postgres-connection-string",
+        &["postgres://", "postgresql://"],
+        Word,
+        r"(?i)postgres(?:ql)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app",
+        "s3cr3t-Pa55",
+    ),
+    rule_ci(
+        "mysql-connection-string",
+        &["mysql://", "mysqlx://", "mariadb://"],
+        Word,
+        r"(?i)(?:mysqlx?|mariadb)://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
+        "mysql://root:hunter2hunter2@127.0.0.1:3306/shop",
+        "hunter2hunter2",
+    ),
+    rule_ci(
+        "mongodb-connection-string",
+        &["mongodb://", "mongodb+srv://"],
+        Word,
+        r"(?i)mongodb(?:\+srv)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
+        "mongodb+srv://admin:Zx9-qq_77rT@cluster0.abcde.mongodb.net/test?retryWrites=true",
+        "Zx9-qq_77rT",
+    ),
+    rule_ci(
+        "redis-connection-string",
+        &["redis://", "rediss://"],
+        Word,
+        r"(?i)rediss?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
+        "REDIS_URL=rediss://:p4ssw0rd-redis@cache.internal:6380/0",
+        "p4ssw0rd-redis",
+    ),
+    // scheme://user:pass@host: the password runs to the LAST `@` of the authority, so an
+    // unencoded `@` in a password does not leave its second half behind.
+    rule(
+        "url-credentials",
+        &["://"],
+        Any,
+        r"://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
+        "git clone https://deploy:gh-pass-1234@git.example.com/repo.git",
+        "gh-pass-1234",
+    ),
+    rule_ci(
+        "authorization-header",
+        &["authorization"],
+        Any,
+        r#"(?i)authorization["']?[ \t]{0,5}[:=][ \t]{0,5}["']?(?:(?:bearer|basic|token|digest|negotiate|bot|apikey)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=:-]{8,})"#,
+        "curl -H 'Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l' https://api.example.com",
+        "YWxhZGRpbjpvcGVuc2VzYW1l",
+    ),
+    rule_ci(
+        "bearer-token",
+        &["bearer"],
+        Word,
+        r"(?i)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)",
+        "sending header Bearer 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+        "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+    ),
+    // key = value assignments. The key stays, the value goes. A key may carry a prefix or a
+    // suffix (`DB_PASSWORD`, `password_hash`), quotes and `=`, `:`, `:=` or `=>`.
+    rule_ci(
+        "password-assignment",
+        &["password", "passwd", "passphrase", "pwd"],
+        Any,
+        concat!(
+            r"(?i)(?:password|passwd|passphrase|pwd)[A-Za-z0-9_.-]{0,30}",
+            assign!(),
+            value!()
+        ),
+        "export DB_PASSWORD='correct horse battery staple'",
+        "correct horse battery staple",
+    ),
+    rule_ci(
+        "secret-assignment",
+        &[
+            "secret",
+            "api_key",
+            "api-key",
+            "apikey",
+            "access_token",
+            "access-token",
+            "accesstoken",
+            "auth_token",
+            "auth-token",
+            "authtoken",
+            "refresh_token",
+            "refresh-token",
+            "refreshtoken",
+            "private_token",
+            "private-token",
+            "privatetoken",
+        ],
+        Any,
+        concat!(
+            r"(?i)(?:secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?token)[A-Za-z0-9_.-]{0,30}",
+            assign!(),
+            value!()
+        ),
+        r#"{"client_secret": "q8Zr-Tt5!long~value", "x": 1}"#,
+        "q8Zr-Tt5!long~value",
+    ),
+];
+
+/// Name used for spans found by the entropy fallback.
+pub const ENTROPY_RULE: &str = "high-entropy";
+
+/// The names of the built-in rules, each once, in table order.
+pub fn builtin_rule_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for rule in BUILTIN_RULES {
+        if !names.contains(&rule.name) {
+            names.push(rule.name);
+        }
+    }
+    names
+}
+
+fn marker_for(name: &str) -> Box<str> {
+    format!("[REDACTED:{name}]").into_boxed_str()
+}
+
+/// A built-in rule, compiled.
+#[derive(Debug)]
+struct CompiledRule {
+    marker: Box<str>,
+    left: LeftContext,
+    /// `^(?:pattern)`: only ever run on `&text[hit..]`.
+    regex: Regex,
+    secret_groups: Vec<usize>,
+    extends_back: bool,
+}
+
+/// One anchor of one rule, as checked at an automaton hit.
+#[derive(Debug)]
+struct AnchorCheck {
+    rule: usize,
+    bytes: Box<[u8]>,
+    ignore_case: bool,
+}
+
+/// The compiled built-in table (shared by every `Redactor`).
+#[derive(Debug)]
+struct Builtin {
+    rules: Vec<CompiledRule>,
+    /// Leftmost-longest, ASCII case-insensitive, over every distinct (lower-cased) anchor.
+    anchors: AhoCorasick,
+    /// For each automaton pattern: the anchors that are a prefix of it (itself included), so a
+    /// leftmost-longest hit also triggers the rules of the shorter anchors starting there.
+    checks: Vec<Vec<AnchorCheck>>,
+}
+
+fn secret_groups(regex: &Regex) -> Vec<usize> {
+    regex
+        .capture_names()
+        .enumerate()
+        .filter_map(|(i, name)| name.filter(|n| n.starts_with("secret")).map(|_| i))
+        .collect()
+}
+
+fn compile_builtin() -> Result<Builtin, RedactError> {
+    let mut rules = Vec::with_capacity(BUILTIN_RULES.len());
+    for spec in BUILTIN_RULES {
+        let regex =
+            Regex::new(&format!("^(?:{})", spec.pattern)).map_err(|e| RedactError::BadPattern {
+                name: spec.name.to_string(),
+                message: e.to_string(),
+            })?;
+        rules.push(CompiledRule {
+            marker: marker_for(spec.name),
+            left: spec.left,
+            secret_groups: secret_groups(&regex),
+            regex,
+            extends_back: spec.extends_back,
+        });
+    }
+    let mut patterns: Vec<String> = Vec::new();
+    for spec in BUILTIN_RULES {
+        for anchor in spec.anchors {
+            let lower = anchor.to_ascii_lowercase();
+            if !patterns.contains(&lower) {
+                patterns.push(lower);
+            }
+        }
+    }
+    let checks = patterns
+        .iter()
+        .map(|pattern| {
+            let mut list = Vec::new();
+            for (rule, spec) in BUILTIN_RULES.iter().enumerate() {
+                for anchor in spec.anchors {
+                    if pattern
+                        .as_bytes()
+                        .starts_with(anchor.to_ascii_lowercase().as_bytes())
+                    {
+                        list.push(AnchorCheck {
+                            rule,
+                            bytes: anchor.as_bytes().into(),
+                            ignore_case: spec.anchors_ignore_case,
+                        });
+                    }
+                }
+            }
+            list
+        })
+        .collect();
+    let anchors = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(&patterns)
+        .map_err(|e| RedactError::BadPattern {
+            name: "built-in anchors".to_string(),
+            message: e.to_string(),
+        })?;
+    Ok(Builtin {
+        rules,
+        anchors,
+        checks,
+    })
+}
+
+static BUILTIN: LazyLock<Result<Arc<Builtin>, (String, String)>> = LazyLock::new(|| {
+    compile_builtin().map(Arc::new).map_err(|e| match e {
+        RedactError::BadPattern { name, message } => (name, message),
+    })
+});
+
+/// An operator pattern, compiled.
+#[derive(Debug, Clone)]
+struct ExtraRule {
+    marker: Box<str>,
+    regex: Regex,
+    secret_groups: Vec<usize>,
+}
+
 /// A compiled redaction rule set.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     enabled: bool,
+    entropy_fallback: bool,
+    builtin: Arc<Builtin>,
+    extras: Vec<ExtraRule>,
+    entropy_marker: Box<str>,
 }
+
+/// A part of a text to replace.
+#[derive(Debug, Clone, Copy)]
+struct Span<'a> {
+    start: usize,
+    end: usize,
+    /// Table position (built-ins first, then operator patterns, then entropy): ties go to the
+    /// earlier rule.
+    order: usize,
+    marker: &'a str,
+}
+
+/// Exactly one `[REDACTED:<name>]` marker.
+fn is_marker(s: &str) -> bool {
+    s.strip_prefix("[REDACTED:")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        })
+}
+
+fn is_pem_body(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric()
+        || matches!(byte, b'+' | b'/' | b'=' | b'\\' | b':' | b',' | b'.')
+        || byte.is_ascii_whitespace()
+}
+
+fn is_token_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=' | b'_' | b'-')
+}
+
+/// Shannon entropy in bits per byte.
+fn entropy(bytes: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in bytes {
+        counts[usize::from(b)] += 1;
+    }
+    let len = bytes.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / len;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Minimum length of a token the entropy fallback considers.
+const ENTROPY_MIN_LEN: usize = 24;
+/// Bits per character above which a token counts as random. Hex (git SHAs) cannot exceed 4.0
+/// and a UUID stays near 4.0; random base64 of 24+ characters is typically above 4.3.
+const ENTROPY_THRESHOLD: f64 = 4.2;
 
 impl Redactor {
     /// Build the built-in rules plus the operator's patterns.
     pub fn new(settings: &RedactionSettings) -> Result<Self, RedactError> {
-        Ok(Redactor { enabled: settings.enabled })
+        let builtin = match &*BUILTIN {
+            Ok(builtin) => Arc::clone(builtin),
+            Err((name, message)) => {
+                return Err(RedactError::BadPattern {
+                    name: name.clone(),
+                    message: message.clone(),
+                });
+            }
+        };
+        let mut extras = Vec::with_capacity(settings.extra_patterns.len());
+        for pattern in &settings.extra_patterns {
+            // A name with `]` or a newline would let a pattern forge or break the marker that
+            // tells a reader where something was removed.
+            let name_ok = !pattern.name.is_empty()
+                && pattern.name.len() <= 64
+                && pattern
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+            if !name_ok {
+                return Err(RedactError::BadPattern {
+                    name: pattern.name.clone(),
+                    message: "the name must be 1-64 characters of A-Z, a-z, 0-9, '-', '_', '.'"
+                        .to_string(),
+                });
+            }
+            // A pathological operator regex (huge counted repetition) is refused here instead
+            // of costing memory and time on every output.
+            let regex = RegexBuilder::new(&pattern.regex)
+                .size_limit(EXTRA_PATTERN_SIZE_LIMIT)
+                .dfa_size_limit(2 * EXTRA_PATTERN_SIZE_LIMIT)
+                .build()
+                .map_err(|e| RedactError::BadPattern {
+                    name: pattern.name.clone(),
+                    message: e.to_string(),
+                })?;
+            extras.push(ExtraRule {
+                marker: marker_for(&pattern.name),
+                secret_groups: secret_groups(&regex),
+                regex,
+            });
+        }
+        Ok(Redactor {
+            enabled: settings.enabled,
+            entropy_fallback: settings.entropy_fallback,
+            builtin,
+            extras,
+            entropy_marker: marker_for(ENTROPY_RULE),
+        })
     }
 
     /// Replace every secret in `text` with `[REDACTED:<rule>]`.
     pub fn redact(&self, text: &str) -> String {
-        let _ = self.enabled;
-        text.to_string()
+        let spans = self.find_spans(text);
+        if spans.is_empty() {
+            return text.to_owned();
+        }
+        render(text, &spans)
     }
 
     /// Redact every string inside a JSON value, in place.
+    ///
+    /// Object keys are redacted too. A string value under a key that names a credential
+    /// (`password`, `token`, `secret`, `api_key`, `authorization`, ...) is replaced whole: in
+    /// `{"password": "hunter2"}` the value alone looks like nothing.
     pub fn redact_json(&self, value: &mut serde_json::Value) {
-        let _ = value;
+        if !self.enabled {
+            return;
+        }
+        match value {
+            serde_json::Value::String(s) => {
+                if let Cow::Owned(red) = self.redact_cow(s) {
+                    *s = red;
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    self.redact_json(item);
+                }
+            }
+            serde_json::Value::Object(map) => {
+                let needs_rekey = map
+                    .keys()
+                    .any(|k| matches!(self.redact_cow(k), Cow::Owned(_)));
+                if needs_rekey {
+                    let old = std::mem::take(map);
+                    for (key, v) in old {
+                        let mut new_key = self.redact(&key);
+                        // Two keys redacted to the same text must not overwrite each other.
+                        let mut n = 2;
+                        while map.contains_key(&new_key) {
+                            new_key = format!("{}#{n}", self.redact(&key));
+                            n += 1;
+                        }
+                        map.insert(new_key, v);
+                    }
+                }
+                for (key, v) in map.iter_mut() {
+                    match (credential_key(key), &*v) {
+                        (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
+                            *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
+                        }
+                        _ => self.redact_json(v),
+                    }
+                }
+            }
+            serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
+            }
+        }
+    }
+
+    fn redact_cow<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let spans = self.find_spans(text);
+        if spans.is_empty() {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(render(text, &spans))
+        }
+    }
+
+    /// Every secret span in `text`, sorted, overlaps merged.
+    fn find_spans<'s>(&'s self, text: &str) -> Vec<Span<'s>> {
+        let mut spans: Vec<Span<'s>> = Vec::new();
+        if !self.enabled || text.is_empty() {
+            return spans;
+        }
+        let bytes = text.as_bytes();
+        let builtin = &*self.builtin;
+        // Per rule: end of its last match, so one rule never rescans its own match (keeps the
+        // work linear on adversarial output full of anchors).
+        let mut rule_end: Vec<usize> = Vec::new();
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let Some(hit) = builtin.anchors.find(Input::new(bytes).range(pos..)) else {
+                break;
+            };
+            let at = hit.start();
+            pos = at + 1;
+            let Some(checks) = builtin.checks.get(hit.pattern().as_usize()) else {
+                continue;
+            };
+            for check in checks {
+                if rule_end.is_empty() {
+                    rule_end = vec![0; builtin.rules.len()];
+                }
+                if at < rule_end.get(check.rule).copied().unwrap_or(0) {
+                    continue;
+                }
+                let Some(rule) = builtin.rules.get(check.rule) else {
+                    continue;
+                };
+                let Some(candidate) = bytes.get(at..at + check.bytes.len()) else {
+                    continue;
+                };
+                let same = if check.ignore_case {
+                    candidate.eq_ignore_ascii_case(&check.bytes)
+                } else {
+                    candidate == &*check.bytes
+                };
+                if !same {
+                    continue;
+                }
+                let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+                let left_ok = match rule.left {
+                    LeftContext::Any => true,
+                    LeftContext::NotAlphanumeric => {
+                        !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                    }
+                    LeftContext::Digit => before.is_some_and(|b| b.is_ascii_digit()),
+                };
+                if !left_ok {
+                    continue;
+                }
+                // Anchors are ASCII, so `at` is a char boundary.
+                let Some(hay) = text.get(at..) else { continue };
+                let Some(found) = match_secret(&rule.regex, &rule.secret_groups, hay) else {
+                    continue;
+                };
+                let (mut start, end) = (at + found.0, at + found.1);
+                // A value that is already a marker (`password='[REDACTED:x]'`) stays as it is,
+                // so redacting twice changes nothing; anything more than a bare marker is not.
+                if text.get(start..end).is_some_and(is_marker) {
+                    continue;
+                }
+                if let Some(slot) = rule_end.get_mut(check.rule) {
+                    *slot = at + found.2;
+                }
+                if rule.extends_back {
+                    start = extend_back_over_pem_body(bytes, start);
+                }
+                spans.push(Span {
+                    start,
+                    end,
+                    order: check.rule,
+                    marker: &rule.marker,
+                });
+            }
+        }
+        let base = builtin.rules.len();
+        for (i, extra) in self.extras.iter().enumerate() {
+            if extra.secret_groups.is_empty() {
+                for m in extra.regex.find_iter(text) {
+                    if !m.is_empty() {
+                        spans.push(Span {
+                            start: m.start(),
+                            end: m.end(),
+                            order: base + i,
+                            marker: &extra.marker,
+                        });
+                    }
+                }
+            } else {
+                for caps in extra.regex.captures_iter(text) {
+                    let found = extra
+                        .secret_groups
+                        .iter()
+                        .filter_map(|&g| caps.get(g))
+                        .fold(None, |acc: Option<(usize, usize)>, m| {
+                            Some(acc.map_or((m.start(), m.end()), |(s, e)| {
+                                (s.min(m.start()), e.max(m.end()))
+                            }))
+                        });
+                    if let Some((s, e)) = found.filter(|(s, e)| s < e) {
+                        spans.push(Span {
+                            start: s,
+                            end: e,
+                            order: base + i,
+                            marker: &extra.marker,
+                        });
+                    }
+                }
+            }
+        }
+        if self.entropy_fallback {
+            self.entropy_spans(bytes, base + self.extras.len(), &mut spans);
+        }
+        merge(spans)
+    }
+
+    fn entropy_spans<'s>(&'s self, bytes: &[u8], order: usize, spans: &mut Vec<Span<'s>>) {
+        let mut i = 0;
+        while i < bytes.len() {
+            if !bytes.get(i).copied().is_some_and(is_token_byte) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while bytes.get(i).copied().is_some_and(is_token_byte) {
+                i += 1;
+            }
+            let token = bytes.get(start..i).unwrap_or_default();
+            if token.len() >= ENTROPY_MIN_LEN
+                && token.iter().any(u8::is_ascii_digit)
+                && token.iter().any(u8::is_ascii_alphabetic)
+                && entropy(token) >= ENTROPY_THRESHOLD
+            {
+                spans.push(Span {
+                    start,
+                    end: i,
+                    order,
+                    marker: &self.entropy_marker,
+                });
+            }
+        }
     }
 
     /// Redact the captured stream, then cut it to `cap` bytes keeping head and tail.
+    ///
+    /// - All bytes captured are redacted first; the cut is chosen on the redacted text, never
+    ///   inside a `[REDACTED:..]` marker nor a UTF-8 character.
+    /// - When the middle of the stream was never captured (`head + tail < total`), only the
+    ///   first `head.len() - CAPTURE_MARGIN` bytes of `head` and the last
+    ///   `tail.len() - CAPTURE_MARGIN` bytes of `tail` may be shown: the margins are seen by
+    ///   the rules (so a secret straddling the cut is matched whole) but never emitted (a
+    ///   secret cut by the capture itself could not be recognised there).
+    /// - The head gets `cap / 2` bytes of output, the tail the rest; a marker that starts
+    ///   inside the head budget (or ends inside the tail budget) is kept whole.
+    /// - `omitted_bytes` counts the stream's bytes between the shown head and the shown tail.
     pub fn redact_then_truncate(&self, captured: &Captured, cap: usize) -> Truncated {
-        let _ = cap;
-        let mut bytes = captured.head.clone();
-        bytes.extend_from_slice(&captured.tail);
-        Truncated { text: self.redact(&String::from_utf8_lossy(&bytes)), omitted_bytes: 0 }
+        let head_budget = cap / 2;
+        let tail_budget = cap - head_budget;
+        let captured_len = (captured.head.len() as u64).saturating_add(captured.tail.len() as u64);
+        if captured_len >= captured.total {
+            // Everything is here: one text, no artificial cut.
+            let mut all = Vec::with_capacity(captured.head.len() + captured.tail.len());
+            all.extend_from_slice(&captured.head);
+            all.extend_from_slice(&captured.tail);
+            let decoded = Decoded::new(&all);
+            let spans = self.find_spans(&decoded.text);
+            let rendered_len = rendered_len(&decoded.text, &spans);
+            if rendered_len <= cap {
+                return Truncated {
+                    text: render(&decoded.text, &spans),
+                    omitted_bytes: 0,
+                };
+            }
+            let text_len = decoded.text.len();
+            let head = take_head(&decoded.text, &spans, head_budget, text_len);
+            let tail = take_tail(&decoded.text, &spans, tail_budget, head.end);
+            if tail.start <= head.end {
+                return Truncated {
+                    text: render(&decoded.text, &spans),
+                    omitted_bytes: 0,
+                };
+            }
+            let omitted = decoded
+                .to_raw(tail.start)
+                .saturating_sub(decoded.to_raw(head.end)) as u64;
+            return Truncated {
+                text: join(head.out, omitted, tail.out),
+                omitted_bytes: omitted,
+            };
+        }
+        // The middle was never captured: head and tail are separate texts, each with a
+        // margin at its cut that is searched but not shown.
+        let head_dec = Decoded::new(&captured.head);
+        let head_spans = self.find_spans(&head_dec.text);
+        let head_safe_raw = captured.head.len().saturating_sub(CAPTURE_MARGIN);
+        let head_limit = floor_char(&head_dec.text, head_dec.from_raw(head_safe_raw));
+        let head = take_head(&head_dec.text, &head_spans, head_budget, head_limit);
+        let head_raw_end = head_dec.to_raw(head.end) as u64;
+
+        let tail_dec = Decoded::new(&captured.tail);
+        let tail_spans = self.find_spans(&tail_dec.text);
+        let tail_safe_raw = CAPTURE_MARGIN.min(captured.tail.len());
+        let tail_limit = ceil_char(&tail_dec.text, tail_dec.from_raw_ceil(tail_safe_raw));
+        let tail = take_tail(&tail_dec.text, &tail_spans, tail_budget, tail_limit);
+        let tail_offset = captured.total.saturating_sub(captured.tail.len() as u64);
+        let tail_raw_start = tail_offset.saturating_add(tail_dec.to_raw(tail.start) as u64);
+        let omitted = tail_raw_start.saturating_sub(head_raw_end);
+        Truncated {
+            text: join(head.out, omitted, tail.out),
+            omitted_bytes: omitted,
+        }
+    }
+}
+
+/// A string value under one of these keys is a credential whatever it looks like.
+fn credential_key(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    let has = |needle: &str| lower.contains(needle);
+    if has("password") || has("passwd") || has("passphrase") || lower == "pwd" {
+        Some("password-assignment")
+    } else if has("authorization") {
+        Some("authorization-header")
+    } else if has("secret")
+        || has("api_key")
+        || has("apikey")
+        || has("api-key")
+        || has("token")
+        || has("private_key")
+        || has("credential")
+    {
+        Some("secret-assignment")
+    } else {
+        None
+    }
+}
+
+/// Run an anchored rule on `hay` (which starts at the anchor). Returns the span to replace
+/// and the end of the whole match, relative to `hay`.
+fn match_secret(regex: &Regex, groups: &[usize], hay: &str) -> Option<(usize, usize, usize)> {
+    if groups.is_empty() {
+        let m = regex.find(hay)?;
+        return (!m.is_empty()).then_some((m.start(), m.end(), m.end()));
+    }
+    let caps = regex.captures(hay)?;
+    let whole = caps.get(0)?;
+    let mut span: Option<(usize, usize)> = None;
+    for m in groups.iter().filter_map(|&g| caps.get(g)) {
+        span = Some(span.map_or((m.start(), m.end()), |(s, e)| {
+            (s.min(m.start()), e.max(m.end()))
+        }));
+    }
+    let (s, e) = span?;
+    (s < e).then_some((s, e, whole.end()))
+}
+
+/// Walk back from a PEM END line over the key body (base64, blanks, `\n` escapes, header
+/// lines such as `Proc-Type: 4,ENCRYPTED`), stopping at the dashes of a BEGIN line or at any
+/// other character.
+fn extend_back_over_pem_body(bytes: &[u8], mut start: usize) -> usize {
+    let end_line = start;
+    while let Some(i) = start.checked_sub(1) {
+        let Some(&b) = bytes.get(i) else { break };
+        let single_dash = b == b'-'
+            && start < end_line
+            && bytes.get(start).is_some_and(|n| n.is_ascii_alphanumeric());
+        if is_pem_body(b) || single_dash {
+            start = i;
+        } else {
+            break;
+        }
+    }
+    start
+}
+
+/// Sort spans and merge overlapping ones: a secret found in part by two rules leaves nothing.
+fn merge(mut spans: Vec<Span<'_>>) -> Vec<Span<'_>> {
+    if spans.len() < 2 {
+        return spans;
+    }
+    spans.sort_unstable_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(a.order.cmp(&b.order))
+    });
+    let mut merged: Vec<Span<'_>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+fn rendered_len(text: &str, spans: &[Span<'_>]) -> usize {
+    spans.iter().fold(text.len(), |len, s| {
+        len - (s.end - s.start) + s.marker.len()
+    })
+}
+
+fn render(text: &str, spans: &[Span<'_>]) -> String {
+    let mut out = String::with_capacity(rendered_len(text, spans));
+    let mut at = 0;
+    for span in spans {
+        out.push_str(text.get(at..span.start).unwrap_or_default());
+        out.push_str(span.marker);
+        at = span.end;
+    }
+    out.push_str(text.get(at..).unwrap_or_default());
+    out
+}
+
+fn join(head: String, omitted: u64, tail: String) -> String {
+    let mut text = head;
+    text.push_str(&format!("\n... [{omitted} bytes omitted] ...\n"));
+    text.push_str(&tail);
+    text
+}
+
+fn floor_char(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The head of a redacted text: `out` is what is shown, `end` where it stops in `text`.
+struct Head {
+    out: String,
+    end: usize,
+}
+
+/// At most `budget` bytes of output from the start of `text`, taking plain text only below
+/// `limit`; a marker whose secret starts below `limit` is kept whole.
+fn take_head(text: &str, spans: &[Span<'_>], budget: usize, limit: usize) -> Head {
+    let mut out = String::new();
+    let mut at = 0;
+    let plain_until = |out: &mut String, at: &mut usize, stop: usize| -> bool {
+        let room = budget.saturating_sub(out.len());
+        let end = floor_char(text, stop.min(limit).min(at.saturating_add(room)));
+        if end > *at {
+            out.push_str(text.get(*at..end).unwrap_or_default());
+            *at = end;
+        }
+        end >= stop
+    };
+    for span in spans {
+        if !plain_until(&mut out, &mut at, span.start) {
+            return Head { out, end: at };
+        }
+        if span.start >= limit || out.len() >= budget {
+            return Head { out, end: at };
+        }
+        out.push_str(span.marker);
+        at = span.end;
+    }
+    plain_until(&mut out, &mut at, text.len());
+    Head { out, end: at }
+}
+
+/// The tail of a redacted text: `out` is what is shown, `start` where it begins in `text`.
+struct Tail {
+    out: String,
+    start: usize,
+}
+
+/// At most `budget` bytes of output from the end of `text`, taking plain text only at or
+/// above `limit`; a marker whose secret ends above `limit` is kept whole.
+fn take_tail<'a>(text: &'a str, spans: &[Span<'a>], budget: usize, limit: usize) -> Tail {
+    // Pieces collected back to front, then reversed.
+    let mut pieces: Vec<&'a str> = Vec::new();
+    let mut used = 0usize;
+    let mut at = text.len();
+    let plain_from =
+        |pieces: &mut Vec<&'a str>, used: &mut usize, at: &mut usize, stop: usize| -> bool {
+            let room = budget.saturating_sub(*used);
+            let start = ceil_char(text, stop.max(limit).max(at.saturating_sub(room)));
+            if start < *at {
+                pieces.push(text.get(start..*at).unwrap_or_default());
+                *used += *at - start;
+                *at = start;
+            }
+            start <= stop
+        };
+    for span in spans.iter().rev() {
+        if !plain_from(&mut pieces, &mut used, &mut at, span.end) {
+            return Tail {
+                out: pieces.iter().rev().copied().collect(),
+                start: at,
+            };
+        }
+        if span.end <= limit || used >= budget {
+            return Tail {
+                out: pieces.iter().rev().copied().collect(),
+                start: at,
+            };
+        }
+        pieces.push(span.marker);
+        used += span.marker.len();
+        at = span.start;
+    }
+    plain_from(&mut pieces, &mut used, &mut at, 0);
+    Tail {
+        out: pieces.iter().rev().copied().collect(),
+        start: at,
+    }
+}
+
+/// Bytes decoded to text, invalid UTF-8 replaced by U+FFFD, with the way back to byte offsets.
+struct Decoded {
+    text: String,
+    /// `(text offset, byte offset)` just after each replacement character.
+    breaks: Vec<(usize, usize)>,
+}
+
+impl Decoded {
+    fn new(bytes: &[u8]) -> Self {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return Decoded {
+                text: text.to_owned(),
+                breaks: Vec::new(),
+            };
+        }
+        let mut text = String::with_capacity(bytes.len() + 16);
+        let mut breaks = Vec::new();
+        let mut raw = 0;
+        for chunk in bytes.utf8_chunks() {
+            text.push_str(chunk.valid());
+            raw += chunk.valid().len();
+            if !chunk.invalid().is_empty() {
+                text.push(char::REPLACEMENT_CHARACTER);
+                raw += chunk.invalid().len();
+                breaks.push((text.len(), raw));
+            }
+        }
+        Decoded { text, breaks }
+    }
+
+    /// Byte offset of a text offset that lies on a character boundary.
+    fn to_raw(&self, at: usize) -> usize {
+        let i = self.breaks.partition_point(|&(t, _)| t <= at);
+        match i.checked_sub(1).and_then(|i| self.breaks.get(i)) {
+            Some(&(t, r)) => r + (at - t),
+            None => at,
+        }
+    }
+
+    /// Text offset of the last character starting at or before byte offset `raw`.
+    fn from_raw(&self, raw: usize) -> usize {
+        let i = self.breaks.partition_point(|&(_, r)| r <= raw);
+        match i.checked_sub(1).and_then(|i| self.breaks.get(i)) {
+            Some(&(t, r)) => t + (raw - r),
+            None => raw,
+        }
+    }
+
+    /// Text offset of the first character that starts at or after byte offset `raw` (a
+    /// replacement character covering `raw` is excluded).
+    fn from_raw_ceil(&self, raw: usize) -> usize {
+        let floor = self.from_raw(raw);
+        let floor = floor_char(&self.text, floor);
+        if self.to_raw(floor) < raw {
+            ceil_char(&self.text, floor + 1)
+        } else {
+            floor
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor() -> Redactor {
+        match Redactor::new(&RedactionSettings::default()) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn decoded_maps_offsets_across_invalid_bytes() {
+        let d = Decoded::new(b"ab\xffcd\xe2\x82");
+        assert_eq!(d.text, "ab\u{FFFD}cd\u{FFFD}");
+        assert_eq!(d.to_raw(2), 2);
+        assert_eq!(d.to_raw(5), 3);
+        assert_eq!(d.to_raw(7), 5);
+        assert_eq!(d.to_raw(d.text.len()), 7);
+        assert_eq!(d.from_raw(3), 5);
+        assert_eq!(floor_char(&d.text, d.from_raw(6)), 7);
+        assert_eq!(d.from_raw_ceil(6), d.text.len());
+    }
+
+    #[test]
+    fn spans_overlapping_are_merged_whole() {
+        let r = redactor();
+        // A JWT inside an Authorization header: found by two rules, removed once.
+        let text = "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop rest";
+        let out = r.redact(text);
+        assert_eq!(out.matches("[REDACTED:").count(), 1, "{out}");
+        assert!(out.ends_with(" rest"), "{out}");
+    }
+
+    #[test]
+    fn anchor_inside_word_is_not_a_key() {
+        let r = redactor();
+        let text = "xAKIAIOSFODNN7EXAMPLE";
+        assert_eq!(r.redact(text), text);
     }
 }

@@ -1,0 +1,439 @@
+//! Audit log: chained, redacted, durable records; `verify` names the first broken record for
+//! every kind of tampering; the log fails closed when it really cannot be written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use safety::audit::{AuditError, AuditLog, GENESIS_PREV, verify};
+use safety::redact::{RedactionSettings, Redactor};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+fn redactor() -> Arc<Redactor> {
+    match Redactor::new(&RedactionSettings::default()) {
+        Ok(r) => Arc::new(r),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn open(path: &Path) -> AuditLog {
+    match AuditLog::open(path, redactor()) {
+        Ok(log) => log,
+        Err(e) => panic!("open failed: {e}"),
+    }
+}
+
+fn record(n: u64) -> Map<String, Value> {
+    match json!({"tool": "run_command", "args": {"command": format!("echo {n}")}, "code": "OK", "duration_ms": n})
+    {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn append(log: &AuditLog, n: u64) {
+    if let Err(e) = log.append(record(n)) {
+        panic!("append failed: {e}");
+    }
+}
+
+fn log_with(dir: &Path, records: u64) -> PathBuf {
+    let path = dir.join("audit.jsonl");
+    let log = open(&path);
+    for n in 1..=records {
+        append(&log, n);
+    }
+    path
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn parse(line: &str) -> Map<String, Value> {
+    match serde_json::from_str(line) {
+        Ok(Value::Object(map)) => map,
+        other => panic!("not a record: {other:?}"),
+    }
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn records_are_chained_with_seq_ts_prev_and_hash() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 3);
+    let lines = lines(&path);
+    assert_eq!(lines.len(), 3);
+    let mut prev = GENESIS_PREV.to_string();
+    for (i, line) in lines.iter().enumerate() {
+        let rec = parse(line);
+        assert_eq!(rec["seq"], (i + 1) as u64);
+        assert_eq!(rec["prev"], prev.as_str());
+        let ts = rec["ts"].as_str().unwrap_or_default();
+        assert!(chrono::DateTime::parse_from_rfc3339(ts).is_ok(), "ts {ts}");
+        assert!(ts.ends_with('Z'), "ts is UTC: {ts}");
+        // hash == sha256(the line without its trailing `,"hash":"..."` member)
+        let hash = rec["hash"].as_str().unwrap_or_default().to_string();
+        let suffix = format!(",\"hash\":\"{hash}\"}}");
+        let without = format!(
+            "{}}}",
+            line.strip_suffix(&suffix)
+                .unwrap_or_else(|| panic!("hash not last: {line}"))
+        );
+        assert_eq!(hex::encode(Sha256::digest(without.as_bytes())), hash);
+        prev = hash;
+    }
+    assert_eq!(
+        verify(&path).ok(),
+        Some(safety::audit::VerifyReport {
+            records: 3,
+            broken: None
+        })
+    );
+}
+
+#[test]
+fn reopening_continues_the_chain() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 2);
+    let log = open(&path);
+    append(&log, 3);
+    let lines = lines(&path);
+    assert_eq!(parse(&lines[2])["seq"], 3);
+    assert_eq!(parse(&lines[2])["prev"], parse(&lines[1])["hash"]);
+    assert_eq!(
+        verify(&path).map(|r| (r.records, r.broken)).ok(),
+        Some((3, None))
+    );
+}
+
+#[test]
+fn every_string_is_redacted_before_it_is_written() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    let rec = match json!({
+        "args": {"command": "curl -H 'Authorization: Bearer 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' x"},
+        "env": {"GITHUB_TOKEN": "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"},
+        "output": ["AKIAIOSFODNN7EXAMPLE"]
+    }) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if let Err(e) = log.append(rec) {
+        panic!("{e}");
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(!text.contains("4f9a8b7c6d5e"), "{text}");
+    assert!(!text.contains("ghp_u8jz"), "{text}");
+    assert!(!text.contains("AKIAIOSF"), "{text}");
+    assert!(text.contains("[REDACTED:"), "{text}");
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+}
+
+#[test]
+fn caller_fields_cannot_overwrite_chain_fields() {
+    // Attack: a record that brings its own `seq`/`prev`/`hash` to splice a forged chain.
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    let rec = match json!({"seq": 99, "prev": "forged", "hash": "forged", "ts": "yesterday", "tool": "x"})
+    {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if let Err(e) = log.append(rec) {
+        panic!("{e}");
+    }
+    let rec = parse(&lines(&path)[0]);
+    assert_eq!(rec["seq"], 1);
+    assert_eq!(rec["prev"], GENESIS_PREV);
+    assert_eq!(rec["event_seq"], 99);
+    assert_eq!(rec["event_hash"], "forged");
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+}
+
+#[test]
+fn concurrent_appends_from_threads_keep_one_chain() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = Arc::new(open(&path));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for n in 0..25 {
+                    append(&log, t * 100 + n);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap_or_else(|_| panic!("thread panicked"));
+    }
+    assert_eq!(
+        verify(&path).map(|r| (r.records, r.broken)).ok(),
+        Some((200, None))
+    );
+}
+
+#[test]
+fn two_writers_on_one_file_keep_one_chain() {
+    // The terminal and files servers share the log: each append re-reads the chain head.
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let a = open(&path);
+    let b = open(&path);
+    for n in 0..10 {
+        append(&a, n);
+        append(&b, n);
+        append(&b, n);
+    }
+    assert_eq!(
+        verify(&path).map(|r| (r.records, r.broken)).ok(),
+        Some((30, None))
+    );
+}
+
+fn broken_at(path: &Path) -> (u64, String) {
+    match verify(path) {
+        Ok(report) => report
+            .broken
+            .clone()
+            .unwrap_or_else(|| panic!("not detected: {report:?}")),
+        Err(e) => panic!("verify failed: {e}"),
+    }
+}
+
+#[test]
+fn verify_reports_an_edited_record() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 5);
+    let mut lines = lines(&path);
+    lines[2] = lines[2].replace("echo 3", "echo 4");
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 3);
+    assert!(why.contains("edited"), "{why}");
+    assert_eq!(verify(&path).map(|r| r.records).ok(), Some(2));
+}
+
+#[test]
+fn verify_reports_an_edited_record_whose_hash_was_recomputed() {
+    // Attack: edit a record and fix its own hash; the next record's prev no longer matches.
+    let dir = tempdir();
+    let path = log_with(dir.path(), 4);
+    let mut lines = lines(&path);
+    let mut rec = parse(&lines[1]);
+    rec.insert("code".to_string(), json!("POLICY_DENIED"));
+    rec.remove("hash");
+    let mut canonical = Vec::new();
+    safety::audit::canonical_json(&Value::Object(rec), &mut canonical);
+    let hash = hex::encode(Sha256::digest(&canonical));
+    let text = String::from_utf8_lossy(&canonical).to_string();
+    lines[1] = format!(
+        "{},\"hash\":\"{hash}\"}}",
+        text.strip_suffix('}').unwrap_or_default()
+    );
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 3);
+    assert!(why.contains("prev"), "{why}");
+}
+
+#[test]
+fn verify_reports_a_reformatted_record() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 3);
+    let mut lines = lines(&path);
+    lines[1] = lines[1].replacen(',', ", ", 1);
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 2);
+    assert!(why.contains("edited"), "{why}");
+}
+
+#[test]
+fn verify_reports_a_deleted_record() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 5);
+    let mut lines = lines(&path);
+    lines.remove(2);
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 3);
+    assert!(why.contains("deleted"), "{why}");
+}
+
+#[test]
+fn verify_reports_a_deleted_first_record() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 3);
+    let mut lines = lines(&path);
+    lines.remove(0);
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 1);
+    assert!(why.contains("deleted"), "{why}");
+}
+
+#[test]
+fn verify_reports_reordered_records() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 5);
+    let mut lines = lines(&path);
+    lines.swap(1, 3);
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 2);
+    assert!(why.contains("out of order"), "{why}");
+}
+
+#[test]
+fn verify_reports_a_cut_off_tail() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 4);
+    let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(len - 20).unwrap_or_else(|e| panic!("{e}"));
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 4);
+    assert!(why.contains("cut-off"), "{why}");
+    assert_eq!(verify(&path).map(|r| r.records).ok(), Some(3));
+}
+
+#[test]
+fn verify_reports_an_unparsable_last_line() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 2);
+    let mut lines = lines(&path);
+    let cut = lines[1].len() / 2;
+    lines[1].truncate(cut);
+    write_lines(&path, &lines);
+    let (line, why) = broken_at(&path);
+    assert_eq!(line, 2);
+    assert!(why.contains("not a JSON record"), "{why}");
+}
+
+#[test]
+fn verify_of_a_missing_file_is_an_io_error() {
+    let dir = tempdir();
+    assert!(verify(&dir.path().join("nope.jsonl")).is_err());
+}
+
+#[test]
+fn open_refuses_a_log_with_a_cut_off_tail() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 3);
+    let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(len - 1).unwrap_or_else(|e| panic!("{e}"));
+    match AuditLog::open(&path, redactor()) {
+        Err(AuditError::Broken { reason, .. }) => assert!(reason.contains("cut off"), "{reason}"),
+        other => panic!("expected Broken, got {other:?}"),
+    }
+}
+
+#[test]
+fn open_refuses_a_log_whose_last_record_was_edited() {
+    let dir = tempdir();
+    let path = log_with(dir.path(), 3);
+    let mut lines = lines(&path);
+    lines[2] = lines[2].replace("echo 3", "echo 9");
+    write_lines(&path, &lines);
+    assert!(matches!(
+        AuditLog::open(&path, redactor()),
+        Err(AuditError::Broken { .. })
+    ));
+}
+
+/// Removes the immutable flag however the test ends.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn set(path: &Path) -> Option<Self> {
+        let ok = Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).output();
+    }
+}
+
+#[test]
+fn an_immutable_log_cannot_be_opened_or_appended_to() {
+    // Fail-closed: the log really cannot be written (as root, `chattr +i`).
+    let dir = tempdir();
+    let path = log_with(dir.path(), 1);
+    let log = open(&path);
+    let Some(_guard) = Immutable::set(&path) else {
+        eprintln!("chattr +i not available here; the ENOTDIR test covers the unwritable case");
+        return;
+    };
+    // Already open: the next append fails and says why.
+    match log.append(record(2)) {
+        Err(AuditError::Io { path: p, source }) => {
+            assert_eq!(p, path);
+            assert_eq!(
+                source.kind(),
+                std::io::ErrorKind::PermissionDenied,
+                "{source}"
+            );
+        }
+        other => panic!("append to an immutable log succeeded or failed oddly: {other:?}"),
+    }
+    // Not yet open: open fails.
+    match AuditLog::open(&path, redactor()) {
+        Err(AuditError::Io { .. }) => {}
+        other => panic!("open of an immutable log: {other:?}"),
+    }
+    drop(_guard);
+    // Nothing was half-written: the chain still verifies.
+    assert_eq!(
+        verify(&path).map(|r| (r.records, r.broken)).ok(),
+        Some((1, None))
+    );
+}
+
+#[test]
+fn a_log_under_a_regular_file_cannot_be_opened() {
+    // Fail-closed without root: `<tmp>/file/audit.jsonl` fails with ENOTDIR for everyone.
+    let dir = tempdir();
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"not a directory").unwrap_or_else(|e| panic!("{e}"));
+    let path = file.join("audit.jsonl");
+    match AuditLog::open(&path, redactor()) {
+        Err(AuditError::Io { path: p, source }) => {
+            assert_eq!(p, path);
+            assert_eq!(source.kind(), std::io::ErrorKind::NotADirectory, "{source}");
+        }
+        other => panic!("expected an Io error, got {other:?}"),
+    }
+}
