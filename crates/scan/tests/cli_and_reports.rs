@@ -134,7 +134,7 @@ fn usage_errors_are_clap_errors_which_exit_two() {
         &[],
         &["x", "--bogus"],
     ] {
-        let error = parse(argv).err().expect("rejected");
+        let error = parse(argv).expect_err("rejected");
         assert_eq!(error.exit_code(), 2, "{argv:?}");
     }
 }
@@ -327,20 +327,44 @@ fn empty_sarif_validates() {
     assert!(sarif_validator().is_valid(&sarif));
 }
 
-/// The self-scan: this repository's own code. Fixtures in this crate's tests are deliberately
-/// vulnerable, so they are ignored; everything else must be free of CRITICAL/HIGH findings and
-/// parse errors.
+/// Findings the self-scan is expected to produce, each with the reason it is acceptable.
+const EXPLAINED: [(&str, &str, &str); 3] = [
+    (
+        "crates/safety/src/exec/",
+        "exec_file_dynamic",
+        "the terminal server's executor runs the program the policy approved, argv only, no shell",
+    ),
+    (
+        "crates/safe-mcp/src/client.rs",
+        "exec_file_dynamic",
+        "the black-box client starts the server binary it was given",
+    ),
+    (
+        "/tests/",
+        "",
+        "tests start the built binary, or run /bin/sh -c on purpose (the parser's differential test)",
+    ),
+];
+
+/// The self-scan: this repository's own code. This crate's test fixtures are deliberately
+/// vulnerable and are ignored. Every other finding must be one of `EXPLAINED`, nothing may be
+/// CRITICAL, and every file must parse.
 #[test]
-fn self_scan_of_this_repository_is_clean_at_high() {
+fn self_scan_of_this_repository_is_clean_or_explained() {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut options = scan::ScanOptions::new(&repository);
-    options.severity_floor = scan::rule::Severity::High;
-    options.ignore = vec![
-        "crates/scan/tests/**".to_string(),
-        "target/**".to_string(),
-        "benches/scan/corpus/**".to_string(),
-    ];
+    options.ignore = vec!["crates/scan/tests/**".to_string(), "target/**".to_string()];
     let report = scan::scan(&options).expect("scan");
     assert!(report.errors.is_empty(), "{:#?}", report.errors);
-    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let unexplained: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            f.severity == scan::rule::Severity::Critical
+                || !EXPLAINED.iter().any(|(place, rule, _)| {
+                    f.file.contains(place) && (rule.is_empty() || f.rule_id == *rule)
+                })
+        })
+        .collect();
+    assert!(unexplained.is_empty(), "{unexplained:#?}");
 }

@@ -1,0 +1,16 @@
+//! Stand-alone runner for `safe-mcp scan` (used by the benchmark without the full binary):
+//! `cargo run --release -p scan --example scan -- PATH [--format ...]`.
+
+use clap::Parser;
+
+/// `scan` arguments, as the `safe-mcp scan` subcommand takes them.
+#[derive(Parser)]
+#[command(name = "scan")]
+struct Cli {
+    #[command(flatten)]
+    args: scan::cli::ScanArgs,
+}
+
+fn main() {
+    std::process::exit(scan::cli::run(Cli::parse().args));
+}
