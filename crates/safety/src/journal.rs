@@ -117,7 +117,7 @@ pub enum Direction {
 
 impl Direction {
     /// `(from, to)` of a move in this direction.
-    pub fn places<'a>(self, m: &'a JournalMove) -> (&'a str, &'a str) {
+    pub fn places(self, m: &JournalMove) -> (&str, &str) {
         match self {
             Direction::Do | Direction::Redo => (&m.src, &m.dest),
             Direction::Undo => (&m.dest, &m.src),

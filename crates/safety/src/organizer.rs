@@ -917,7 +917,7 @@ impl Organizer {
                 }));
             }
             let done = i as u64 + 1;
-            if done % every == 0 || done == total {
+            if done.is_multiple_of(every) || done == total {
                 progress(done, total);
             }
         }
@@ -1089,6 +1089,9 @@ impl Organizer {
         let mut replaced = Vec::new();
         let mut missing = Vec::new();
         let mut steps = Vec::new();
+        // One handle and one NFC name set per folder, not one folder scan per file.
+        let mut from_dirs: HashMap<ContainedPath, Option<WorkspaceDir>> = HashMap::new();
+        let mut to_names: HashMap<ContainedPath, HashSet<String>> = HashMap::new();
         for m in &action.moves {
             let (from, to) = op.places(m);
             let (from_path, to_path) =
@@ -1099,25 +1102,50 @@ impl Organizer {
             let (Some(from_leaf), Some(to_leaf)) = (from_path.leaf(), to_path.leaf()) else {
                 continue;
             };
-            match self.workspace.stat_path(&from_path) {
+            let from_parent = from_path.parent();
+            if !from_dirs.contains_key(&from_parent) {
+                let dir = match self.workspace.open_dir(&from_parent) {
+                    Ok(d) => Some(d),
+                    Err(JailError::NotFound(_)) => None,
+                    Err(e) => return call.finish(jail_envelope(tool, &e)),
+                };
+                from_dirs.insert(from_parent.clone(), dir);
+            }
+            let now = match from_dirs.get(&from_parent) {
+                Some(Some(d)) => d.stat(from_leaf),
+                _ => Ok(None),
+            };
+            match now {
                 Ok(Some(now)) if m.identity.unchanged(&now) => {}
                 Ok(Some(_)) => replaced.push(from.to_string()),
                 Ok(None) => missing.push(from.to_string()),
                 Err(e) => return call.finish(jail_envelope(tool, &e)),
             }
-            match self.workspace.open_dir(&to_path.parent()) {
-                Ok(d) => match d.is_free(to_leaf) {
-                    Ok(true) => {}
-                    Ok(false) => taken.push(to.to_string()),
+            let to_parent = to_path.parent();
+            if !to_names.contains_key(&to_parent) {
+                let names = match self.workspace.open_dir(&to_parent) {
+                    Ok(d) => d.nfc_names(),
+                    Err(JailError::NotFound(_)) => Ok(HashSet::new()),
+                    Err(e) => Err(e),
+                };
+                match names {
+                    Ok(n) => {
+                        to_names.insert(to_parent.clone(), n);
+                    }
                     Err(e) => return call.finish(jail_envelope(tool, &e)),
-                },
-                Err(JailError::NotFound(_)) => {}
-                Err(e) => return call.finish(jail_envelope(tool, &e)),
+                }
+            }
+            // Taken also when an NFC-equal name is there, or when two moves of this action
+            // would land on one name.
+            if let Some(names) = to_names.get_mut(&to_parent)
+                && !names.insert(nfc(to_leaf))
+            {
+                taken.push(to.to_string());
             }
             steps.push(StepMove {
-                from_dir: from_path.parent(),
+                from_dir: from_parent,
                 from_leaf: from_leaf.to_string(),
-                to_dir: to_path.parent(),
+                to_dir: to_parent,
                 to_leaf: to_leaf.to_string(),
             });
         }

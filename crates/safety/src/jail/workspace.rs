@@ -236,7 +236,11 @@ impl fmt::Display for ContainedPath {
 
 /// NFC form of a name (SPEC §5.2: `café` typed and `café` stored decomposed are one file).
 pub fn nfc(name: &str) -> String {
-    name.nfc().collect()
+    if name.is_ascii() {
+        name.to_string()
+    } else {
+        name.nfc().collect()
+    }
 }
 
 /// Check one component exactly as it will reach the kernel (never trimmed: a trailing
@@ -390,13 +394,17 @@ impl WorkspaceDir {
         }
         let wanted = nfc(name);
         for stored in self.raw_names()? {
+            // An ASCII name is its own NFC form, and the exact lookup above missed it.
+            if stored.is_ascii() {
+                continue;
+            }
             let Ok(stored) = String::from_utf8(stored) else {
                 continue;
             };
-            if nfc(&stored) == wanted {
-                if let Some(id) = self.stat(&stored)? {
-                    return Ok(Some((stored, id)));
-                }
+            if nfc(&stored) == wanted
+                && let Some(id) = self.stat(&stored)?
+            {
+                return Ok(Some((stored, id)));
             }
         }
         Ok(None)

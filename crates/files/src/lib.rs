@@ -1,0 +1,259 @@
+//! MCP wiring of the safe-mcp files server (`safe-mcp files --config FILE`).
+//!
+//! No rule lives here. This crate lists the six tools with their schemas and
+//! annotations, hands each call's name and raw arguments to
+//! [`safety::organizer::Organizer::dispatch`] on a blocking thread, forwards `apply_plan`
+//! progress as MCP progress notifications, and returns the envelope as
+//! `structuredContent` (described by `outputSchema`) plus the same JSON as one text
+//! block, with `isError` exactly when `ok` is false. `clippy.toml` forbids this crate
+//! the file system and processes, so it cannot reach around the core.
+//!
+//! Annotations (hints for clients; see README):
+//! - `list_files`, `plan_organize`: read-only (a plan changes nothing in the workspace).
+//! - `apply_plan`, `move_file`, `undo_last_action`, `redo_last_action`: not read-only,
+//!   **not destructive** (nothing is ever deleted or overwritten, and every move can be
+//!   undone), **not idempotent** (each call is a new entry in the undo history; a repeat
+//!   is refused or acts on a different action, so clients must not retry them blindly),
+//!   closed world (only the workspace).
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+use rmcp::model::CallToolResponse;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use safety::config::Config;
+use safety::organizer::{ApplyPlanArgs, ListFilesArgs, MoveFileArgs, NoArgs, Organizer};
+use safety::result::{Envelope, ResultCode};
+
+/// What the server tells the model when it connects.
+pub const INSTRUCTIONS: &str = "Organises files inside one workspace folder. It never deletes and never overwrites. \
+Use list_files to look, plan_organize to get a proposal (it changes nothing) and apply_plan with its plan_id \
+to carry it out (all or nothing; a plan id works once). move_file moves one named entry to a full destination \
+path. undo_last_action and redo_last_action step through whole actions. The planner leaves dotfiles, installers, \
+folders and uncategorised files alone (NEEDS_EXPLICIT_REQUEST): name them with move_file if the user wants them \
+moved. Symlinks, devices, pipes and names with control or bidirectional characters are never moved \
+(POLICY_DENIED), and paths outside the workspace are PATH_ESCAPE. Every result is an envelope \
+{ok, code, action, reason, detail, duration_ms}.";
+
+/// The server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesServeError {
+    /// The organiser could not open its workspace, journal or audit log.
+    #[error("{0}")]
+    Start(#[from] safety::organizer::OrganizerError),
+    /// The MCP session failed.
+    #[error("MCP session: {0}")]
+    Session(String),
+}
+
+/// The files server: the organiser behind the MCP tool surface.
+#[derive(Clone)]
+pub struct FilesServer {
+    organizer: Arc<Organizer>,
+}
+
+fn tool(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    input: Result<Arc<rmcp::model::JsonObject>, String>,
+    read_only: bool,
+) -> Tool {
+    let input = input.unwrap_or_else(|e| {
+        tracing::error!("input schema of {name}: {e}");
+        Arc::new(rmcp::model::JsonObject::new())
+    });
+    let annotations = ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(false)
+        .idempotent(read_only)
+        .open_world(false);
+    Tool::new(name, description, input)
+        .with_title(title)
+        .with_raw_output_schema(schema_for_output::<Envelope>())
+        .with_annotations(annotations)
+}
+
+/// The six tools, with input and output schemas and annotations.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool(
+            "list_files",
+            "List files",
+            "Read-only. Lists the top level of the workspace (or of subdir): name, size, kind, category, \
+             whether the organiser would move it and why not. Bounded by max_list_entries; never enters .git \
+             or node_modules.",
+            schema_for_input::<ListFilesArgs>(),
+            true,
+        ),
+        tool(
+            "plan_organize",
+            "Plan organising",
+            "Proposes moves of top-level files into category folders and lists what it skips and why. Changes \
+             nothing, not even folders. Returns a single-use plan_id.",
+            schema_for_input::<NoArgs>(),
+            true,
+        ),
+        tool(
+            "apply_plan",
+            "Apply a plan",
+            "Carries out a plan from plan_organize. Every file is re-checked first (type, size, mtime, inode, \
+             source present, destination free); if anything changed the whole plan is refused and nothing \
+             moves. A plan id works once. Sends progress notifications when a progress token is given.",
+            schema_for_input::<ApplyPlanArgs>(),
+            false,
+        ),
+        tool(
+            "move_file",
+            "Move one file",
+            "Moves one named entry to dest, a full destination path (not a folder); missing parent folders \
+             inside the workspace are created. An existing destination is refused, never overwritten. \
+             Symlinks and special files are never moved.",
+            schema_for_input::<MoveFileArgs>(),
+            false,
+        ),
+        tool(
+            "undo_last_action",
+            "Undo last action",
+            "Reverts the most recent move or applied plan as one action. Refused whole if any original place \
+             is taken or a file was replaced since; nothing is overwritten.",
+            schema_for_input::<NoArgs>(),
+            false,
+        ),
+        tool(
+            "redo_last_action",
+            "Redo last action",
+            "Re-applies the most recently undone action, with the same checks as undo. New work clears the \
+             redo stack.",
+            schema_for_input::<NoArgs>(),
+            false,
+        ),
+    ]
+}
+
+/// The MCP result for an envelope: structured content, the same JSON as text, and
+/// `isError` exactly when `ok` is false.
+pub fn envelope_result(envelope: &Envelope) -> CallToolResult {
+    let value = envelope.to_value();
+    if envelope.ok {
+        CallToolResult::structured(value)
+    } else {
+        CallToolResult::structured_error(value)
+    }
+}
+
+impl FilesServer {
+    /// Wrap an opened organiser.
+    pub fn new(organizer: Organizer) -> Self {
+        FilesServer {
+            organizer: Arc::new(organizer),
+        }
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Envelope {
+        let name = request.name.to_string();
+        let args = request.arguments;
+        let organizer = self.organizer.clone();
+        let token = if name == "apply_plan" {
+            ctx.meta.get_progress_token()
+        } else {
+            None
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
+        let forward = token.map(|token| {
+            let peer = ctx.peer.clone();
+            tokio::spawn(async move {
+                while let Some((done, total)) = rx.recv().await {
+                    let param = ProgressNotificationParam::new(token.clone(), done as f64)
+                        .with_total(total as f64)
+                        .with_message(format!("moved {done} of {total}"));
+                    if let Err(e) = peer.notify_progress(param).await {
+                        tracing::debug!("progress notification not sent: {e}");
+                    }
+                }
+            })
+        });
+        let tool = name.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let progress = |done: u64, total: u64| {
+                let _ = tx.send((done, total));
+            };
+            organizer.dispatch(&tool, args.as_ref(), &progress)
+        });
+        let envelope = match work.await {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                tracing::error!("tool {name} panicked: {e}");
+                Envelope::new(
+                    &name,
+                    ResultCode::InternalError,
+                    "the tool failed unexpectedly; nothing more was done",
+                )
+            }
+        };
+        // Progress notifications go out before the result.
+        if let Some(forward) = forward {
+            let _ = forward.await;
+        }
+        envelope
+    }
+}
+
+impl ServerHandler for FilesServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "safe-mcp-files",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let envelope = self.call(request, context).await;
+        Ok(envelope_result(&envelope).into())
+    }
+}
+
+/// Open the organiser for `config` (recovering an interrupted step) and serve MCP over
+/// stdin/stdout until stdin closes. Logs go to stderr only.
+pub async fn serve_stdio(config: Config) -> Result<(), FilesServeError> {
+    let organizer = tokio::task::spawn_blocking(move || Organizer::open(&config))
+        .await
+        .map_err(|e| FilesServeError::Session(format!("start-up task failed: {e}")))??;
+    tracing::info!(
+        "files server ready on {}",
+        organizer.workspace_root().display()
+    );
+    let running = FilesServer::new(organizer)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| FilesServeError::Session(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| FilesServeError::Session(e.to_string()))?;
+    Ok(())
+}
