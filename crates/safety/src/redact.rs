@@ -1242,14 +1242,14 @@ impl Redactor {
         let head_dec = Decoded::new(&captured.head);
         let head_spans = self.find_spans(&head_dec.text);
         let head_safe_raw = captured.head.len().saturating_sub(CAPTURE_MARGIN);
-        let head_limit = floor_char(&head_dec.text, head_dec.from_raw(head_safe_raw));
+        let head_limit = floor_char(&head_dec.text, head_dec.text_at_raw(head_safe_raw));
         let head = take_head(&head_dec.text, &head_spans, head_budget, head_limit);
         let head_raw_end = head_dec.to_raw(head.end) as u64;
 
         let tail_dec = Decoded::new(&captured.tail);
         let tail_spans = self.find_spans(&tail_dec.text);
         let tail_safe_raw = CAPTURE_MARGIN.min(captured.tail.len());
-        let tail_limit = ceil_char(&tail_dec.text, tail_dec.from_raw_ceil(tail_safe_raw));
+        let tail_limit = ceil_char(&tail_dec.text, tail_dec.text_at_raw_ceil(tail_safe_raw));
         let tail = take_tail(&tail_dec.text, &tail_spans, tail_budget, tail_limit);
         let tail_offset = captured.total.saturating_sub(captured.tail.len() as u64);
         let tail_raw_start = tail_offset.saturating_add(tail_dec.to_raw(tail.start) as u64);
@@ -1505,7 +1505,7 @@ impl Decoded {
     }
 
     /// Text offset of the last character starting at or before byte offset `raw`.
-    fn from_raw(&self, raw: usize) -> usize {
+    fn text_at_raw(&self, raw: usize) -> usize {
         let i = self.breaks.partition_point(|&(_, r)| r <= raw);
         match i.checked_sub(1).and_then(|i| self.breaks.get(i)) {
             Some(&(t, r)) => t + (raw - r),
@@ -1515,8 +1515,8 @@ impl Decoded {
 
     /// Text offset of the first character that starts at or after byte offset `raw` (a
     /// replacement character covering `raw` is excluded).
-    fn from_raw_ceil(&self, raw: usize) -> usize {
-        let floor = self.from_raw(raw);
+    fn text_at_raw_ceil(&self, raw: usize) -> usize {
+        let floor = self.text_at_raw(raw);
         let floor = floor_char(&self.text, floor);
         if self.to_raw(floor) < raw {
             ceil_char(&self.text, floor + 1)
@@ -1545,9 +1545,9 @@ mod tests {
         assert_eq!(d.to_raw(5), 3);
         assert_eq!(d.to_raw(7), 5);
         assert_eq!(d.to_raw(d.text.len()), 7);
-        assert_eq!(d.from_raw(3), 5);
-        assert_eq!(floor_char(&d.text, d.from_raw(6)), 7);
-        assert_eq!(d.from_raw_ceil(6), d.text.len());
+        assert_eq!(d.text_at_raw(3), 5);
+        assert_eq!(floor_char(&d.text, d.text_at_raw(6)), 7);
+        assert_eq!(d.text_at_raw_ceil(6), d.text.len());
     }
 
     #[test]
