@@ -13,6 +13,7 @@ repo="$(cd "$here/../.." && pwd)"
 work="$(mktemp -d -t safe-mcp-scan-bench.XXXXXX)"
 if [[ "${KEEP:-}" != 1 ]]; then trap 'rm -rf "$work"' EXIT; fi
 echo "work folder: $work"
+load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/target-scan}"
 (cd "$repo" && cargo build --quiet --release -p scan --example scan)
@@ -31,55 +32,55 @@ python3 -m venv "$work/venv"
   django==5.1.* requests sqlalchemy boto3 botocore
 # Python 2 leftovers and test fixtures that are not Python 3 are real-world noise; keep them.
 
-count() { # files lines for a tree and a find expression
-  local root="$1"; shift
-  local files lines
-  files=$(find "$root" -type d -name node_modules -prune -o -type f \( "$@" \) -print | wc -l)
-  lines=$(find "$root" -type d -name node_modules -prune -o -type f \( "$@" \) -print0 | xargs -0 cat | wc -l)
-  echo "$files $lines"
-}
-# The JS corpus is node_modules itself (the packages), scanned as the root.
-read -r js_files js_lines < <(count "$js/node_modules" -name '*.js' -o -name '*.mjs' -o -name '*.cjs' -o -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.tsx' -o -name '*.jsx')
-read -r py_files py_lines < <(count "$py" -name '*.py')
-echo "corpus: JS/TS $js_files files, $js_lines lines; Python $py_files files, $py_lines lines"
+# Move the packages out of `node_modules` so semgrep's default ignores do not hide them; nested
+# node_modules stay skipped by both tools (`.semgrepignore` below mirrors our own skip).
+mv "$js/node_modules" "$js/corpus"
+printf 'node_modules/\n.git/\n' > "$js/corpus/.semgrepignore"
+printf '.git/\n' > "$py/.semgrepignore"
 
-now() { date +%s.%N; }
-timed() { # label command... ; prints seconds
-  local start end
-  start=$(now)
-  "$@" >/dev/null 2>&1 || true
-  end=$(now)
-  echo "$end - $start" | bc -l
+# Time a command: prints "wall_seconds cpu_seconds". The machine is shared, so CPU time
+# (user+sys) is printed next to wall time.
+timed() {
+  local TIMEFORMAT="%R %U %S" t
+  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || true
+  echo "$t" | tail -1 | awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }'
 }
-rate() { echo "scale=0; $1 / $2" | bc -l; }
 
 # Warm the page cache once so every tool reads from memory.
-cat "$js"/node_modules -r >/dev/null 2>&1 || true
-"$scanner" "$js/node_modules" --format json --output "$work/ours-js.json" >/dev/null 2>&1 || true
+"$scanner" "$js/corpus" --format json --output "$work/ours-js.json" >/dev/null 2>&1 || true
 
-ours_js=$(timed "$scanner" "$js/node_modules" --format json --output "$work/ours-js.json")
-ours_py=$(timed "$scanner" "$py" --format json --output "$work/ours-py.json")
 semgrep_bin="$work/venv/bin/semgrep"
 export SEMGREP_SEND_METRICS=off SEMGREP_ENABLE_VERSION_CHECK=0
-semgrep_js=$(timed "$semgrep_bin" scan --metrics=off --disable-version-check --no-git-ignore --config "$here/semgrep-rules.yml" --json --output "$work/semgrep-js.json" --max-target-bytes 8000000 --exclude-rule python_shell --exclude-rule python_exec_dynamic "$js/node_modules")
-semgrep_py=$(timed "$semgrep_bin" scan --metrics=off --disable-version-check --no-git-ignore --config "$here/semgrep-rules.yml" --json --output "$work/semgrep-py.json" --max-target-bytes 8000000 "$py")
-bandit_py=$(timed "$work/venv/bin/bandit" -q -r -f json -o "$work/bandit-py.json" "$py")
+semgrep_args=(scan --metrics=off --disable-version-check --no-git-ignore --config "$here/semgrep-rules.yml" --json --max-target-bytes 8000000 --timeout 0)
+read -r ours_js ours_js_cpu < <(timed "$scanner" "$js/corpus" --format json --output "$work/ours-js.json")
+read -r ours_py ours_py_cpu < <(timed "$scanner" "$py" --format json --output "$work/ours-py.json")
+read -r semgrep_js semgrep_js_cpu < <(cd "$js/corpus" && timed "$semgrep_bin" "${semgrep_args[@]}" --output "$work/semgrep-js.json" .)
+read -r semgrep_py semgrep_py_cpu < <(cd "$py" && timed "$semgrep_bin" "${semgrep_args[@]}" --output "$work/semgrep-py.json" .)
+read -r bandit_py bandit_py_cpu < <(timed "$work/venv/bin/bandit" -q -r -f json -o "$work/bandit-py.json" "$py")
+
+# Corpus size = the files and lines our scanner analysed (the same trees for every tool).
+js_files=$(jq '.summary.files_scanned' "$work/ours-js.json"); js_lines=$(jq '.summary.lines_scanned' "$work/ours-js.json")
+py_files=$(jq '.summary.files_scanned' "$work/ours-py.json"); py_lines=$(jq '.summary.lines_scanned' "$work/ours-py.json")
+echo "corpus: JS/TS $js_files files, $js_lines lines; Python tree $py_files files, $py_lines lines"
+rate() { echo "scale=0; $1 / $2" | bc -l; }
 
 summary() { jq -r "$1" "$2" 2>/dev/null || echo "?"; }
 echo
 echo "our scanner saw:   JS $(summary '.summary | "\(.files_scanned) files, \(.lines_scanned) lines, \(.files_skipped) skipped"' "$work/ours-js.json"), $(summary '.errors | length' "$work/ours-js.json") parse errors, $(summary '.findings | length' "$work/ours-js.json") findings"
 echo "                   Py $(summary '.summary | "\(.files_scanned) files, \(.lines_scanned) lines, \(.files_skipped) skipped"' "$work/ours-py.json"), $(summary '.errors | length' "$work/ours-py.json") parse errors, $(summary '.findings | length' "$work/ours-py.json") findings"
-echo "semgrep saw:       JS $(summary '.paths.scanned | length' "$work/semgrep-js.json") files, $(summary '.results | length' "$work/semgrep-js.json") results; Py $(summary '.paths.scanned | length' "$work/semgrep-py.json") files, $(summary '.results | length' "$work/semgrep-py.json") results"
+echo "semgrep saw:       JS $(summary '.paths.scanned | length' "$work/semgrep-js.json") files, $(summary '.errors | length' "$work/semgrep-js.json") errors, $(summary '.results | length' "$work/semgrep-js.json") results; Py $(summary '.paths.scanned | length' "$work/semgrep-py.json") files, $(summary '.results | length' "$work/semgrep-py.json") results"
 echo "bandit saw:        Py $(summary '.metrics._totals.loc' "$work/bandit-py.json") loc, $(summary '.results | length' "$work/bandit-py.json") results"
 echo
-printf "%-26s %10s %12s %14s\n" "tool / tree" "seconds" "files/s" "lines/s"
-row() { printf "%-26s %10.2f %12s %14s\n" "$1" "$2" "$(rate "$3" "$2")" "$(rate "$4" "$2")"; }
-row "safe-mcp scan  JS/TS" "$ours_js" "$js_files" "$js_lines"
-row "semgrep        JS/TS" "$semgrep_js" "$js_files" "$js_lines"
-row "safe-mcp scan  Python" "$ours_py" "$py_files" "$py_lines"
-row "semgrep        Python" "$semgrep_py" "$py_files" "$py_lines"
-row "bandit         Python" "$bandit_py" "$py_files" "$py_lines"
+printf "%-24s %8s %8s %10s %12s\n" "tool / tree" "wall s" "cpu s" "files/s" "lines/s"
+row() { printf "%-24s %8.2f %8.2f %10s %12s\n" "$1" "$2" "$3" "$(rate "$4" "$2")" "$(rate "$5" "$2")"; }
+row "safe-mcp scan  JS/TS" "$ours_js" "$ours_js_cpu" "$js_files" "$js_lines"
+row "semgrep        JS/TS" "$semgrep_js" "$semgrep_js_cpu" "$js_files" "$js_lines"
+row "safe-mcp scan  Python" "$ours_py" "$ours_py_cpu" "$py_files" "$py_lines"
+row "semgrep        Python" "$semgrep_py" "$semgrep_py_cpu" "$py_files" "$py_lines"
+row "bandit         Python" "$bandit_py" "$bandit_py_cpu" "$py_files" "$py_lines"
+echo "(files/s and lines/s: our scanner's file and line counts over each tool's wall time)"
 echo
-printf "speed-up vs semgrep: JS/TS %.1fx, Python %.1fx; vs bandit (Python): %.1fx\n" \
-  "$(echo "$semgrep_js / $ours_js" | bc -l)" "$(echo "$semgrep_py / $ours_py" | bc -l)" "$(echo "$bandit_py / $ours_py" | bc -l)"
-echo "cores: $(nproc)"
+ratio() { echo "scale=1; $1 / $2" | bc -l; }
+echo "semgrep / ours, wall: JS/TS $(ratio "$semgrep_js" "$ours_js")x, Python $(ratio "$semgrep_py" "$ours_py")x; cpu: JS/TS $(ratio "$semgrep_js_cpu" "$ours_js_cpu")x, Python $(ratio "$semgrep_py_cpu" "$ours_py_cpu")x"
+echo "bandit / ours (Python), wall: $(ratio "$bandit_py" "$ours_py")x; cpu: $(ratio "$bandit_py_cpu" "$ours_py_cpu")x"
+echo "cores: $(nproc); load average before: $load_before"
