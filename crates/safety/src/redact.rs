@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
@@ -829,6 +829,9 @@ fn compile_builtin() -> Result<Builtin, RedactError> {
     let anchors = AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::LeftmostLongest)
+        // A full DFA: about 1.5x the default (a contiguous NFA at this pattern count);
+        // ASCII case-insensitive patterns get no SIMD prefilter either way.
+        .kind(Some(AhoCorasickKind::DFA))
         .build(&patterns)
         .map_err(|e| RedactError::BadPattern {
             name: "built-in anchors".to_string(),
