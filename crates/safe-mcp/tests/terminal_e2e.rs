@@ -25,7 +25,7 @@ timeout_seconds = 20
 max_output_bytes = 4096
 
 [terminal.allowlist]
-commands = ["cat", "echo", "ls", "printenv", "sleep", "sh", "seq", "true", "false", "tty", "pwd", "printf", "git"]
+commands = ["cat", "echo", "ls", "printenv", "sleep", "sh", "seq", "true", "false", "tty", "pwd", "printf", "git", "yes"]
 
 [terminal.denylist]
 commands = ["rm"]
@@ -93,6 +93,12 @@ async fn seed_demo_envelopes_match_apart_from_duration() {
     let s = f.connect().await;
     let mut ok = run(&s, json!({"command": "cat notes.txt"})).await;
     ok.as_object_mut().unwrap().remove("duration_ms");
+    // Beyond the seed: every run reports its sandbox (issue 4); the rest is the seed's envelope.
+    let sandbox = ok["detail"].as_object_mut().unwrap().remove("sandbox");
+    assert!(
+        sandbox.is_some_and(|s| s["profile"].is_string()),
+        "run_command must report its sandbox"
+    );
     assert_eq!(
         ok,
         json!({"action":"run_command","code":"OK","detail":{"exit_code":0,"stderr":"","stdout":"demo file\n"},"ok":true,"reason":"'cat' is allowed"})
@@ -334,16 +340,34 @@ async fn backgrounded_grandchild_holding_stdout_does_not_hang_the_call() {
 async fn long_output_keeps_head_and_tail() {
     let f = Fixture::new();
     let s = f.connect().await;
-    let e = run(&s, json!({"command": "seq 1 200000"})).await;
+    let e = run(&s, json!({"command": "seq 1 100000"})).await;
     assert_eq!(code(&e), "OUTPUT_TRUNCATED", "{}", e["reason"]);
     assert_eq!(e["ok"], true);
     let out = e["detail"]["stdout"].as_str().unwrap();
     assert!(out.starts_with("1\n2\n3\n"));
-    assert!(out.ends_with("199999\n200000\n"));
+    assert!(
+        out.ends_with("99999\n100000\n"),
+        "tail: {:?}",
+        &out[out.len().saturating_sub(80)..]
+    );
     assert!(out.contains("bytes omitted] ..."));
     assert!(out.len() < 4096 + 200, "stdout is {} bytes", out.len());
-    assert!(e["detail"]["stdout_truncated_bytes"].as_u64().unwrap() > 1_000_000);
+    assert!(e["detail"]["stdout_truncated_bytes"].as_u64().unwrap() > 500_000);
     assert_eq!(e["detail"]["truncated"], true);
+}
+
+#[tokio::test]
+async fn endless_output_is_cut_and_the_writer_killed() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    // `yes` never stops on its own: past 16 × the cap (at least 1 MiB) the group is killed.
+    let e = run(&s, json!({"command": "yes safe-mcp-flood"})).await;
+    assert_eq!(code(&e), "OUTPUT_TRUNCATED", "{}", e["reason"]);
+    assert_eq!(e["detail"]["killed"], true);
+    assert_eq!(e["detail"]["truncated"], true);
+    let out = e["detail"]["stdout"].as_str().unwrap();
+    assert!(out.starts_with("safe-mcp-flood\n") && out.len() < 4096 + 200);
+    assert!(survivors("safe-mcp-flood").is_empty());
 }
 
 #[tokio::test]
