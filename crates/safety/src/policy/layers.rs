@@ -213,7 +213,6 @@ impl SkipPolicy {
     }
 
     fn predicate_matches(&self, predicate: Predicate, s: &Subject<'_>) -> bool {
-        let lower = s.name.to_lowercase();
         match predicate {
             Predicate::UnsafeName => s.name.chars().any(is_unsafe_char),
             Predicate::Dotfile => s.name.starts_with('.'),
@@ -221,8 +220,10 @@ impl SkipPolicy {
                 s.kind == EntryKind::File
                     && extension(s.name).is_some_and(|e| INSTALLER_EXTENSIONS.contains(&e.as_str()))
             }
-            Predicate::AppFolder => s.kind == EntryKind::Directory && lower.ends_with(".app"),
-            Predicate::SystemFile => SYSTEM_NAMES.contains(&lower.as_str()),
+            Predicate::AppFolder => {
+                s.kind == EntryKind::Directory && s.name.to_lowercase().ends_with(".app")
+            }
+            Predicate::SystemFile => SYSTEM_NAMES.iter().any(|n| n.eq_ignore_ascii_case(s.name)),
             Predicate::Directory => s.kind == EntryKind::Directory,
             Predicate::Uncategorized => self.category_of(s.name, s.kind).is_none(),
         }
