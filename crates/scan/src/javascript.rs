@@ -835,14 +835,33 @@ fn parse_failed(parsed: &ParserReturn<'_>) -> bool {
 
 /// Analyse one JavaScript/TypeScript file. `Err` carries a parse error message.
 pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, String> {
-    let source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
+    let mut source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
+    let file_name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    if [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|suffix| file_name.ends_with(suffix))
+    {
+        source_type = source_type.with_typescript_definition(true);
+    }
     let allocator = Allocator::default();
     let mut parsed = Parser::new(&allocator, source.text(), source_type).parse();
-    if parse_failed(&parsed) && source_type.is_javascript() && !source_type.is_jsx() {
-        // Published `.js` files sometimes still contain JSX.
-        let retry = Parser::new(&allocator, source.text(), source_type.with_jsx(true)).parse();
-        if !parse_failed(&retry) {
-            parsed = retry;
+    if parse_failed(&parsed) && source_type.is_javascript() {
+        // Published `.js` files sometimes still contain JSX, or are CommonJS scripts with a
+        // top-level `return`: retry those readings before calling it a parse error.
+        let retries = [
+            source_type.with_jsx(true),
+            source_type.with_commonjs(true),
+            source_type.with_commonjs(true).with_jsx(true),
+        ];
+        for retry_type in retries {
+            let retry = Parser::new(&allocator, source.text(), retry_type).parse();
+            if !parse_failed(&retry) {
+                parsed = retry;
+                break;
+            }
         }
     }
     if parse_failed(&parsed) {

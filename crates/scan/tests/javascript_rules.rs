@@ -530,3 +530,12 @@ fn jsx_in_plain_js_still_parses() {
 fn parse_error_is_an_error() {
     assert!(scan::scan_text(Path::new("a.ts"), "const = ;").is_err());
 }
+
+#[test]
+fn commonjs_top_level_return_and_declaration_files_parse() {
+    let script =
+        "if (!x) { return; }\nrequire('child_process').exec(cmd, { timeout: 1, maxBuffer: 1 });";
+    assert_eq!(hits("a.js", script), [("exec_dynamic_string", 2)]);
+    let declarations = "declare function f(): void;\nexport declare function g(a: string): number;";
+    assert!(hits("types.d.cts", declarations).is_empty());
+}
