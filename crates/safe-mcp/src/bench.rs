@@ -73,7 +73,7 @@ pub async fn run(iterations: usize) -> Result<()> {
     client::call(&session, "explain_command", explain.clone()).await?;
     floor_once(&mut floor_log, &record).await?;
 
-    let (mut rt, mut floor, mut bare, mut ex) = (vec![], vec![], vec![], vec![]);
+    let (mut rt, mut floor, mut bare, mut ex, mut mcp) = (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..iterations {
         let t = Instant::now();
         let env = client::call(&session, "run_command", echo.clone()).await?;
@@ -91,8 +91,15 @@ pub async fn run(iterations: usize) -> Result<()> {
         let t = Instant::now();
         client::call(&session, "explain_command", explain.clone()).await?;
         ex.push(t.elapsed());
+        // The MCP floor: an unknown tool is answered with an envelope and nothing else.
+        let t = Instant::now();
+        client::call(&session, "no_such_tool", json!({})).await?;
+        mcp.push(t.elapsed());
     }
     session.cancel().await.ok();
+    let audit = audit_append_vs_bare(dir.path(), iterations.max(200))?;
+    let core_explain = explain_in_process(&policy, iterations.max(200))?;
+    let redaction = redaction_throughput()?;
     let (rt50, fl50, bare50, ex50) = (
         percentile(&mut rt, 0.5),
         percentile(&mut floor, 0.5),
@@ -119,11 +126,119 @@ pub async fn run(iterations: usize) -> Result<()> {
         micros(ex50),
         micros(percentile(&mut ex, 0.99))
     );
+    println!(
+        "  MCP floor: unknown-tool round trip    : {:>9.1} µs   (explain / floor {:.2}×)",
+        micros(percentile(&mut mcp, 0.5)),
+        micros(ex50) / micros(percentile(&mut mcp, 0.5))
+    );
+    println!(
+        "  explain_command in-process (core only): {:>8.1} µs",
+        micros(core_explain)
+    );
+    println!(
+        "  audit append (redact+hash+write+fsync): {:>8.1} µs   vs bare write+fsync {:.1} µs: ratio {:.2}× (target ≤ 1.1×)",
+        micros(audit.0),
+        micros(audit.1),
+        micros(audit.0) / micros(audit.1)
+    );
+    println!(
+        "  redaction, 64 KiB outputs, all rules : {:>9.1} MB/s  (plain copy {:.0} MB/s; target ≥ 500 MB/s)",
+        redaction.0, redaction.1
+    );
     Ok(())
 }
 
-/// Make sure a path given to the benchmark exists (used by tests of the bench wiring).
-pub fn ensure_dir(path: &Path) -> Result<()> {
-    std::fs::create_dir_all(path)?;
-    Ok(())
+/// A realistic 64 KiB command output: listing and log lines with a few secrets in it.
+fn realistic_output() -> String {
+    let mut text = String::new();
+    let mut n = 0u64;
+    while text.len() < 64 * 1024 {
+        n += 1;
+        text.push_str(&format!(
+            "-rw-r--r-- 1 dev dev {:>6} Nov 30 02:{:02} src/module_{n}/file_{n}.rs\n{:07x} Fix the thing in module {n} (refs #{n}): handle the edge case\n",
+            n * 37 % 99_991,
+            n % 60,
+            n.wrapping_mul(0x9E37_79B9) & 0xFFF_FFFF
+        ));
+        if n % 300 == 0 {
+            text.push_str("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLQ\n");
+        }
+    }
+    text.truncate(64 * 1024);
+    text
+}
+
+/// MB/s of `Redactor::redact` over 64 KiB outputs, and of a plain copy of the same bytes.
+fn redaction_throughput() -> Result<(f64, f64)> {
+    let redactor = safety::redact::Redactor::new(&safety::redact::RedactionSettings::default())?;
+    let text = realistic_output();
+    let rounds = 400;
+    let (mut redact, mut copy) = (Duration::ZERO, Duration::ZERO);
+    let mut sink = 0usize;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        sink += redactor.redact(&text).len();
+        redact += t.elapsed();
+        let t = Instant::now();
+        sink += std::hint::black_box(text.clone()).len();
+        copy += t.elapsed();
+    }
+    std::hint::black_box(sink);
+    let mb = (text.len() * rounds) as f64 / 1e6;
+    Ok((mb / redact.as_secs_f64(), mb / copy.as_secs_f64()))
+}
+
+/// Median time of one audit append vs a bare write + fdatasync of a line of the same size.
+fn audit_append_vs_bare(dir: &Path, iterations: usize) -> Result<(Duration, Duration)> {
+    let redactor = std::sync::Arc::new(safety::redact::Redactor::new(
+        &safety::redact::RedactionSettings::default(),
+    )?);
+    let log_path = dir.join("state").join("bench-audit.jsonl");
+    let log = safety::audit::AuditLog::open(&log_path, redactor)?;
+    let mut bare = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("state").join("bench-bare.jsonl"))?;
+    let record = |n: usize| {
+        let mut map = serde_json::Map::new();
+        map.insert("event".into(), json!("outcome"));
+        map.insert("tool".into(), json!("run_command"));
+        map.insert(
+            "arguments".into(),
+            json!({"command": "git log --oneline -n 5"}),
+        );
+        map.insert("code".into(), json!("OK"));
+        map.insert("reason".into(), json!("'git' is allowed"));
+        map.insert("duration_ms".into(), json!(n % 97));
+        map
+    };
+    log.append(record(0))?;
+    let line_len = std::fs::read_to_string(&log_path)?.len();
+    let line = vec![b'x'; line_len];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for n in 0..iterations {
+        let t = Instant::now();
+        log.append(record(n))?;
+        a.push(t.elapsed());
+        let t = Instant::now();
+        bare.write_all(&line)?;
+        bare.sync_data()?;
+        b.push(t.elapsed());
+    }
+    Ok((percentile(&mut a, 0.5), percentile(&mut b, 0.5)))
+}
+
+/// Median time of `TerminalCore::explain_command` called in-process (no MCP, no pipes).
+fn explain_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
+    let config = safety::config::load(policy, safety::config::Server::Terminal, &[])?;
+    let core = safety::terminal::TerminalCore::start(config)?;
+    let args = json!({ "command": "git log --oneline -n 5" });
+    let args = args.as_object();
+    let mut samples = Vec::new();
+    for _ in 0..iterations {
+        let t = Instant::now();
+        std::hint::black_box(core.explain_command(args));
+        samples.push(t.elapsed());
+    }
+    Ok(percentile(&mut samples, 0.5))
 }

@@ -70,6 +70,7 @@ pub async fn run(keep: bool) -> Result<()> {
         policy.display()
     );
     terminal_half(&bin, &policy).await?;
+    crate::demo_files::run(&bin, &policy).await?;
     if keep {
         let kept = dir.keep();
         println!("sandbox kept at {}", kept.display());

@@ -24,6 +24,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Serve the files MCP server on stdio: organises one workspace; never deletes, never overwrites.
+    Files {
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Check an audit log's hash chain.
     Audit {
         #[command(subcommand)]
@@ -118,6 +124,17 @@ fn main() -> ExitCode {
             };
             tracing::info!("terminal server ready on stdio");
             match runtime().block_on(terminal::serve_stdio(core)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fatal(e),
+            }
+        }
+        Command::Files { config } => {
+            init_logging();
+            let config = match load(config, Server::Files) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            match runtime().block_on(files::serve_stdio(config)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fatal(e),
             }
