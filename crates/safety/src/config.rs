@@ -164,6 +164,14 @@ pub struct SandboxSettings {
     pub read_paths: Vec<PathBuf>,
     /// A missing kernel mechanism refuses the command instead of downgrading.
     pub require_kernel_sandbox: bool,
+    /// Start commands through the sandbox launcher (Landlock, seccomp, namespaces, cgroups,
+    /// rlimits). `false` leaves only the timeout, output cap and process group: for
+    /// benchmarks and hosts where the launcher cannot run; every result then says so.
+    pub enabled: bool,
+    /// Use user + PID (+ network) namespaces when the kernel allows them.
+    pub namespaces: bool,
+    /// Use a per-call cgroup (tree kill, process and memory limits) when writable.
+    pub cgroups: bool,
 }
 
 impl Default for SandboxSettings {
@@ -172,6 +180,9 @@ impl Default for SandboxSettings {
             profile: "standard".into(),
             read_paths: Vec::new(),
             require_kernel_sandbox: false,
+            enabled: true,
+            namespaces: true,
+            cgroups: true,
         }
     }
 }
@@ -403,6 +414,21 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     (
         "SAFE_MCP_REQUIRE_KERNEL_SANDBOX",
         &["terminal", "sandbox", "require_kernel_sandbox"],
+        EnvKind::Bool,
+    ),
+    (
+        "SAFE_MCP_SANDBOX_ENABLED",
+        &["terminal", "sandbox", "enabled"],
+        EnvKind::Bool,
+    ),
+    (
+        "SAFE_MCP_SANDBOX_NAMESPACES",
+        &["terminal", "sandbox", "namespaces"],
+        EnvKind::Bool,
+    ),
+    (
+        "SAFE_MCP_SANDBOX_CGROUPS",
+        &["terminal", "sandbox", "cgroups"],
         EnvKind::Bool,
     ),
     (
@@ -645,6 +671,22 @@ fn resolve_and_validate(
                 .iter()
                 .map(|p| resolve(base, p))
                 .collect();
+            if crate::exec::Profile::from_name(&t.sandbox.profile).is_none() {
+                return Err(ConfigError::BadValue {
+                    key: "terminal.sandbox.profile".into(),
+                    message: format!(
+                        "'{}' is not one of strict, standard, permissive",
+                        t.sandbox.profile
+                    ),
+                });
+            }
+            // Requiring the kernel sandbox while turning it off would refuse every command.
+            if t.sandbox.require_kernel_sandbox && !t.sandbox.enabled {
+                return Err(ConfigError::BadValue {
+                    key: "terminal.sandbox.require_kernel_sandbox".into(),
+                    message: "cannot be true while [terminal.sandbox] enabled = false".into(),
+                });
+            }
             if t.limits.timeout_seconds == 0 {
                 return Err(ConfigError::BadValue {
                     key: "terminal.limits.timeout_seconds".into(),

@@ -3,7 +3,7 @@
 //! and returns the [`Envelope`] it gets back; it decides nothing.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -11,7 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
 use crate::config::{AuditFailMode, Config};
-use crate::exec::{ExecLimits, ExecRequest, Executor, Stop};
+use crate::exec::filesystem;
+use crate::exec::profile::{Profile, effective_limits};
+use crate::exec::sandbox::limits_json;
+use crate::exec::{ExecLimits, ExecRequest, Executor, SandboxConfig, SandboxReport, Stop};
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
@@ -38,6 +41,9 @@ pub enum StartError {
     /// The configuration was validated for another server.
     #[error("configuration was not loaded for the terminal server")]
     WrongServer,
+    /// The sandbox launcher (this binary) cannot be located.
+    #[error("cannot locate the sandbox launcher (the running binary): {0}")]
+    Launcher(std::io::Error),
 }
 
 /// Arguments of `run_command` / `explain_command`, checked by hand so that every malformed
@@ -160,8 +166,11 @@ pub struct TerminalCore {
     policy: TerminalPolicy,
     jail: Jail,
     redactor: Arc<Redactor>,
-    audit: AuditSink,
+    audit: Arc<AuditSink>,
     executor: Executor,
+    /// What the start-up probe found, for a network-on and a network-off profile.
+    probe_online: SandboxReport,
+    probe_offline: SandboxReport,
 }
 
 /// What stage one to three decided for a command string.
@@ -170,12 +179,23 @@ struct Vetted {
     program: std::path::PathBuf,
     cwd: crate::jail::ContainedDir,
     reason: String,
-    profile: String,
+    profile: Profile,
 }
 
 impl TerminalCore {
-    /// Compile the policy, open the jail, build the redactor. Fatal problems are errors.
+    /// Compile the policy, open the jail, build the redactor, probe the kernel sandbox.
+    /// Fatal problems are errors. Commands start through the running binary's launcher mode.
     pub fn start(config: Config) -> Result<Self, StartError> {
+        let launcher = std::env::current_exe().map_err(StartError::Launcher)?;
+        Self::start_with_launcher(config, launcher)
+    }
+
+    /// [`TerminalCore::start`] with an explicit launcher binary (any binary whose `main`
+    /// calls [`crate::exec::launcher_main`] first; tests use `safe-mcp-sandbox-exec`).
+    pub fn start_with_launcher(
+        config: Config,
+        launcher: std::path::PathBuf,
+    ) -> Result<Self, StartError> {
         let root = config
             .jail_root()
             .ok_or(StartError::WrongServer)?
@@ -183,19 +203,70 @@ impl TerminalCore {
         let policy = TerminalPolicy::new(&config.terminal)?;
         let jail = Jail::open(&root)?;
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
-        let audit = AuditSink {
+        let audit = Arc::new(AuditSink {
             path: config.audit_log.clone(),
             redactor: redactor.clone(),
             log: Mutex::new(None),
+        });
+        let settings = &config.terminal.sandbox;
+        let executor = if settings.enabled {
+            Executor::sandboxed(SandboxConfig {
+                launcher,
+                jail_root: jail.root().to_path_buf(),
+                read_paths: filesystem::read_paths(&settings.read_paths, config.terminal.path()),
+                require: settings.require_kernel_sandbox,
+                namespaces: settings.namespaces,
+                cgroups: settings.cgroups,
+            })
+        } else {
+            Executor::new()
         };
+        let default_profile = Profile::from_name(&settings.profile).unwrap_or(Profile::Strict);
+        let probe = |p: Profile| {
+            let limits = effective_limits(
+                p,
+                config.terminal.limits.timeout_seconds,
+                config.terminal.limits.max_output_bytes,
+                None,
+            );
+            limits.map(|l| executor.probe(p, &l))
+        };
+        let probe_online = probe(if default_profile == Profile::Strict {
+            Profile::Standard
+        } else {
+            default_profile
+        })
+        .map_err(|_| StartError::WrongServer)?;
+        let probe_offline = probe(Profile::Strict).map_err(|_| StartError::WrongServer)?;
+        let summary = if default_profile == Profile::Strict {
+            probe_offline.summary()
+        } else {
+            probe_online.summary()
+        };
+        if summary.contains("DOWNGRADED") || summary.contains("OFF") {
+            tracing::warn!("{summary}");
+        } else {
+            tracing::info!("{summary}");
+        }
         Ok(TerminalCore {
             config,
             policy,
             jail,
             redactor,
             audit,
-            executor: Executor::new(),
+            executor,
+            probe_online,
+            probe_offline,
         })
+    }
+
+    /// What the start-up probe found for the policy's default profile.
+    pub fn sandbox_probe(&self) -> &SandboxReport {
+        if Profile::from_name(&self.config.terminal.sandbox.profile) == Some(Profile::Strict) {
+            &self.probe_offline
+        } else {
+            &self.probe_online
+        }
     }
 
     /// Server instructions for the model: how to use the tools under this policy.
@@ -213,23 +284,33 @@ impl TerminalCore {
         )
     }
 
-    fn limits(&self, timeout_override: Option<u64>) -> Result<ExecLimits, String> {
+    /// The profile's limits, tightened by `[terminal.limits]` and the caller (never widened).
+    fn limits(&self, profile: Profile, timeout_override: Option<u64>) -> Result<ExecLimits, String> {
         let limits = &self.config.terminal.limits;
-        let timeout = match timeout_override {
-            // A caller may tighten a limit, never widen it.
-            Some(t) if t > limits.timeout_seconds => {
-                return Err(format!(
-                    "timeout_seconds {t} exceeds the policy limit of {}: a call may only lower it",
-                    limits.timeout_seconds
-                ));
-            }
-            Some(t) => t,
-            None => limits.timeout_seconds,
+        effective_limits(
+            profile,
+            limits.timeout_seconds,
+            limits.max_output_bytes,
+            timeout_override,
+        )
+    }
+
+    /// `detail.sandbox` for explain_command: the call's profile and limits, the mechanisms
+    /// the start-up probe found for a profile with the same network setting.
+    fn expected_sandbox(&self, profile: Profile, limits: &ExecLimits) -> Value {
+        let probe = if limits.network {
+            &self.probe_online
+        } else {
+            &self.probe_offline
         };
-        Ok(ExecLimits {
-            timeout: Duration::from_secs(timeout),
-            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
-        })
+        let mut report = probe.clone();
+        report.profile = profile;
+        report.limits = limits_json(limits);
+        let mut value = report.to_value();
+        if let Value::Object(map) = &mut value {
+            map.insert("source".into(), json!("start-up probe"));
+        }
+        value
     }
 
     fn environment(&self) -> Vec<(String, String)> {
@@ -274,10 +355,12 @@ impl TerminalCore {
             .policy
             .resolve_program(&argv0, contained.absolute())
             .map_err(|d| Envelope::new(action, d.code, d.reason))?;
-        let profile = decision
+        let profile_name = decision
             .profile
             .clone()
             .unwrap_or_else(|| self.config.terminal.sandbox.profile.clone());
+        // Names are validated at start-up; should one slip through, the tightest applies.
+        let profile = Profile::from_name(&profile_name).unwrap_or(Profile::Strict);
         Ok(Vetted {
             argv,
             program,
@@ -311,8 +394,19 @@ impl TerminalCore {
         record.insert("code".into(), json!(envelope.code));
         record.insert("reason".into(), json!(envelope.reason));
         record.insert("duration_ms".into(), json!(envelope.duration_ms));
-        if let Err(e) = self.audit.append(record) {
-            envelope.set("audit", format!("unavailable: {e}"));
+        // explain changes nothing, so nothing waits on its record: it is appended (and
+        // fsync'ed) off the response path. A write failure is logged to stderr.
+        let audit = self.audit.clone();
+        let append = move || {
+            if let Err(e) = audit.append(record) {
+                tracing::warn!("audit record of explain_command not written: {e}");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(append);
+            }
+            Err(_) => append(),
         }
         envelope
     }
@@ -331,7 +425,7 @@ impl TerminalCore {
                 refusal
             }
             Ok(v) => {
-                let limits = match self.limits(None) {
+                let limits = match self.limits(v.profile, None) {
                     Ok(l) => l,
                     Err(reason) => {
                         return Envelope::new(EXPLAIN_COMMAND, ResultCode::InternalError, reason);
@@ -344,14 +438,9 @@ impl TerminalCore {
                 e.set("would_run", true);
                 e.set("executable", v.program.to_string_lossy().into_owned());
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
-                e.set("profile", v.profile.clone());
-                e.set(
-                    "limits",
-                    json!({
-                        "timeout_seconds": limits.timeout.as_secs(),
-                        "max_output_bytes": limits.max_output_bytes,
-                    }),
-                );
+                e.set("profile", v.profile.name());
+                e.set("limits", limits_json(&limits));
+                e.set("sandbox", self.expected_sandbox(v.profile, &limits));
                 e.set("canonical_hash", self.canonical_hash(&v));
                 e
             }
@@ -388,6 +477,8 @@ impl TerminalCore {
             "signal",
             "stdout_truncated_bytes",
             "stderr_truncated_bytes",
+            "killed",
+            "sandbox",
         ] {
             if let Some(v) = envelope.detail.get(key) {
                 record.insert(key.into(), v.clone());
@@ -410,7 +501,7 @@ impl TerminalCore {
             Ok(v) => v,
             Err(refusal) => return refusal,
         };
-        let limits = match self.limits(a.timeout_seconds) {
+        let limits = match self.limits(vetted.profile, a.timeout_seconds) {
             Ok(l) => l,
             Err(reason) => return Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
         };
@@ -421,6 +512,7 @@ impl TerminalCore {
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
         intent.insert("canonical_hash".into(), json!(self.canonical_hash(&vetted)));
+        intent.insert("profile".into(), json!(vetted.profile.name()));
         let mut audit_note = None;
         if let Err(e) = self.audit.append(intent) {
             match self.config.audit_fail_mode {
@@ -440,6 +532,7 @@ impl TerminalCore {
             args: vetted.argv.get(1..).unwrap_or_default().to_vec(),
             cwd: &vetted.cwd,
             env: self.environment(),
+            profile: vetted.profile,
             limits,
         };
         let outcome = match self.executor.run(&request, cancel).await {
@@ -447,6 +540,9 @@ impl TerminalCore {
             Err(e) => {
                 let mut env =
                     Envelope::new(RUN_COMMAND, ResultCode::OperationFailed, e.to_string());
+                if let Some(report) = e.report() {
+                    env.set("sandbox", report.to_value());
+                }
                 if let Some(note) = audit_note {
                     env.set("audit", note);
                 }
@@ -469,13 +565,13 @@ impl TerminalCore {
             Stop::TimedOut => (
                 ResultCode::Timeout,
                 format!(
-                    "'{program}' ran past its {} s timeout; its process group was killed",
+                    "'{program}' ran past its {} s timeout; its whole process tree was killed",
                     limits.timeout.as_secs()
                 ),
             ),
             Stop::Cancelled => (
                 ResultCode::OperationFailed,
-                format!("'{program}' was cancelled by the client; its process group was killed"),
+                format!("'{program}' was cancelled by the client; its whole process tree was killed"),
             ),
             Stop::Overflowed => (
                 ResultCode::OutputTruncated,
@@ -512,6 +608,7 @@ impl TerminalCore {
         if outcome.drain_abandoned {
             env.set("output_incomplete", true);
         }
+        env.set("sandbox", outcome.sandbox.to_value());
         if let Some(note) = audit_note {
             env.set("audit", note);
         }

@@ -3,14 +3,25 @@
 //! timeout, overflow or cancellation, and drain the pipes with a deadline so a backgrounded
 //! grandchild that holds stdout open cannot hang the call.
 //!
+//! With the kernel sandbox on (the default), every command starts through the sandbox
+//! launcher ([`launcher`]): the server's own binary in a helper mode that joins the call's
+//! cgroups ([`cgroup`]), sets rlimits, enters user/PID(/net) namespaces, applies Landlock
+//! ([`filesystem`]) and seccomp ([`seccomp`]), then `execve`s the command. Limits come from
+//! a resource [`profile`]; what was really applied is reported per call ([`sandbox`]).
+//!
 //! The servers never see this module's internals: they hand the terminal flow a command string
-//! and get an envelope back. A kernel sandbox layer plugs in at [`Executor::command_for`], the
-//! one place a child process is built.
+//! and get an envelope back.
 
+pub mod cgroup;
+pub mod filesystem;
+pub mod launcher;
+pub mod profile;
+pub mod sandbox;
+pub mod seccomp;
 #[allow(unsafe_code)]
 mod sys;
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -24,30 +35,37 @@ use tokio_util::sync::CancellationToken;
 use crate::jail::ContainedDir;
 use crate::redact::{CAPTURE_MARGIN, Captured};
 
-/// The hidden first argument that starts the binary in sandbox-launcher mode.
-pub const LAUNCHER_ARG: &str = "__sandbox-exec";
+pub use launcher::{LAUNCHER_ARG, launcher_main};
+pub use profile::Profile;
+pub use sandbox::{Sandbox, SandboxConfig, SandboxReport};
 
-/// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
-/// runtime exists; it returns `None` when the process was not started as a launcher.
-pub fn launcher_main() -> Option<std::process::ExitCode> {
-    let first = std::env::args_os().nth(1)?;
-    if first != LAUNCHER_ARG {
-        return None;
-    }
-    eprintln!("fatal: the sandbox launcher is not built yet");
-    Some(std::process::ExitCode::from(126))
-}
+use cgroup::CallCgroup;
+use filesystem::FsRules;
+use launcher::{LaunchEvent, LaunchSpec};
 
 /// How long pipes are drained after the command ended or was killed.
 pub const DRAIN_DEADLINE: Duration = Duration::from_millis(500);
 
-/// The limits one command runs under.
+/// The limits one command runs under: a profile's values, tightened by the policy and
+/// the caller (see [`profile::effective_limits`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecLimits {
     /// Wall-clock limit.
     pub timeout: Duration,
     /// Bytes of stdout and of stderr kept (each), after redaction.
     pub max_output_bytes: usize,
+    /// RLIMIT_NOFILE: open descriptors per process.
+    pub open_files: u64,
+    /// Processes (and threads) of the whole call, via the pids cgroup.
+    pub processes: u64,
+    /// Memory of the whole call, via the memory cgroup (per process where none exists).
+    pub memory_bytes: u64,
+    /// RLIMIT_FSIZE: the largest file the command may write.
+    pub file_size_bytes: u64,
+    /// RLIMIT_CPU: CPU seconds per process.
+    pub cpu_seconds: u64,
+    /// Network allowed (off: seccomp refuses non-unix sockets, empty network namespace).
+    pub network: bool,
 }
 
 impl ExecLimits {
@@ -73,6 +91,8 @@ pub struct ExecRequest<'a> {
     pub cwd: &'a ContainedDir,
     /// The whole environment: exactly PATH, HOME and LANG.
     pub env: Vec<(String, String)>,
+    /// The profile the limits came from.
+    pub profile: Profile,
     /// Limits.
     pub limits: ExecLimits,
 }
@@ -82,11 +102,11 @@ pub struct ExecRequest<'a> {
 pub enum Stop {
     /// It exited (or died of a signal) on its own.
     Exited,
-    /// It ran past the timeout; the group was killed.
+    /// It ran past the timeout; the whole tree was killed.
     TimedOut,
-    /// A stream passed [`ExecLimits::overflow_kill_bytes`]; the group was killed.
+    /// A stream passed [`ExecLimits::overflow_kill_bytes`]; the whole tree was killed.
     Overflowed,
-    /// The caller cancelled; the group was killed.
+    /// The caller cancelled; the whole tree was killed.
     Cancelled,
 }
 
@@ -105,6 +125,8 @@ pub struct ExecOutcome {
     pub stderr: Captured,
     /// The pipes were still held open (by a grandchild) when the drain deadline passed.
     pub drain_abandoned: bool,
+    /// What confined the call, really.
+    pub sandbox: SandboxReport,
 }
 
 /// The command could not be started.
@@ -113,6 +135,34 @@ pub enum ExecError {
     /// `spawn` failed.
     #[error("command could not be started: {0}")]
     Spawn(std::io::Error),
+    /// `require_kernel_sandbox = true` and a mechanism is missing: nothing ran.
+    #[error("{reason}; nothing ran")]
+    SandboxRequired {
+        /// Which mechanism and why.
+        reason: String,
+        /// The sandbox report of the refused call.
+        report: Box<SandboxReport>,
+    },
+    /// The launcher could not start the command (`execve` failed).
+    #[error("command could not be started: {reason}")]
+    Launch {
+        /// Why.
+        reason: String,
+        /// The sandbox report of the call.
+        report: Box<SandboxReport>,
+    },
+}
+
+impl ExecError {
+    /// The sandbox report, when the sandbox got far enough to make one.
+    pub fn report(&self) -> Option<&SandboxReport> {
+        match self {
+            ExecError::Spawn(_) => None,
+            ExecError::SandboxRequired { report, .. } | ExecError::Launch { report, .. } => {
+                Some(report)
+            }
+        }
+    }
 }
 
 /// Bounded capture of one stream: head, a ring-buffered tail, and the total.
@@ -215,102 +265,398 @@ async fn drain(reader: Option<(tokio::task::JoinHandle<()>, SharedBuffer)>) -> (
     (captured, abandoned)
 }
 
-/// Runs commands. Holds nothing but configuration; one per server.
-#[derive(Debug, Clone, Default)]
-pub struct Executor {}
+/// The parts of an outcome the supervisor collects (the sandbox report is added after).
+struct Supervised {
+    status: Option<ExitStatus>,
+    stop: Stop,
+    stdout: Captured,
+    stderr: Captured,
+    drain_abandoned: bool,
+}
 
-impl Executor {
-    /// A plain executor (process group + new session; no kernel sandbox yet).
-    pub fn new() -> Self {
-        Executor {}
+/// Watch a started child: capture both streams, stop it on timeout, overflow or
+/// cancellation, and kill its whole tree (the call's cgroup, then the process group).
+async fn supervise(
+    mut child: tokio::process::Child,
+    limits: &ExecLimits,
+    cancel: &CancellationToken,
+    call: Option<&CallCgroup>,
+) -> Supervised {
+    let pid = child
+        .id()
+        .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    let cap = limits.max_output_bytes;
+    let kill_at = limits.overflow_kill_bytes();
+    let overflow = Arc::new((AtomicBool::new(false), Notify::new()));
+    let stdout = child.stdout.take().map(|s| {
+        let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap)));
+        (
+            tokio::spawn(read_stream(s, buffer.clone(), kill_at, overflow.clone())),
+            buffer,
+        )
+    });
+    let stderr = child.stderr.take().map(|s| {
+        let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap)));
+        (
+            tokio::spawn(read_stream(s, buffer.clone(), kill_at, overflow.clone())),
+            buffer,
+        )
+    });
+
+    let waited = tokio::select! {
+        status = child.wait() => (status.ok(), Stop::Exited),
+        _ = tokio::time::sleep(limits.timeout) => (None, Stop::TimedOut),
+        _ = overflow.1.notified() => (None, Stop::Overflowed),
+        _ = cancel.cancelled() => (None, Stop::Cancelled),
+    };
+    if waited.1 != Stop::Exited
+        && let Some(call) = call
+    {
+        // The cgroup holds every process of the call, including any that left the
+        // process group with setsid or a double fork: kill them all at once.
+        call.kill();
+    }
+    // Kill the whole group: on a stop, the command itself; after a normal exit, any
+    // process it left behind in its group (a backgrounded `sleep &`).
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let status: Option<ExitStatus> = match waited {
+        (Some(status), stop) => Some(status).filter(|_| stop == Stop::Exited),
+        (None, _) => child.wait().await.ok(),
+    };
+    let stop = if overflow.0.load(Ordering::SeqCst) && waited.1 == Stop::Exited {
+        // The stream hit the kill threshold just as the child ended.
+        Stop::Overflowed
+    } else {
+        waited.1
+    };
+    if let Some(call) = call {
+        // Whatever outlived the command in the cgroup dies now, before the pipes are
+        // drained, so a background writer cannot hold them open.
+        call.kill();
     }
 
-    /// Build the child process. This is the single place a kernel sandbox plugs in.
+    // Drain with a deadline: a grandchild that left the group (setsid) may hold the pipe.
+    let (stdout, a) = drain(stdout).await;
+    let (stderr, b) = drain(stderr).await;
+    Supervised {
+        status,
+        stop,
+        stdout,
+        stderr,
+        drain_abandoned: a || b,
+    }
+}
+
+fn outcome(s: Supervised, sandbox: SandboxReport) -> ExecOutcome {
+    use std::os::unix::process::ExitStatusExt;
+    ExecOutcome {
+        exit_code: s.status.and_then(|st| st.code()),
+        signal: s.status.and_then(|st| st.signal()),
+        stop: s.stop,
+        stdout: s.stdout,
+        stderr: s.stderr,
+        drain_abandoned: s.drain_abandoned,
+        sandbox,
+    }
+}
+
+/// Read the launcher's report lines until every holder of the pipe closed it.
+async fn read_report(read: OwnedFd) -> Vec<LaunchEvent> {
+    let Ok(mut pipe) = tokio::net::unix::pipe::Receiver::from_owned_fd(read) else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    // A report is a few hundred bytes; a launcher never writes more than this.
+    let mut limited = (&mut pipe).take(64 * 1024);
+    let _ = limited.read_to_end(&mut bytes).await;
+    parse_report(&bytes)
+}
+
+fn parse_report(bytes: &[u8]) -> Vec<LaunchEvent> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Runs commands. One per server.
+#[derive(Debug, Clone, Default)]
+pub struct Executor {
+    sandbox: Option<Arc<Sandbox>>,
+}
+
+impl Executor {
+    /// An executor without the kernel sandbox: session, process group, timeout and
+    /// capture only (`[terminal.sandbox] enabled = false`).
+    pub fn new() -> Self {
+        Executor { sandbox: None }
+    }
+
+    /// An executor that starts every command through the sandbox launcher.
+    pub fn sandboxed(config: SandboxConfig) -> Self {
+        Executor {
+            sandbox: Some(Arc::new(Sandbox::new(config))),
+        }
+    }
+
+    /// The sandbox configuration, when the sandbox is on.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_deref()
+    }
+
+    /// Build the child process without the launcher (sandbox off).
     fn command_for(&self, request: &ExecRequest<'_>) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&request.program);
         cmd.arg0(&request.argv0)
             .args(&request.args)
             .env_clear()
-            .envs(request.env.iter().map(|(k, v)| (k, v)))
-            // The real path is a fallback; the child enters the folder by handle.
-            .current_dir(request.cwd.absolute())
+            .envs(request.env.iter().map(|(k, v)| (k, v)));
+        Self::common(&mut cmd, request, None);
+        cmd
+    }
+
+    /// Stdio, working folder, session and parent-death signal: the same for both paths.
+    fn common(cmd: &mut tokio::process::Command, request: &ExecRequest<'_>, inherit: Option<i32>) {
+        // The real path is a fallback; the child enters the folder by handle.
+        cmd.current_dir(request.cwd.absolute())
             // stdin and stdout of the server are the protocol channel: never inherited.
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let parent = rustix::process::getpid().as_raw_nonzero().get();
-        sys::isolate_child(&mut cmd, parent, Some(request.cwd.handle_fd().as_raw_fd()));
-        cmd
+        sys::isolate_child(
+            cmd.as_std_mut(),
+            parent,
+            Some(request.cwd.handle_fd().as_raw_fd()),
+            inherit,
+        );
     }
 
-    /// Run to completion, timeout, overflow or cancellation. No process of the group survives.
+    fn spec(
+        sandbox: &Sandbox,
+        limits: &ExecLimits,
+        call: &CallCgroup,
+        program: Option<PathBuf>,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        report_fd: i32,
+    ) -> LaunchSpec {
+        let config = &sandbox.config;
+        LaunchSpec {
+            program,
+            argv,
+            env,
+            fs: FsRules {
+                write_root: config.jail_root.clone(),
+                read_paths: config.read_paths.clone(),
+                deny_network: !limits.network,
+            },
+            open_files: limits.open_files,
+            file_size_bytes: limits.file_size_bytes,
+            cpu_seconds: limits.cpu_seconds,
+            data_bytes: call.report.memory.is_none().then_some(limits.memory_bytes),
+            namespaces: config.namespaces,
+            cgroup_procs: call.procs_files(),
+            report_fd,
+            parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
+            require: config.require,
+            require_namespaces: config.require && !call.kills_tree(),
+        }
+    }
+
+    /// Refuse before spawning when the policy requires the kernel sandbox and the cgroup
+    /// layer is already short of it.
+    fn precheck(
+        sandbox: &Sandbox,
+        profile: Profile,
+        limits: &ExecLimits,
+        call: &CallCgroup,
+    ) -> Result<Vec<String>, ExecError> {
+        let mut problems = call.problems.clone();
+        problems.extend(sandbox.cgroups.problems().iter().cloned());
+        let missing = sandbox::cgroup_downgrades(limits, &call.report, &problems);
+        if sandbox.config.require && !missing.is_empty() {
+            let report = sandbox::build_report(
+                profile,
+                limits,
+                call.report.clone(),
+                &problems,
+                &[LaunchEvent::Refused {
+                    reason: String::new(),
+                }],
+                Default::default(),
+            );
+            return Err(ExecError::SandboxRequired {
+                reason: format!("the kernel sandbox is required but {}", missing.join("; ")),
+                report: Box::new(report),
+            });
+        }
+        Ok(problems)
+    }
+
+    /// Run to completion, timeout, overflow or cancellation. No process of the call survives.
     pub async fn run(
         &self,
         request: &ExecRequest<'_>,
         cancel: &CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
-        let mut child = self
-            .command_for(request)
-            .spawn()
-            .map_err(ExecError::Spawn)?;
-        let pid = child
-            .id()
-            .and_then(|id| rustix::process::Pid::from_raw(id as i32));
-        let cap = request.limits.max_output_bytes;
-        let kill_at = request.limits.overflow_kill_bytes();
-        let overflow = Arc::new((AtomicBool::new(false), Notify::new()));
-        let stdout = child.stdout.take().map(|s| {
-            let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap)));
-            (
-                tokio::spawn(read_stream(s, buffer.clone(), kill_at, overflow.clone())),
-                buffer,
-            )
-        });
-        let stderr = child.stderr.take().map(|s| {
-            let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap)));
-            (
-                tokio::spawn(read_stream(s, buffer.clone(), kill_at, overflow.clone())),
-                buffer,
-            )
-        });
-
-        let waited = tokio::select! {
-            status = child.wait() => (status.ok(), Stop::Exited),
-            _ = tokio::time::sleep(request.limits.timeout) => (None, Stop::TimedOut),
-            _ = overflow.1.notified() => (None, Stop::Overflowed),
-            _ = cancel.cancelled() => (None, Stop::Cancelled),
+        let Some(sandbox) = self.sandbox.as_deref() else {
+            let child = self
+                .command_for(request)
+                .spawn()
+                .map_err(ExecError::Spawn)?;
+            let supervised = supervise(child, &request.limits, cancel, None).await;
+            let report = sandbox::unsandboxed_report(request.profile, &request.limits);
+            return Ok(outcome(supervised, report));
         };
-        // Kill the whole group: on a stop, the command itself; after a normal exit, any
-        // process it left behind in its group (a backgrounded `sleep &`).
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let limits = &request.limits;
+        let call = sandbox
+            .cgroups
+            .create_call(limits.processes, limits.memory_bytes);
+        let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
+        let (report_read, report_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| ExecError::Spawn(e.into()))?;
+        let mut argv = Vec::with_capacity(request.args.len() + 1);
+        argv.push(request.argv0.clone());
+        argv.extend(request.args.iter().cloned());
+        let spec = Self::spec(
+            sandbox,
+            limits,
+            &call,
+            Some(request.program.clone()),
+            argv,
+            request.env.clone(),
+            report_write.as_raw_fd(),
+        );
+        let spec =
+            serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
+        let mut cmd = tokio::process::Command::new(&sandbox.config.launcher);
+        cmd.arg(LAUNCHER_ARG).arg(spec).env_clear();
+        Self::common(&mut cmd, request, Some(report_write.as_raw_fd()));
+        let child = cmd.spawn().map_err(ExecError::Spawn)?;
+        // Only the launcher (and its clone) may hold the write end: EOF = report complete.
+        drop(report_write);
+        let reader = tokio::spawn(read_report(report_read));
+        let supervised = supervise(child, limits, cancel, Some(&call)).await;
+        let cgroup_report = call.report.clone();
+        let (hits, _emptied) = call.finish().await;
+        let events = match tokio::time::timeout(DRAIN_DEADLINE, reader).await {
+            Ok(Ok(events)) => events,
+            _ => Vec::new(),
+        };
+        let report = sandbox::build_report(
+            request.profile,
+            limits,
+            cgroup_report,
+            &problems,
+            &events,
+            hits,
+        );
+        for event in &events {
+            match event {
+                LaunchEvent::Refused { reason } => {
+                    return Err(ExecError::SandboxRequired {
+                        reason: reason.clone(),
+                        report: Box::new(report),
+                    });
+                }
+                LaunchEvent::ExecFailed { reason } => {
+                    return Err(ExecError::Launch {
+                        reason: reason.clone(),
+                        report: Box::new(report),
+                    });
+                }
+                _ => {}
+            }
         }
-        let status: Option<ExitStatus> = match waited {
-            (Some(status), stop) => Some(status).filter(|_| stop == Stop::Exited),
-            (None, _) => child.wait().await.ok(),
-        };
-        let stop = if overflow.0.load(Ordering::SeqCst) && waited.1 == Stop::Exited {
-            // The stream hit the kill threshold just as the child ended.
-            Stop::Overflowed
-        } else {
-            waited.1
-        };
+        Ok(outcome(supervised, report))
+    }
 
-        // Drain with a deadline: a grandchild that left the group (setsid) may hold the pipe.
-        let (stdout, a) = drain(stdout).await;
-        let (stderr, b) = drain(stderr).await;
-        let drain_abandoned = a || b;
+    /// Start-up probe: run the launcher through every step with nothing to execute and
+    /// report what the kernel really granted. Synchronous (called before the runtime).
+    pub fn probe(&self, profile: Profile, limits: &ExecLimits) -> SandboxReport {
+        let Some(sandbox) = self.sandbox.as_deref() else {
+            return sandbox::unsandboxed_report(profile, limits);
+        };
+        let call = sandbox
+            .cgroups
+            .create_call(limits.processes, limits.memory_bytes);
+        let mut problems = call.problems.clone();
+        problems.extend(sandbox.cgroups.problems().iter().cloned());
+        let events = Self::probe_events(sandbox, limits, &call).unwrap_or_else(|e| {
+            vec![LaunchEvent::Refused {
+                reason: format!("the sandbox launcher could not be started: {e}"),
+            }]
+        });
+        let cgroup_report = call.report.clone();
+        drop(call);
+        let mut report = sandbox::build_report(
+            profile,
+            limits,
+            cgroup_report,
+            &problems,
+            &events,
+            Default::default(),
+        );
+        for event in &events {
+            if let LaunchEvent::Refused { reason } = event {
+                report.downgrades.push(reason.clone());
+            }
+        }
+        report
+    }
 
-        use std::os::unix::process::ExitStatusExt;
-        Ok(ExecOutcome {
-            exit_code: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()),
-            stop,
-            stdout,
-            stderr,
-            drain_abandoned,
-        })
+    fn probe_events(
+        sandbox: &Sandbox,
+        limits: &ExecLimits,
+        call: &CallCgroup,
+    ) -> std::io::Result<Vec<LaunchEvent>> {
+        use std::io::Read;
+        let (report_read, report_write) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let spec = Self::spec(
+            sandbox,
+            limits,
+            call,
+            None,
+            Vec::new(),
+            Vec::new(),
+            report_write.as_raw_fd(),
+        );
+        let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
+        let mut cmd = std::process::Command::new(&sandbox.config.launcher);
+        cmd.arg(LAUNCHER_ARG)
+            .arg(spec)
+            .env_clear()
+            .current_dir(&sandbox.config.jail_root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let parent = rustix::process::getpid().as_raw_nonzero().get();
+        sys::isolate_child(&mut cmd, parent, None, Some(report_write.as_raw_fd()));
+        let mut child = cmd.spawn()?;
+        drop(report_write);
+        // The probe runs nothing; it ends in milliseconds. Bound it anyway.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while child.try_wait()?.is_none() {
+            if std::time::Instant::now() > deadline {
+                call.kill();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(std::io::Error::other(
+                    "the sandbox probe did not finish in 5 s",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::from(report_read)
+            .take(64 * 1024)
+            .read_to_end(&mut bytes)?;
+        Ok(parse_report(&bytes))
     }
 }
 

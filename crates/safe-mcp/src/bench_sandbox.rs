@@ -1,0 +1,85 @@
+//! `safe-mcp bench --sandbox`: what the kernel sandbox costs. `run_command "true"` through
+//! two servers on the same policy, one with the full sandbox (launcher, cgroups,
+//! namespaces, Landlock, seccomp, rlimits) and one with `SAFE_MCP_SANDBOX_ENABLED=false`,
+//! interleaved round by round, medians side by side and their ratio (target ≤ 1.5×).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use serde_json::json;
+
+use crate::client;
+use crate::demo::make_sandbox;
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples.get(index).copied().unwrap_or_default()
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Run the comparison with `iterations` interleaved rounds.
+pub async fn run(iterations: usize) -> Result<()> {
+    let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
+    run_with(&bin, iterations).await
+}
+
+/// [`run`] against an explicit `safe-mcp` binary (the end-to-end tests pass theirs).
+pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
+    let dir = tempfile::Builder::new()
+        .prefix("safe-mcp-bench-sandbox-")
+        .tempdir()?;
+    let policy = make_sandbox(dir.path())?;
+    let policy = policy.to_string_lossy();
+    let args = ["terminal", "--config", policy.as_ref()];
+    let on = client::connect(bin, &args, &[]).await?;
+    let off = client::connect(bin, &args, &[("SAFE_MCP_SANDBOX_ENABLED", "false")]).await?;
+    let call = json!({ "command": "true" });
+
+    // Warm up both paths, and check each is what it claims to be.
+    let e = client::call(&on, "run_command", call.clone()).await?;
+    ensure!(
+        e["detail"]["sandbox"]["mechanisms"]["launcher"] == true,
+        "the sandboxed server did not use the launcher: {e}"
+    );
+    let e = client::call(&off, "run_command", call.clone()).await?;
+    ensure!(
+        e["detail"]["sandbox"]["mechanisms"]["launcher"] == false,
+        "the unsandboxed server used the launcher: {e}"
+    );
+
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..iterations {
+        let t = Instant::now();
+        let e = client::call(&on, "run_command", call.clone()).await?;
+        with.push(t.elapsed());
+        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
+        let t = Instant::now();
+        let e = client::call(&off, "run_command", call.clone()).await?;
+        without.push(t.elapsed());
+        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+    }
+    on.cancel().await.ok();
+    off.cancel().await.ok();
+    let (w50, o50) = (percentile(&mut with, 0.5), percentile(&mut without, 0.5));
+    let (w90, o90) = (percentile(&mut with, 0.9), percentile(&mut without, 0.9));
+    println!("safe-mcp bench --sandbox ({iterations} interleaved rounds)");
+    println!(
+        "  run_command \"true\", sandbox off : p50 {:>9.1} µs   p90 {:>9.1} µs",
+        micros(o50),
+        micros(o90)
+    );
+    println!(
+        "  run_command \"true\", full sandbox: p50 {:>9.1} µs   p90 {:>9.1} µs",
+        micros(w50),
+        micros(w90)
+    );
+    println!(
+        "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×)",
+        micros(w50) / micros(o50)
+    );
+    Ok(())
+}

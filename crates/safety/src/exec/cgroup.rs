@@ -1,0 +1,498 @@
+//! Per-call control groups (SPEC §4.4, whole-tree kill): every process a command starts is
+//! born inside the call's cgroup, whatever it does afterwards (`setsid`, double fork), so
+//! the whole tree can be killed at once (v2 `cgroup.kill`) and limited (`pids.max`, memory).
+//!
+//! Layout: `<hierarchy>/<our own cgroup>/safe-mcp.<server pid>.<k>/call-<n>` in each usable
+//! hierarchy: the v2 one (kill, `populated`), v1 `pids` and v1 `memory` (limits, on hybrid
+//! hosts where those controllers are bound to v1), or v2 controllers where delegated.
+//! Stale folders of servers that died are removed at start-up.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How long to wait for a killed cgroup to empty before giving up on removing it.
+const EMPTY_DEADLINE: Duration = Duration::from_secs(2);
+
+/// One hierarchy we can create cgroups in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// The unified (v2) hierarchy: `cgroup.kill`, `cgroup.events`, maybe `pids.max`/`memory.max`.
+    V2,
+    /// v1 `pids` controller.
+    V1Pids,
+    /// v1 `memory` controller.
+    V1Memory,
+}
+
+/// A base folder (ours, `safe-mcp.<pid>`) in one hierarchy.
+#[derive(Debug, Clone)]
+struct Base {
+    kind: Kind,
+    dir: PathBuf,
+}
+
+/// The hierarchies this server may use, found once at start-up.
+#[derive(Debug)]
+pub struct Cgroups {
+    bases: Vec<Base>,
+    problems: Vec<String>,
+    counter: AtomicU64,
+}
+
+/// What the cgroup layer provides for one call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CgroupReport {
+    /// The whole tree is killed with v2 `cgroup.kill`.
+    pub kill: bool,
+    /// How the process limit is enforced (`v1 pids.max`, `v2 pids.max`), if at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<String>,
+    /// How the memory limit is enforced, if at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+}
+
+/// Counters read after the call: how often a limit stopped something.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LimitHits {
+    /// Forks refused by the process limit.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub processes: u64,
+    /// Processes the memory limit killed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memory_oom_kills: u64,
+    /// Peak memory of the call in bytes, where the kernel reports it (not a hit; reported
+    /// separately as `memory_peak_bytes`).
+    #[serde(skip)]
+    pub memory_peak_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl LimitHits {
+    /// True when nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.processes == 0 && self.memory_oom_kills == 0
+    }
+}
+
+/// The cgroup folders of one call. Dropping it without [`CallCgroup::finish`] kills and
+/// removes them anyway (best effort, synchronously).
+#[derive(Debug)]
+pub struct CallCgroup {
+    dirs: Vec<(Kind, PathBuf)>,
+    /// What these folders provide.
+    pub report: CgroupReport,
+    /// Why a wanted limit could not be set up (for the downgrade list).
+    pub problems: Vec<String>,
+    finished: bool,
+}
+
+/// One line of `/proc/self/mountinfo` that mounts a cgroup hierarchy.
+struct Mount {
+    root: String,
+    point: PathBuf,
+    fstype: String,
+    options: String,
+}
+
+fn mounts() -> Vec<Mount> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let left: Vec<&str> = left.split(' ').collect();
+            let right: Vec<&str> = right.split(' ').collect();
+            Some(Mount {
+                root: left.get(3)?.to_string(),
+                point: PathBuf::from(unescape(left.get(4)?)),
+                fstype: right.first()?.to_string(),
+                options: right.get(2).unwrap_or(&"").to_string(),
+            })
+        })
+        .filter(|m| m.fstype == "cgroup" || m.fstype == "cgroup2")
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// Our own cgroup path in the hierarchy whose `/proc/self/cgroup` controller field matches.
+fn own_path(controller: Option<&str>) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let _id = parts.next()?;
+        let controllers = parts.next()?;
+        let path = parts.next()?;
+        let hit = match controller {
+            None => controllers.is_empty(),
+            Some(c) => controllers.split(',').any(|x| x == c),
+        };
+        hit.then(|| path.to_string())
+    })
+}
+
+/// The folder of our own cgroup under a mount, when the mount shows it.
+fn own_dir(mount: &Mount, own: &str) -> Option<PathBuf> {
+    let rel = if mount.root == "/" {
+        own
+    } else {
+        // A mount of a sub-tree (containers): our path must lie beneath its root.
+        own.strip_prefix(mount.root.as_str())?
+    };
+    let rel = rel.trim_start_matches('/');
+    let dir = if rel.is_empty() {
+        mount.point.clone()
+    } else {
+        mount.point.join(rel)
+    };
+    dir.is_dir().then_some(dir)
+}
+
+fn pid_alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Remove `safe-mcp.<pid>` folders left by servers that are gone (their calls' folders
+/// first). Folders that still hold processes stay.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten().take(1000) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("safe-mcp."))
+            .and_then(|p| p.split('.').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid_alive(pid) {
+            continue;
+        }
+        let dir = entry.path();
+        if let Ok(calls) = std::fs::read_dir(&dir) {
+            for call in calls.flatten().take(10_000) {
+                if call.path().is_dir() {
+                    let _ = kill_dir(&call.path());
+                    let _ = std::fs::remove_dir(call.path());
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
+}
+
+/// Kill every process listed in a cgroup folder (v1 has no `cgroup.kill`). Repeats while
+/// new processes appear (a fork racing the kill), bounded.
+fn kill_dir(dir: &Path) -> std::io::Result<()> {
+    let kill_file = dir.join("cgroup.kill");
+    if kill_file.exists() {
+        return std::fs::write(kill_file, "1");
+    }
+    for _ in 0..100 {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs"))?;
+        let pids: Vec<i32> = procs
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.is_empty() {
+            return Ok(());
+        }
+        for pid in pids {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_empty(kind: &Kind, dir: &Path) -> bool {
+    if *kind == Kind::V2
+        && let Ok(events) = std::fs::read_to_string(dir.join("cgroup.events"))
+    {
+        return events.lines().any(|l| l.trim() == "populated 0");
+    }
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|p| p.trim().is_empty())
+        .unwrap_or(true)
+}
+
+fn read_counter(path: &Path, key: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == key).then(|| v.trim().parse().ok()).flatten()
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn read_number(path: &Path) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+impl Cgroups {
+    /// Find the usable hierarchies and create our base folder in each. Nothing here is
+    /// fatal: a hierarchy we cannot write to is a reported downgrade.
+    pub fn discover() -> Cgroups {
+        let mut bases = Vec::new();
+        let mut problems = Vec::new();
+        // One folder per executor: a process may hold several (tests do).
+        static INSTANCE: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "safe-mcp.{}.{}",
+            std::process::id(),
+            INSTANCE.fetch_add(1, Ordering::Relaxed)
+        );
+        let all = mounts();
+        let wanted: [(Kind, &str, Option<&str>); 3] = [
+            (Kind::V2, "cgroup2", None),
+            (Kind::V1Pids, "cgroup", Some("pids")),
+            (Kind::V1Memory, "cgroup", Some("memory")),
+        ];
+        for (kind, fstype, controller) in wanted {
+            let mount = all.iter().find(|m| {
+                m.fstype == fstype
+                    && controller.is_none_or(|c| m.options.split(',').any(|o| o == c))
+            });
+            let Some(mount) = mount else {
+                if kind == Kind::V2 {
+                    problems.push("no cgroup v2 hierarchy is mounted".into());
+                }
+                continue;
+            };
+            let Some(own) = own_path(controller) else {
+                continue;
+            };
+            let Some(parent) = own_dir(mount, &own) else {
+                problems.push(format!(
+                    "our {fstype} cgroup is not visible under {}",
+                    mount.point.display()
+                ));
+                continue;
+            };
+            sweep_stale(&parent);
+            let dir = parent.join(&name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => bases.push(Base { kind, dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    bases.push(Base { kind, dir })
+                }
+                Err(e) => problems.push(format!(
+                    "cannot create a cgroup under {}: {e}",
+                    parent.display()
+                )),
+            }
+        }
+        Cgroups {
+            bases,
+            problems,
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    /// No cgroup at all (sandbox off, or tests of the fallback paths).
+    pub fn none() -> Cgroups {
+        Cgroups {
+            bases: Vec::new(),
+            problems: vec!["cgroups not used".into()],
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    /// Why some hierarchy is unusable, for the start-up summary.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// Create the folders of one call and write its limits.
+    pub fn create_call(&self, processes: u64, memory_bytes: u64) -> CallCgroup {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let mut call = CallCgroup {
+            dirs: Vec::new(),
+            report: CgroupReport::default(),
+            problems: Vec::new(),
+            finished: false,
+        };
+        // The launcher and the namespace init live in the cgroup too: two extra processes.
+        let pids_max = processes.saturating_add(2).to_string();
+        for base in &self.bases {
+            let dir = base.dir.join(format!("call-{n}"));
+            if let Err(e) = std::fs::create_dir(&dir) {
+                call.problems
+                    .push(format!("cannot create {}: {e}", dir.display()));
+                continue;
+            }
+            match base.kind {
+                Kind::V2 => {
+                    call.report.kill = dir.join("cgroup.kill").exists();
+                    if !call.report.kill {
+                        call.problems
+                            .push("cgroup v2 has no cgroup.kill (kernel < 5.14)".into());
+                    }
+                    // Delegated v2 controllers (pure v2 hosts) carry the limits themselves.
+                    if std::fs::write(dir.join("pids.max"), &pids_max).is_ok() {
+                        call.report.processes = Some("cgroup v2 pids.max".into());
+                    }
+                    if std::fs::write(dir.join("memory.max"), memory_bytes.to_string()).is_ok() {
+                        let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+                        call.report.memory = Some("cgroup v2 memory.max".into());
+                    }
+                }
+                Kind::V1Pids => match std::fs::write(dir.join("pids.max"), &pids_max) {
+                    Ok(()) => call.report.processes = Some("cgroup v1 pids.max".into()),
+                    Err(e) => call.problems.push(format!("pids.max: {e}")),
+                },
+                Kind::V1Memory => {
+                    match std::fs::write(
+                        dir.join("memory.limit_in_bytes"),
+                        memory_bytes.to_string(),
+                    ) {
+                        Ok(()) => {
+                            // Without this the limit only covers RAM and a bomb goes to swap.
+                            let _ = std::fs::write(
+                                dir.join("memory.memsw.limit_in_bytes"),
+                                memory_bytes.to_string(),
+                            );
+                            call.report.memory = Some("cgroup v1 memory.limit_in_bytes".into());
+                        }
+                        Err(e) => call.problems.push(format!("memory.limit_in_bytes: {e}")),
+                    }
+                }
+            }
+            call.dirs.push((base.kind.clone(), dir));
+        }
+        call
+    }
+}
+
+impl Drop for Cgroups {
+    fn drop(&mut self) {
+        for base in &self.bases {
+            let _ = std::fs::remove_dir(&base.dir);
+        }
+    }
+}
+
+impl CallCgroup {
+    /// The `cgroup.procs` files the launcher writes its own pid to, first thing.
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .map(|(_, d)| d.join("cgroup.procs"))
+            .collect()
+    }
+
+    /// True when the whole tree can be killed by the cgroup, escapees included.
+    pub fn kills_tree(&self) -> bool {
+        self.report.kill
+    }
+
+    /// Kill every process of the call (v2 `cgroup.kill`, else signal each listed pid).
+    pub fn kill(&self) {
+        let v2 = self.dirs.iter().find(|(k, _)| *k == Kind::V2);
+        if let Some((_, dir)) = v2
+            && kill_dir(dir).is_ok()
+        {
+            return;
+        }
+        for (_, dir) in &self.dirs {
+            let _ = kill_dir(dir);
+        }
+    }
+
+    fn all_empty(&self) -> bool {
+        self.dirs.iter().all(|(k, d)| is_empty(k, d))
+    }
+
+    /// Kill what is left, wait (bounded) until the folders are empty, read the limit
+    /// counters, remove the folders. Returns the counters and whether the tree was empty.
+    pub async fn finish(mut self) -> (LimitHits, bool) {
+        self.finished = true;
+        let started = Instant::now();
+        let mut emptied = self.all_empty();
+        if !emptied {
+            self.kill();
+            while started.elapsed() < EMPTY_DEADLINE {
+                if self.all_empty() {
+                    emptied = true;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+        let hits = self.hits();
+        self.remove();
+        (hits, emptied)
+    }
+
+    fn hits(&self) -> LimitHits {
+        let mut hits = LimitHits::default();
+        for (kind, dir) in &self.dirs {
+            match kind {
+                Kind::V1Pids => hits.processes = read_counter(&dir.join("pids.events"), "max"),
+                Kind::V1Memory => {
+                    hits.memory_oom_kills =
+                        read_counter(&dir.join("memory.oom_control"), "oom_kill");
+                    hits.memory_peak_bytes = read_number(&dir.join("memory.max_usage_in_bytes"));
+                }
+                Kind::V2 => {
+                    if self.report.processes.as_deref() == Some("cgroup v2 pids.max") {
+                        hits.processes = read_counter(&dir.join("pids.events"), "max");
+                    }
+                    if self.report.memory.as_deref() == Some("cgroup v2 memory.max") {
+                        hits.memory_oom_kills =
+                            read_counter(&dir.join("memory.events"), "oom_kill");
+                        hits.memory_peak_bytes = read_number(&dir.join("memory.peak"));
+                    }
+                }
+            }
+        }
+        hits
+    }
+
+    fn remove(&mut self) {
+        for (_, dir) in &self.dirs {
+            // A task that is still exiting keeps the folder busy for a moment.
+            for _ in 0..50 {
+                match std::fs::remove_dir(dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                }
+            }
+        }
+        self.dirs.clear();
+    }
+}
+
+impl Drop for CallCgroup {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.kill();
+            self.remove();
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! The sandbox launcher: the server starts every command as `safe-mcp __sandbox-exec SPEC`,
+//! a fresh single-threaded process that confines itself and then `execve`s the command.
+//! Single-threaded matters: `unshare`/`clone` of a user namespace fails in a threaded
+//! process, and Landlock and seccomp (without TSYNC) bind only the calling thread.
+//!
+//! Order (each step named after the attack it stops):
+//! 0. (in the server's `pre_exec`, before this binary even starts) `setsid`, parent-death
+//!    signal with a re-check, working folder entered by handle;
+//! 1. join the call's cgroups: every later process is born inside them, `setsid` or not;
+//! 2. rlimits: core dumps off, open files, file size, CPU time (and memory per process
+//!    when no memory cgroup exists);
+//! 3. user + PID (+ network) namespaces: the launcher clones a child that is PID 1 of a
+//!    fresh PID namespace; when that child ends, the kernel kills everything left inside;
+//! 4. Landlock; 5. seccomp, last; 6. `execve`.
+//!
+//! What was really applied goes back to the server as JSON lines on an inherited pipe, so
+//! each result reports the truth of its own call, not a start-up guess.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::{Deserialize, Serialize};
+
+use super::filesystem::{self, FsRules, LandlockReport};
+use super::seccomp::{self, FilterChoice};
+use super::sys;
+
+/// The hidden first argument that starts the binary in sandbox-launcher mode.
+pub const LAUNCHER_ARG: &str = "__sandbox-exec";
+
+/// Exit code of a launcher that refused to run the command.
+pub const REFUSED_EXIT: u8 = 126;
+
+/// Everything the launcher needs, passed as one JSON argument.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaunchSpec {
+    /// The resolved executable; `None` for the start-up probe (apply everything, run nothing).
+    pub program: Option<PathBuf>,
+    /// The full argv, argv\[0\] first.
+    pub argv: Vec<String>,
+    /// The command's whole environment.
+    pub env: Vec<(String, String)>,
+    /// Landlock rules.
+    pub fs: FsRules,
+    /// RLIMIT_NOFILE.
+    pub open_files: u64,
+    /// RLIMIT_FSIZE.
+    pub file_size_bytes: u64,
+    /// RLIMIT_CPU (soft; the hard limit, one second later, is SIGKILL).
+    pub cpu_seconds: u64,
+    /// RLIMIT_DATA, only when no memory cgroup holds the limit.
+    pub data_bytes: Option<u64>,
+    /// Create user + PID namespaces (and a network namespace when `fs.deny_network`).
+    pub namespaces: bool,
+    /// `cgroup.procs` files to join first.
+    pub cgroup_procs: Vec<PathBuf>,
+    /// The descriptor number of the report pipe.
+    pub report_fd: i32,
+    /// The server's pid (the parent re-check).
+    pub parent_pid: i32,
+    /// Refuse to run when Landlock or seccomp cannot be applied.
+    pub require: bool,
+    /// Refuse to run when no PID namespace can be made (no cgroup kills the tree).
+    pub require_namespaces: bool,
+}
+
+/// One line of the report the launcher writes to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LaunchEvent {
+    /// Cgroups joined and rlimits set.
+    Prepared {
+        /// How many cgroups the launcher joined.
+        cgroups_joined: usize,
+        /// The rlimits set, e.g. `NOFILE=256`.
+        rlimits: Vec<String>,
+        /// What failed.
+        problems: Vec<String>,
+    },
+    /// Namespaces created (or why not).
+    Namespaces {
+        /// `user`, `pid`, `net`.
+        active: Vec<String>,
+        /// Why they could not be made.
+        error: Option<String>,
+    },
+    /// Landlock and seccomp applied (or why not).
+    Confined {
+        /// What Landlock did.
+        landlock: Option<LandlockReport>,
+        /// Why Landlock could not be applied.
+        landlock_error: Option<String>,
+        /// The seccomp filter installed.
+        seccomp: Option<String>,
+        /// Why seccomp could not be applied.
+        seccomp_error: Option<String>,
+    },
+    /// The launcher refused to run the command (a required mechanism is missing).
+    Refused {
+        /// Why.
+        reason: String,
+    },
+    /// `execve` failed.
+    ExecFailed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Writes report lines; silently does nothing when the pipe is gone.
+struct Reporter {
+    pipe: Option<std::fs::File>,
+}
+
+impl Reporter {
+    fn send(&mut self, event: &LaunchEvent) {
+        if let (Some(pipe), Ok(mut line)) = (self.pipe.as_mut(), serde_json::to_string(event)) {
+            line.push('\n');
+            // One line is far below PIPE_BUF, so it arrives whole.
+            let _ = pipe.write_all(line.as_bytes());
+        }
+    }
+
+    fn close(&mut self) {
+        self.pipe = None;
+    }
+}
+
+/// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
+/// runtime exists; it returns `None` when the process was not started as a launcher.
+pub fn launcher_main() -> Option<ExitCode> {
+    let mut args = std::env::args_os();
+    let _self = args.next();
+    if args.next()? != LAUNCHER_ARG {
+        return None;
+    }
+    sys::restore_default_signals();
+    let spec: Option<LaunchSpec> = args
+        .next()
+        .and_then(|a| a.into_string().ok())
+        .and_then(|s| serde_json::from_str(&s).ok());
+    let Some(spec) = spec else {
+        eprintln!("safe-mcp sandbox launcher: missing or malformed launch spec");
+        return Some(ExitCode::from(REFUSED_EXIT));
+    };
+    let reporter = Reporter {
+        pipe: sys::adopt_inherited_fd(spec.report_fd).map(std::fs::File::from),
+    };
+    Some(launch(spec, reporter))
+}
+
+fn refuse(reporter: &mut Reporter, reason: String) -> ExitCode {
+    reporter.send(&LaunchEvent::Refused { reason });
+    ExitCode::from(REFUSED_EXIT)
+}
+
+fn set_limit(
+    resource: rustix::process::Resource,
+    name: &str,
+    value: u64,
+    hard: u64,
+    set: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) {
+    // Raising a hard limit is refused even to root (no CAP_SYS_RESOURCE): only ever lower.
+    let current = rustix::process::getrlimit(resource);
+    let cap = |v: u64| current.maximum.map_or(v, |m| v.min(m));
+    let limit = rustix::process::Rlimit {
+        current: Some(cap(value)),
+        maximum: Some(cap(hard)),
+    };
+    match rustix::process::setrlimit(resource, limit) {
+        Ok(()) => set.push(format!("{name}={}", cap(value))),
+        Err(e) => problems.push(format!("RLIMIT_{name}: {e}")),
+    }
+}
+
+/// Steps 1 and 2: cgroups, then rlimits.
+fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
+    use rustix::process::Resource;
+    let mut problems = Vec::new();
+    let mut joined = 0;
+    let me = std::process::id().to_string();
+    // Joining first means every process the command ever starts is born inside the
+    // call's cgroups: `setsid` and double forks cannot leave them.
+    for procs in &spec.cgroup_procs {
+        match std::fs::write(procs, &me) {
+            Ok(()) => joined += 1,
+            Err(e) => problems.push(format!("cannot join {}: {e}", procs.display())),
+        }
+    }
+    let mut rlimits = Vec::new();
+    // A crashing command must not write a core file (it may hold secrets) into the jail.
+    set_limit(Resource::Core, "CORE", 0, 0, &mut rlimits, &mut problems);
+    // Descriptor exhaustion of the host, and the shellguard "fd budget" actually enforced.
+    set_limit(
+        Resource::Nofile,
+        "NOFILE",
+        spec.open_files,
+        spec.open_files,
+        &mut rlimits,
+        &mut problems,
+    );
+    // Filling the disk through the jail: no file may grow past this.
+    set_limit(
+        Resource::Fsize,
+        "FSIZE",
+        spec.file_size_bytes,
+        spec.file_size_bytes,
+        &mut rlimits,
+        &mut problems,
+    );
+    // A CPU burner that outlives its server: SIGXCPU at the soft limit, SIGKILL a second later.
+    set_limit(
+        Resource::Cpu,
+        "CPU",
+        spec.cpu_seconds,
+        spec.cpu_seconds.saturating_add(1),
+        &mut rlimits,
+        &mut problems,
+    );
+    if let Some(data) = spec.data_bytes {
+        // No memory cgroup: cap each process's heap instead (RLIMIT_AS would break
+        // runtimes that reserve address space, such as Go and the JVM).
+        set_limit(
+            Resource::Data,
+            "DATA",
+            data,
+            data,
+            &mut rlimits,
+            &mut problems,
+        );
+    }
+    // The server may have died between spawn and here; the parent-death signal set in
+    // pre_exec covers later deaths, this covers the window before it.
+    let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+    if ppid != spec.parent_pid {
+        return Err(ExitCode::from(REFUSED_EXIT));
+    }
+    let refuse_now = spec.require && joined < spec.cgroup_procs.len();
+    reporter.send(&LaunchEvent::Prepared {
+        cgroups_joined: joined,
+        rlimits,
+        problems: problems.clone(),
+    });
+    if refuse_now {
+        return Err(refuse(
+            reporter,
+            format!(
+                "the kernel sandbox is required but the call's cgroup could not be joined: {}",
+                problems.join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Steps 4 and 5: Landlock, then seccomp. `Err` when `require` and something is missing.
+fn confine(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), String> {
+    let (landlock, landlock_error) = match filesystem::restrict_self(&spec.fs) {
+        Ok(r) if r.confines_writes() => (Some(r), None),
+        Ok(r) => {
+            let why = format!(
+                "Landlock is {} at ABI {} (ABI {} is needed to confine writes)",
+                r.status.replace('_', " "),
+                r.abi,
+                filesystem::MINIMUM_ABI
+            );
+            (Some(r), Some(why))
+        }
+        Err(e) => (None, Some(e)),
+    };
+    let choice = FilterChoice {
+        deny_network: spec.fs.deny_network,
+        deny_user_namespaces: spec.fs.deny_network,
+    };
+    let (seccomp, seccomp_error) = match seccomp::build(choice).and_then(|p| seccomp::install(&p)) {
+        Ok(()) => (Some(choice.describe().to_string()), None),
+        Err(e) => (None, Some(e)),
+    };
+    let missing: Vec<String> = [
+        landlock_error.as_ref().map(|e| format!("Landlock: {e}")),
+        seccomp_error.as_ref().map(|e| format!("seccomp: {e}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    reporter.send(&LaunchEvent::Confined {
+        landlock,
+        landlock_error,
+        seccomp,
+        seccomp_error,
+    });
+    if spec.require && !missing.is_empty() {
+        return Err(format!(
+            "the kernel sandbox is required but {}",
+            missing.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+struct Exec {
+    program: CString,
+    argv: Vec<CString>,
+    env: Vec<CString>,
+}
+
+fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, String> {
+    let Some(program) = &spec.program else {
+        return Ok(None);
+    };
+    let c = |s: &[u8]| CString::new(s).map_err(|_| "a NUL byte in the command".to_string());
+    Ok(Some(Exec {
+        program: c(program.as_os_str().as_bytes())?,
+        argv: spec
+            .argv
+            .iter()
+            .map(|a| c(a.as_bytes()))
+            .collect::<Result<_, _>>()?,
+        env: spec
+            .env
+            .iter()
+            .map(|(k, v)| c(format!("{k}={v}").as_bytes()))
+            .collect::<Result<_, _>>()?,
+    }))
+}
+
+/// Step 6. Only returns on failure (or for the probe, which runs nothing).
+fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> ExitCode {
+    let Some(exec) = exec else {
+        reporter.close();
+        return ExitCode::SUCCESS;
+    };
+    let error = sys::execve(&exec.program, &exec.argv, &exec.env);
+    reporter.send(&LaunchEvent::ExecFailed {
+        reason: error.to_string(),
+    });
+    ExitCode::from(127)
+}
+
+fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
+    let exec = match exec_parts(&spec) {
+        Ok(e) => e,
+        Err(reason) => return refuse(&mut reporter, reason),
+    };
+    if let Err(code) = prepare(&spec, &mut reporter) {
+        return code;
+    }
+    if spec.namespaces {
+        match in_namespaces(&spec, exec.as_ref(), &mut reporter) {
+            Ok(code) => return code,
+            Err(error) => {
+                reporter.send(&LaunchEvent::Namespaces {
+                    active: Vec::new(),
+                    error: Some(error.clone()),
+                });
+                if spec.require_namespaces {
+                    return refuse(
+                        &mut reporter,
+                        format!(
+                            "the kernel sandbox is required but no PID namespace could be made \
+                             and no cgroup can kill the whole tree: {error}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Err(reason) = confine(&spec, &mut reporter) {
+        return refuse(&mut reporter, reason);
+    }
+    exec_or_report(exec.as_ref(), &mut reporter)
+}
+
+/// Step 3. The launcher stays outside and waits; its clone is PID 1 of the new PID
+/// namespace, confines itself, forks the command and reaps until the command ends. When
+/// PID 1 exits, the kernel kills every process left in the namespace (a `setsid` escapee,
+/// a double-forked daemon). `Err` only when the namespaces could not be made at all.
+fn in_namespaces(
+    spec: &LaunchSpec,
+    exec: Option<&Exec>,
+    reporter: &mut Reporter,
+) -> Result<ExitCode, String> {
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
+    let mut active = vec!["user".to_string(), "pid".to_string()];
+    if spec.fs.deny_network {
+        // An empty network namespace: only a loopback device that is down.
+        flags |= libc::CLONE_NEWNET;
+        active.push("net".into());
+    }
+    let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
+    let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
+    let (status_read, status_write) =
+        rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
+    let child = sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))?;
+    if child == 0 {
+        drop(go_write);
+        drop(status_read);
+        let code = namespace_init(spec, exec, reporter, go_read, status_write);
+        std::process::exit(code);
+    }
+    drop(go_read);
+    drop(status_write);
+    // The new user namespace needs its id maps, written from outside (here).
+    let mapped = write_id_maps(child);
+    let go = if mapped.is_ok() { [1u8] } else { [0u8] };
+    let _ = rustix::io::write(&go_write, &go);
+    drop(go_write);
+    match &mapped {
+        Ok(()) => reporter.send(&LaunchEvent::Namespaces {
+            active,
+            error: None,
+        }),
+        Err(e) => reporter.send(&LaunchEvent::Refused {
+            reason: format!("the user namespace could not be mapped: {e}"),
+        }),
+    }
+    // The launcher keeps no copy of the report pipe: EOF tells the server the report is whole.
+    reporter.close();
+    let child_pid = rustix::process::Pid::from_raw(child);
+    let own = loop {
+        match rustix::process::waitpid(child_pid, rustix::process::WaitOptions::empty()) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Ok(Some((_, status))) => break Some(status),
+            _ => break None,
+        }
+    };
+    // The command's own status, as PID 1 saw it; else PID 1's.
+    let mut buf = String::new();
+    let _ = std::fs::File::from(status_read).read_to_string(&mut buf);
+    let (kind, value) = buf.trim().split_once(' ').unwrap_or(("", ""));
+    let value: Option<i32> = value.parse().ok();
+    match (kind, value, own) {
+        ("exit", Some(code), _) => Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
+        ("signal", Some(sig), _) => sys::die_by_signal(sig),
+        (_, _, Some(status)) => match (status.exit_status(), status.terminating_signal()) {
+            (Some(code), _) => Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
+            (_, Some(sig)) => sys::die_by_signal(sig),
+            _ => Ok(ExitCode::from(1)),
+        },
+        _ => Ok(ExitCode::from(1)),
+    }
+}
+
+fn write_id_maps(child: libc::pid_t) -> Result<(), String> {
+    let proc_dir = PathBuf::from(format!("/proc/{child}"));
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
+    let write = |name: &str, text: &str| {
+        std::fs::write(proc_dir.join(name), text).map_err(|e| format!("{name}: {e}"))
+    };
+    if uid == 0 {
+        // Root keeps its file access (every id maps to itself) but holds its capabilities
+        // only inside the new namespace: none over the host (no mounts, modules, raw I/O).
+        write("uid_map", "0 0 4294967295")?;
+        write("gid_map", "0 0 4294967295")?;
+    } else {
+        write("setgroups", "deny")?;
+        write("uid_map", &format!("{uid} {uid} 1"))?;
+        write("gid_map", &format!("{gid} {gid} 1"))?;
+    }
+    Ok(())
+}
+
+/// PID 1 of the call's namespace. Returns its exit code.
+fn namespace_init(
+    spec: &LaunchSpec,
+    exec: Option<&Exec>,
+    reporter: &mut Reporter,
+    go_read: OwnedFd,
+    status_write: OwnedFd,
+) -> i32 {
+    // If the launcher dies, so does the namespace (and everything in it).
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let mut go = [0u8; 1];
+    // EOF here means the launcher is gone; 0 means the id maps failed.
+    match rustix::io::read(&go_read, &mut go) {
+        Ok(1) if go[0] == 1 => {}
+        _ => return i32::from(REFUSED_EXIT),
+    }
+    drop(go_read);
+    if let Err(reason) = confine(spec, reporter) {
+        reporter.send(&LaunchEvent::Refused { reason });
+        return i32::from(REFUSED_EXIT);
+    }
+    let Some(exec) = exec else {
+        // The probe: everything applied, nothing to run.
+        return 0;
+    };
+    let command = match sys::fork() {
+        Ok(0) => {
+            let _ = rustix::process::set_parent_process_death_signal(Some(
+                rustix::process::Signal::KILL,
+            ));
+            drop(status_write);
+            let code = exec_or_report(Some(exec), reporter);
+            std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 127 });
+        }
+        Ok(pid) => pid,
+        Err(e) => {
+            reporter.send(&LaunchEvent::ExecFailed {
+                reason: format!("fork: {e}"),
+            });
+            return 127;
+        }
+    };
+    reporter.close();
+    // Reap every child (orphans re-parent to PID 1) until the command itself ends.
+    let status = loop {
+        match rustix::process::waitpid(None, rustix::process::WaitOptions::empty()) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Ok(Some((pid, status))) if pid.as_raw_nonzero().get() == command => break Some(status),
+            Ok(Some(_)) => continue,
+            _ => break None,
+        }
+    };
+    let line = match status.map(|s| (s.exit_status(), s.terminating_signal())) {
+        Some((Some(code), _)) => format!("exit {code}"),
+        Some((_, Some(sig))) => format!("signal {sig}"),
+        _ => "exit 1".to_string(),
+    };
+    let _ = rustix::io::write(&status_write, line.as_bytes());
+    0
+}

@@ -1,0 +1,154 @@
+//! Resource profiles (from shellguard, SPEC §4.4): named bundles of limits that are all
+//! actually enforced, unlike the peer, which only reported them.
+//!
+//! The effective limit of a call is the tightest of three: the profile, `[terminal.limits]`
+//! (the operator's ceiling over every profile) and the caller's own `timeout_seconds`. A
+//! caller can only lower a limit, never raise one.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::ExecLimits;
+
+/// A named resource profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Short, small, offline: for commands that only read and print.
+    Strict,
+    /// The default.
+    Standard,
+    /// Long-running builds and big outputs.
+    Permissive,
+}
+
+/// Mebibyte.
+const MIB: u64 = 1 << 20;
+
+impl Profile {
+    /// Every profile, tightest first.
+    pub const ALL: [Profile; 3] = [Profile::Strict, Profile::Standard, Profile::Permissive];
+
+    /// The profile called `name` (`strict`, `standard`, `permissive`).
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The profile's name as written in the policy.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Standard => "standard",
+            Profile::Permissive => "permissive",
+        }
+    }
+
+    /// The profile's own values, before `[terminal.limits]` and the caller tighten them.
+    pub fn limits(self) -> ExecLimits {
+        match self {
+            // shellguard's values for timeout, output caps and open files; process, memory,
+            // file-size and CPU limits are ours (the peer declared memory but never applied it).
+            Profile::Strict => ExecLimits {
+                timeout: Duration::from_secs(5),
+                max_output_bytes: MIB as usize,
+                open_files: 32,
+                processes: 16,
+                memory_bytes: 128 * MIB,
+                file_size_bytes: 16 * MIB,
+                cpu_seconds: 10,
+                network: false,
+            },
+            Profile::Standard => ExecLimits {
+                timeout: Duration::from_secs(30),
+                max_output_bytes: 10 * MIB as usize,
+                open_files: 256,
+                processes: 128,
+                memory_bytes: 512 * MIB,
+                file_size_bytes: 1024 * MIB,
+                cpu_seconds: 60,
+                network: true,
+            },
+            Profile::Permissive => ExecLimits {
+                timeout: Duration::from_secs(300),
+                max_output_bytes: 100 * MIB as usize,
+                open_files: 1024,
+                processes: 512,
+                memory_bytes: 2048 * MIB,
+                file_size_bytes: 8192 * MIB,
+                cpu_seconds: 600,
+                network: true,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The limits a call runs under: the profile's, tightened by the operator's
+/// `[terminal.limits]` and then by the caller's `timeout_seconds`.
+///
+/// A caller asking for more time than the result allows gets an `Err` with the reason: a
+/// call may only lower a limit (a model cannot buy itself a longer run).
+pub fn effective_limits(
+    profile: Profile,
+    ceiling_timeout_seconds: u64,
+    ceiling_output_bytes: u64,
+    caller_timeout_seconds: Option<u64>,
+) -> Result<ExecLimits, String> {
+    let mut limits = profile.limits();
+    let ceiling = Duration::from_secs(ceiling_timeout_seconds);
+    limits.timeout = limits.timeout.min(ceiling);
+    limits.max_output_bytes = limits
+        .max_output_bytes
+        .min(usize::try_from(ceiling_output_bytes).unwrap_or(usize::MAX));
+    if let Some(t) = caller_timeout_seconds {
+        let allowed = limits.timeout.as_secs();
+        // A caller may tighten a limit, never widen it.
+        if t > allowed {
+            return Err(format!(
+                "timeout_seconds {t} exceeds the policy limit of {allowed}: a call may only lower it"
+            ));
+        }
+        limits.timeout = Duration::from_secs(t);
+    }
+    // CPU time can never be the reason a call outlives its wall-clock budget by much.
+    limits.cpu_seconds = limits
+        .cpu_seconds
+        .min(limits.timeout.as_secs().saturating_mul(4).max(1));
+    Ok(limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Profile::ALL {
+            assert_eq!(Profile::from_name(p.name()), Some(p));
+        }
+        assert_eq!(Profile::from_name("lenient"), None);
+    }
+
+    #[test]
+    fn caller_can_lower_but_not_raise_the_timeout() {
+        let l = effective_limits(Profile::Standard, 30, 65536, Some(2)).unwrap();
+        assert_eq!(l.timeout, Duration::from_secs(2));
+        assert!(effective_limits(Profile::Standard, 30, 65536, Some(31)).is_err());
+        // strict's own 5 s wins over a 30 s ceiling, so 6 s is a widening.
+        assert!(effective_limits(Profile::Strict, 30, 65536, Some(6)).is_err());
+    }
+
+    #[test]
+    fn operator_ceiling_tightens_every_profile() {
+        let l = effective_limits(Profile::Permissive, 30, 65536, None).unwrap();
+        assert_eq!(l.timeout, Duration::from_secs(30));
+        assert_eq!(l.max_output_bytes, 65536);
+        assert_eq!(l.memory_bytes, 2048 * MIB);
+    }
+}

@@ -1,0 +1,289 @@
+//! The server's side of the kernel sandbox: what to ask the launcher for, and the honest
+//! report of what each call really got (SPEC §6.3): the profile, its concrete limits and
+//! every mechanism with its status, plus the list of downgrades where the kernel or the
+//! host fell short.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::ExecLimits;
+use super::cgroup::{CgroupReport, Cgroups, LimitHits};
+use super::filesystem::LandlockReport;
+use super::launcher::LaunchEvent;
+use super::profile::Profile;
+
+/// How the server confines commands; built once from the policy.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The binary that has the launcher mode (the running `safe-mcp`).
+    pub launcher: PathBuf,
+    /// The jail root: the only place a command may write.
+    pub jail_root: PathBuf,
+    /// Read-and-execute folders (defaults, policy `read_paths`, `PATH`).
+    pub read_paths: Vec<PathBuf>,
+    /// A missing mechanism refuses the command (`require_kernel_sandbox = true`).
+    pub require: bool,
+    /// Use user + PID (+ net) namespaces.
+    pub namespaces: bool,
+    /// Use per-call cgroups.
+    pub cgroups: bool,
+}
+
+/// The running sandbox: configuration plus the cgroup hierarchies found at start-up.
+#[derive(Debug)]
+pub struct Sandbox {
+    /// The configuration.
+    pub config: SandboxConfig,
+    /// Hierarchies for per-call cgroups.
+    pub cgroups: Cgroups,
+}
+
+impl Sandbox {
+    /// Find the cgroup hierarchies (creating our base folders).
+    pub fn new(config: SandboxConfig) -> Sandbox {
+        let cgroups = if config.cgroups {
+            Cgroups::discover()
+        } else {
+            Cgroups::none()
+        };
+        Sandbox { config, cgroups }
+    }
+}
+
+/// Which mechanisms were active for one call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Mechanisms {
+    /// The command went through the sandbox launcher at all.
+    pub launcher: bool,
+    /// Landlock (null when not applied).
+    pub landlock: Option<LandlockReport>,
+    /// The seccomp filter installed (null when none).
+    pub seccomp: Option<String>,
+    /// Namespaces the command ran in (`user`, `pid`, `net`).
+    pub namespaces: Vec<String>,
+    /// Per-call cgroup: tree kill and the limits it carries.
+    pub cgroup: CgroupReport,
+    /// rlimits set, e.g. `NOFILE=256`.
+    pub rlimits: Vec<String>,
+    /// What kills the whole tree: `cgroup.kill`, `pid namespace` or `process group`.
+    pub tree_kill: String,
+    /// The command ran in its own session and process group.
+    pub process_group: bool,
+}
+
+/// `detail.sandbox` of a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxReport {
+    /// The profile's name.
+    pub profile: Profile,
+    /// The concrete limits of the call.
+    pub limits: Value,
+    /// What was really active.
+    pub mechanisms: Mechanisms,
+    /// Mechanisms that were wanted and missing, with what that means.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub downgrades: Vec<String>,
+    /// How often a limit stopped something during the call.
+    #[serde(skip_serializing_if = "LimitHits::is_empty")]
+    pub limit_hits: LimitHits,
+    /// Peak memory of the whole call, where the memory cgroup reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<u64>,
+}
+
+impl SandboxReport {
+    /// The report as JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// One line for the start-up log.
+    pub fn summary(&self) -> String {
+        let m = &self.mechanisms;
+        if !m.launcher {
+            return "kernel sandbox OFF (disabled by policy): process group only".into();
+        }
+        let landlock = match &m.landlock {
+            Some(l) => format!("Landlock ABI {} {}", l.abi, l.status.replace('_', " ")),
+            None => "Landlock OFF".into(),
+        };
+        let seccomp = if m.seccomp.is_some() {
+            "seccomp on"
+        } else {
+            "seccomp OFF"
+        };
+        let ns = if m.namespaces.is_empty() {
+            "namespaces OFF".to_string()
+        } else {
+            format!("namespaces {}", m.namespaces.join("+"))
+        };
+        let cg = format!(
+            "cgroup kill {}, processes {}, memory {}",
+            if m.cgroup.kill { "on" } else { "OFF" },
+            m.cgroup.processes.as_deref().unwrap_or("OFF"),
+            m.cgroup.memory.as_deref().unwrap_or("OFF"),
+        );
+        let mut line = format!(
+            "kernel sandbox ({} profile): {landlock}; {seccomp}; {ns}; {cg}; tree kill by {}",
+            self.profile, m.tree_kill
+        );
+        if !self.downgrades.is_empty() {
+            line.push_str(&format!("; DOWNGRADED: {}", self.downgrades.join("; ")));
+        }
+        line
+    }
+}
+
+/// The concrete limits as JSON (`network`: `on`/`off`).
+pub fn limits_json(limits: &ExecLimits) -> Value {
+    json!({
+        "timeout_seconds": limits.timeout.as_secs(),
+        "max_output_bytes": limits.max_output_bytes,
+        "open_files": limits.open_files,
+        "processes": limits.processes,
+        "memory_bytes": limits.memory_bytes,
+        "file_size_bytes": limits.file_size_bytes,
+        "cpu_seconds": limits.cpu_seconds,
+        "network": if limits.network { "on" } else { "off" },
+    })
+}
+
+/// The report of a call that ran without the launcher (sandbox disabled by policy).
+pub fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxReport {
+    SandboxReport {
+        profile,
+        limits: limits_json(limits),
+        mechanisms: Mechanisms {
+            launcher: false,
+            tree_kill: "process group".into(),
+            process_group: true,
+            ..Mechanisms::default()
+        },
+        memory_peak_bytes: None,
+        downgrades: vec![
+            "the kernel sandbox is disabled by policy ([terminal.sandbox] enabled = false): \
+             no Landlock, seccomp, namespaces, cgroup or rlimits; only the timeout, the \
+             output cap and the process group apply"
+                .into(),
+        ],
+        limit_hits: LimitHits::default(),
+    }
+}
+
+/// What the server knows before the launcher runs: the cgroup layer's downgrades.
+pub fn cgroup_downgrades(
+    limits: &ExecLimits,
+    cgroup: &CgroupReport,
+    problems: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let why = if problems.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", problems.join("; "))
+    };
+    if cgroup.processes.is_none() {
+        out.push(format!(
+            "process limit of {} not enforced: no pids cgroup{why}",
+            limits.processes
+        ));
+    }
+    if cgroup.memory.is_none() {
+        out.push(format!(
+            "memory limit of {} bytes enforced per process only (RLIMIT_DATA): no memory cgroup{why}",
+            limits.memory_bytes
+        ));
+    }
+    out
+}
+
+/// Merge the launcher's report lines with what the server set up.
+pub fn build_report(
+    profile: Profile,
+    limits: &ExecLimits,
+    cgroup: CgroupReport,
+    cgroup_problems: &[String],
+    events: &[LaunchEvent],
+    hits: LimitHits,
+) -> SandboxReport {
+    let mut m = Mechanisms {
+        launcher: true,
+        cgroup,
+        process_group: true,
+        ..Mechanisms::default()
+    };
+    let mut downgrades = cgroup_downgrades(limits, &m.cgroup, cgroup_problems);
+    let mut confined = false;
+    for event in events {
+        match event {
+            LaunchEvent::Prepared {
+                rlimits, problems, ..
+            } => {
+                m.rlimits = rlimits.clone();
+                downgrades.extend(problems.iter().map(|p| format!("launcher: {p}")));
+            }
+            LaunchEvent::Namespaces { active, error } => {
+                m.namespaces = active.clone();
+                if let Some(e) = error {
+                    downgrades.push(format!("no user/PID namespace ({e})"));
+                }
+            }
+            LaunchEvent::Confined {
+                landlock,
+                landlock_error,
+                seccomp,
+                seccomp_error,
+            } => {
+                confined = true;
+                m.landlock = landlock.clone();
+                m.seccomp = seccomp.clone();
+                if let Some(e) = landlock_error {
+                    downgrades.push(format!(
+                        "Landlock: {e}: writes outside the jail are stopped only by the path checks"
+                    ));
+                }
+                if let Some(e) = seccomp_error {
+                    downgrades.push(format!("seccomp: {e}"));
+                }
+            }
+            LaunchEvent::Refused { .. } | LaunchEvent::ExecFailed { .. } => {}
+        }
+    }
+    if !confined
+        && !events
+            .iter()
+            .any(|e| matches!(e, LaunchEvent::Refused { .. }))
+    {
+        downgrades.push("the launcher reported no Landlock/seccomp status".into());
+    }
+    let pid_ns = m.namespaces.iter().any(|n| n == "pid");
+    m.tree_kill = if m.cgroup.kill {
+        "cgroup.kill".into()
+    } else if pid_ns {
+        "pid namespace".into()
+    } else {
+        downgrades.push(
+            "whole-tree kill by process group only: a process that calls setsid can outlive the call"
+                .into(),
+        );
+        "process group".into()
+    };
+    if !limits.network {
+        let net_off = m.seccomp.is_some()
+            || m.namespaces.iter().any(|n| n == "net")
+            || m.landlock.as_ref().is_some_and(|l| l.network_rules);
+        if !net_off {
+            downgrades.push("network is not blocked although the profile turns it off".into());
+        }
+    }
+    SandboxReport {
+        profile,
+        limits: limits_json(limits),
+        mechanisms: m,
+        downgrades,
+        memory_peak_bytes: (hits.memory_peak_bytes > 0).then_some(hits.memory_peak_bytes),
+        limit_hits: hits,
+    }
+}

@@ -1,0 +1,207 @@
+//! The seccomp filter installed last, just before `execve` of the command (SPEC §4.4).
+//!
+//! Default action: allow. A listed system call returns `EPERM` (`ENOSYS` for `clone3`, so
+//! libc falls back to `clone`, whose flags the filter can see). The lists are short on
+//! purpose: Landlock confines the filesystem; this filter removes kernel surface that
+//! Landlock does not cover.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// On x86_64 the x32 ABI numbers every system call again with this bit set; a filter that
+/// lists only the plain numbers would let `socket | 0x4000_0000` through.
+const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+
+/// Which filter to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterChoice {
+    /// Refuse every socket family but `AF_UNIX` (the strict profile).
+    pub deny_network: bool,
+    /// Refuse creating user namespaces (the strict profile).
+    pub deny_user_namespaces: bool,
+}
+
+impl FilterChoice {
+    /// A short name for reports.
+    pub fn describe(&self) -> &'static str {
+        match (self.deny_network, self.deny_user_namespaces) {
+            (true, true) => {
+                "strict (no io_uring, ptrace, process_vm, vsock, network sockets, user namespaces)"
+            }
+            (true, false) => "no io_uring, ptrace, process_vm, vsock, network sockets",
+            (false, true) => "no io_uring, ptrace, process_vm, vsock, user namespaces",
+            (false, false) => "standard (no io_uring, ptrace, process_vm, vsock)",
+        }
+    }
+}
+
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompRule, String> {
+    let c = SeccompCondition::new(arg, len, op, value).map_err(|e| e.to_string())?;
+    SeccompRule::new(vec![c]).map_err(|e| e.to_string())
+}
+
+fn arch() -> Result<TargetArch, String> {
+    TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())
+}
+
+fn mirror_x32(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, target: TargetArch) {
+    if target != TargetArch::x86_64 {
+        return;
+    }
+    let plain: Vec<(i64, Vec<SeccompRule>)> = rules.iter().map(|(k, v)| (*k, v.clone())).collect();
+    for (nr, chain) in plain {
+        rules.insert(nr | X32_SYSCALL_BIT, chain);
+    }
+}
+
+/// Compile the filters for `choice`: the main `EPERM` filter and, when user namespaces are
+/// refused, a second one that answers `clone3` with `ENOSYS` (its flags live in memory a
+/// filter cannot read, so it cannot be allowed selectively).
+pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
+    let target = arch()?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    // io_uring performs file and socket operations without the system calls this filter
+    // and Landlock's network rules see.
+    for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        rules.insert(nr, vec![]);
+    }
+    // Reading or writing another process's memory (the server's, a sibling's) or tracing it.
+    for nr in [
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+    ] {
+        rules.insert(nr, vec![]);
+    }
+    // Kernel attack surface no allow-listed tool needs: eBPF, userfaultfd (race widening for
+    // kernel exploits), perf, keyrings, module and kexec loading, file handles (the
+    // `open_by_handle_at` container escape).
+    for nr in [
+        libc::SYS_bpf,
+        libc::SYS_userfaultfd,
+        libc::SYS_perf_event_open,
+        libc::SYS_add_key,
+        libc::SYS_keyctl,
+        libc::SYS_request_key,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_open_by_handle_at,
+    ] {
+        rules.insert(nr, vec![]);
+    }
+    // AF_VSOCK reaches the hypervisor host from a VM guest, past every network namespace.
+    let mut socket_rules = vec![cond(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::AF_VSOCK as u64,
+    )?];
+    if choice.deny_network {
+        // Strict: no network at all; AF_UNIX stays (programs use socketpair internally).
+        socket_rules.push(cond(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )?);
+    }
+    rules.insert(libc::SYS_socket, socket_rules.clone());
+    rules.insert(libc::SYS_socketpair, socket_rules);
+    if choice.deny_user_namespaces {
+        // A new user namespace hands the command a full capability set over fresh
+        // namespaces: a large kernel attack surface and a way to build its own mounts.
+        let newuser = libc::CLONE_NEWUSER as u64;
+        rules.insert(
+            libc::SYS_unshare,
+            vec![cond(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(newuser),
+                newuser,
+            )?],
+        );
+        rules.insert(
+            libc::SYS_clone,
+            vec![cond(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(newuser),
+                newuser,
+            )?],
+        );
+    }
+    mirror_x32(&mut rules, target);
+    let main = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        target,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut programs: Vec<BpfProgram> = vec![
+        main.try_into()
+            .map_err(|e: seccompiler::BackendError| e.to_string())?,
+    ];
+    if choice.deny_user_namespaces {
+        let mut clone3 = BTreeMap::new();
+        clone3.insert(libc::SYS_clone3, vec![]);
+        mirror_x32(&mut clone3, target);
+        let filter = SeccompFilter::new(
+            clone3,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            target,
+        )
+        .map_err(|e| e.to_string())?;
+        programs.push(
+            filter
+                .try_into()
+                .map_err(|e: seccompiler::BackendError| e.to_string())?,
+        );
+    }
+    Ok(programs)
+}
+
+/// Install the compiled filters on the calling thread (which must be the only one). Sets
+/// `no_new_privs` first, so a setuid program cannot shed the filter.
+pub fn install(programs: &[BpfProgram]) -> Result<(), String> {
+    for program in programs {
+        seccompiler::apply_filter(program).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_filter_compiles() {
+        for deny_network in [false, true] {
+            for deny_user_namespaces in [false, true] {
+                let programs = build(FilterChoice {
+                    deny_network,
+                    deny_user_namespaces,
+                })
+                .unwrap();
+                assert_eq!(programs.len(), 1 + usize::from(deny_user_namespaces));
+            }
+        }
+    }
+}
