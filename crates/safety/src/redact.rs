@@ -13,12 +13,17 @@
 //! # How a text is searched
 //!
 //! There is ONE table of built-in rules, [`BUILTIN_RULES`]. Every rule names the literal
-//! *anchors* its secret starts with (`ghp_`, `AKIA`, `password`, `://`, ...). A single
-//! Aho-Corasick automaton over all anchors scans the text once; a text without any anchor is
-//! copied through untouched (the fast path). At each anchor hit only the rules owning that anchor
-//! are tried, each as a regex *anchored at the hit*, so the cost of a rule is proportional to
-//! the length of the candidate, never to the length of the text. Operator patterns
-//! (`extra_patterns`) have no anchors and are searched over the whole text.
+//! *anchors* its secret starts with (`ghp_`, `AKIA`, `password`, `://`, ...). The anchors are
+//! found by a few literal searches, each over a set of at most 64 patterns so that it runs as
+//! Teddy (SIMD, from the aho-corasick crate): case-sensitive anchors over the text,
+//! case-insensitive ones over the text lower-cased in 8 KiB chunks (overlapping by the longest
+//! pattern), and, since Teddy's fingerprint is as long as the shortest pattern of its set,
+//! 4+-byte, 3-byte and shorter anchors in separate sets (a single 2-byte anchor is a memmem
+//! search). A text without any anchor is copied through untouched (the fast path). The hits
+//! of all sets are merged in text order; at each only the rules owning an anchor that starts
+//! there are tried, each as a regex *anchored at the hit*, so the cost of a rule is
+//! proportional to the length of the candidate, never to the length of the text. Operator
+//! patterns (`extra_patterns`) have no anchors and are searched over the whole text.
 //!
 //! Every match becomes a span; overlapping spans are merged (so a secret found by two rules is
 //! removed whole) and each merged span is replaced by `[REDACTED:<rule>]` of its first rule.
@@ -26,7 +31,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind, Span as LitSpan, packed};
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
@@ -753,7 +758,7 @@ struct CompiledRule {
     extends_back: bool,
 }
 
-/// One anchor of one rule, as checked at an automaton hit.
+/// One anchor of one rule, as checked at a literal hit.
 #[derive(Debug)]
 struct AnchorCheck {
     rule: usize,
@@ -761,15 +766,315 @@ struct AnchorCheck {
     ignore_case: bool,
 }
 
+/// Most patterns a packed (Teddy) searcher is given; above this it gives up on SIMD.
+const PACKED_PATTERN_LIMIT: usize = 64;
+/// Shortest pattern a packed searcher is given: shorter ones would weaken its fingerprints for
+/// every other pattern, so they go to their own (memmem) search.
+const PACKED_MIN_LEN: usize = 3;
+/// Longest fingerprint Teddy uses.
+const TEDDY_MASK_LEN: usize = 4;
+/// Bytes lower-cased at a time for the case-insensitive search (stays in L1).
+const FOLD_CHUNK: usize = 8 * 1024;
+
+/// A literal searcher over one set of anchors, leftmost-longest.
+#[derive(Debug)]
+enum Literals {
+    /// Teddy: SIMD, for up to [`PACKED_PATTERN_LIMIT`] patterns of [`PACKED_MIN_LEN`]+ bytes.
+    Packed(packed::Searcher),
+    /// Aho-Corasick (a single pattern gets a memmem prefilter); also the fallback where
+    /// Teddy is unavailable.
+    Automaton(AhoCorasick),
+}
+
+impl Literals {
+    fn build(patterns: &[Vec<u8>]) -> Result<Self, RedactError> {
+        let packable = patterns.len() > 1
+            && patterns.len() <= PACKED_PATTERN_LIMIT
+            && patterns.iter().all(|p| p.len() >= PACKED_MIN_LEN);
+        if packable {
+            let searcher = packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostLongest)
+                .builder()
+                .extend(patterns)
+                .build();
+            if let Some(searcher) = searcher {
+                return Ok(Literals::Packed(searcher));
+            }
+        }
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(patterns)
+            .map(Literals::Automaton)
+            .map_err(|e| RedactError::BadPattern {
+                name: "built-in anchors".to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// The leftmost hit starting at or after `from`: its start and pattern index.
+    fn find(&self, hay: &[u8], from: usize) -> Option<(usize, usize)> {
+        if from >= hay.len() {
+            return None;
+        }
+        match self {
+            Literals::Packed(searcher) => searcher
+                .find_in(hay, LitSpan::from(from..hay.len()))
+                .map(|m| (m.start(), m.pattern().as_usize())),
+            Literals::Automaton(ac) => ac
+                .find(Input::new(hay).range(from..))
+                .map(|m| (m.start(), m.pattern().as_usize())),
+        }
+    }
+}
+
+/// A set of anchors searched together, with what to check at each hit.
+#[derive(Debug)]
+struct AnchorSet {
+    literals: Literals,
+    /// For each pattern: the anchors to check where it starts.
+    checks: Vec<Vec<AnchorCheck>>,
+    /// Longest pattern, in bytes.
+    max_len: usize,
+}
+
+impl AnchorSet {
+    /// The set of the table's anchors for which `wanted(rule, anchor)` holds, lower-cased
+    /// when `folded` (it is then searched over the lower-cased text).
+    ///
+    /// Anchors with the same first [`TEDDY_MASK_LEN`] bytes share one pattern, their longest
+    /// common prefix (`pass` for `password`, `passwd`, `passphrase`): fewer patterns keep
+    /// Teddy in its faster (slim) form. A hit of a pattern checks every anchor whose pattern
+    /// is a prefix of it, so a leftmost-longest hit also checks the anchors of the shorter
+    /// patterns starting there.
+    fn build(
+        folded: bool,
+        wanted: impl Fn(&BuiltinRule, &str) -> bool,
+    ) -> Result<Self, RedactError> {
+        let norm = |anchor: &str| -> Vec<u8> {
+            if folded {
+                anchor.to_ascii_lowercase().into_bytes()
+            } else {
+                anchor.as_bytes().to_vec()
+            }
+        };
+        let key = |bytes: &[u8]| -> Vec<u8> {
+            bytes
+                .get(..bytes.len().min(TEDDY_MASK_LEN))
+                .unwrap_or_default()
+                .to_vec()
+        };
+        let mut anchors: Vec<(usize, &'static str, Vec<u8>)> = Vec::new();
+        for (rule, spec) in BUILTIN_RULES.iter().enumerate() {
+            for anchor in spec.anchors {
+                if wanted(spec, anchor) {
+                    anchors.push((rule, anchor, norm(anchor)));
+                }
+            }
+        }
+        // Each anchor's pattern: the longest common prefix of the anchors with its key.
+        let pattern_of = |bytes: &[u8]| -> Vec<u8> {
+            let k = key(bytes);
+            let mut prefix = bytes.to_vec();
+            for (_, _, other) in anchors.iter().filter(|(_, _, o)| key(o) == k) {
+                let common = prefix
+                    .iter()
+                    .zip(other.iter())
+                    .take_while(|(x, y)| x == y)
+                    .count();
+                prefix.truncate(common);
+            }
+            prefix
+        };
+        let mut patterns: Vec<Vec<u8>> = Vec::new();
+        let mut anchor_patterns = Vec::with_capacity(anchors.len());
+        for (_, _, bytes) in &anchors {
+            let pattern = pattern_of(bytes);
+            if !patterns.contains(&pattern) {
+                patterns.push(pattern.clone());
+            }
+            anchor_patterns.push(pattern);
+        }
+        let checks = patterns
+            .iter()
+            .map(|pattern| {
+                anchors
+                    .iter()
+                    .zip(&anchor_patterns)
+                    .filter(|(_, own)| pattern.starts_with(own))
+                    .map(|((rule, anchor, _), _)| AnchorCheck {
+                        rule: *rule,
+                        bytes: anchor.as_bytes().into(),
+                        ignore_case: BUILTIN_RULES
+                            .get(*rule)
+                            .is_some_and(|r| r.anchors_ignore_case),
+                    })
+                    .collect()
+            })
+            .collect();
+        let max_len = patterns.iter().map(Vec::len).max().unwrap_or(0);
+        if max_len >= FOLD_CHUNK {
+            return Err(RedactError::BadPattern {
+                name: "built-in anchors".to_string(),
+                message: format!("an anchor is longer than {FOLD_CHUNK} bytes"),
+            });
+        }
+        Ok(AnchorSet {
+            literals: Literals::build(&patterns)?,
+            checks,
+            max_len,
+        })
+    }
+
+    /// Push `(start, set, pattern)` for every position of `hay` where a pattern starts
+    /// below `report_below`, adding `base` to the start.
+    fn collect(
+        &self,
+        set: usize,
+        hay: &[u8],
+        base: usize,
+        report_below: usize,
+        hits: &mut Vec<Hit>,
+    ) {
+        let mut pos = 0;
+        while let Some((at, pattern)) = self.literals.find(hay, pos) {
+            if at >= report_below {
+                break;
+            }
+            hits.push(Hit {
+                at: base + at,
+                set,
+                pattern,
+            });
+            pos = at + 1;
+        }
+    }
+}
+
+/// A position where a pattern of an anchor set starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Hit {
+    at: usize,
+    set: usize,
+    pattern: usize,
+}
+
 /// The compiled built-in table (shared by every `Redactor`).
 #[derive(Debug)]
 struct Builtin {
     rules: Vec<CompiledRule>,
-    /// Leftmost-longest, ASCII case-insensitive, over every distinct (lower-cased) anchor.
-    anchors: AhoCorasick,
-    /// For each automaton pattern: the anchors that are a prefix of it (itself included), so a
-    /// leftmost-longest hit also triggers the rules of the shorter anchors starting there.
-    checks: Vec<Vec<AnchorCheck>>,
+    /// Anchor sets searched over the text (case-sensitive anchors), then those searched over
+    /// the lower-cased text (case-insensitive anchors); every anchor is in exactly one.
+    sets: Vec<(AnchorSet, bool)>,
+    /// Longest pattern of a folded set, minus one: the overlap of lower-cased chunks.
+    fold_overlap: usize,
+}
+
+impl Builtin {
+    /// Every anchor-set hit in `bytes`, sorted by position.
+    fn hits(&self, bytes: &[u8]) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        for (i, (set, folded)) in self.sets.iter().enumerate() {
+            if !folded {
+                set.collect(i, bytes, 0, bytes.len(), &mut hits);
+            }
+        }
+        // Lower-case a chunk at a time and search that. Consecutive chunks overlap by
+        // `fold_overlap` bytes, and a chunk only reports hits that start before the overlap
+        // (unless it is the last), so every hit is seen whole exactly once.
+        let mut buf = [0u8; FOLD_CHUNK];
+        let mut base = 0;
+        while base < bytes.len() {
+            let src = bytes.get(base..).unwrap_or_default();
+            let len = src.len().min(FOLD_CHUNK);
+            let last = base + len >= bytes.len();
+            for (d, s) in buf.iter_mut().zip(src.iter().take(len)) {
+                *d = s.to_ascii_lowercase();
+            }
+            let chunk = buf.get(..len).unwrap_or_default();
+            let report_below = if last {
+                len
+            } else {
+                len.saturating_sub(self.fold_overlap)
+            };
+            for (i, (set, folded)) in self.sets.iter().enumerate() {
+                if *folded {
+                    set.collect(i, chunk, base, report_below, &mut hits);
+                }
+            }
+            if last || report_below == 0 {
+                break;
+            }
+            base += report_below;
+        }
+        // Each set's hits are already in order: the stable sort merges those runs.
+        hits.sort();
+        hits
+    }
+
+    /// Try the rule of `check` at an anchor hit `at`; push its span if it matches.
+    fn try_anchor<'s>(
+        &'s self,
+        text: &str,
+        at: usize,
+        check: &AnchorCheck,
+        rule_end: &mut Vec<usize>,
+        spans: &mut Vec<Span<'s>>,
+    ) {
+        let bytes = text.as_bytes();
+        if rule_end.is_empty() {
+            *rule_end = vec![0; self.rules.len()];
+        }
+        if at < rule_end.get(check.rule).copied().unwrap_or(0) {
+            return;
+        }
+        let Some(rule) = self.rules.get(check.rule) else {
+            return;
+        };
+        let Some(candidate) = bytes.get(at..at + check.bytes.len()) else {
+            return;
+        };
+        let same = if check.ignore_case {
+            candidate.eq_ignore_ascii_case(&check.bytes)
+        } else {
+            candidate == &*check.bytes
+        };
+        if !same {
+            return;
+        }
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+        let left_ok = match rule.left {
+            LeftContext::Any => true,
+            LeftContext::NotAlphanumeric => !before.is_some_and(|b| b.is_ascii_alphanumeric()),
+            LeftContext::Digit => before.is_some_and(|b| b.is_ascii_digit()),
+        };
+        if !left_ok {
+            return;
+        }
+        // Anchors are ASCII, so `at` is a char boundary.
+        let Some(hay) = text.get(at..) else { return };
+        let Some(found) = match_secret(&rule.regex, &rule.secret_groups, hay) else {
+            return;
+        };
+        let (mut start, end) = (at + found.0, at + found.1);
+        // A value that is already a marker (`password='[REDACTED:x]'`) stays as it is, so
+        // redacting twice changes nothing; anything more than a bare marker is not.
+        if text.get(start..end).is_some_and(is_marker) {
+            return;
+        }
+        if let Some(slot) = rule_end.get_mut(check.rule) {
+            *slot = at + found.2;
+        }
+        if rule.extends_back {
+            start = extend_back_over_pem_body(bytes, start);
+        }
+        spans.push(Span {
+            start,
+            end,
+            order: check.rule,
+            marker: &rule.marker,
+        });
+    }
 }
 
 fn secret_groups(regex: &Regex) -> Vec<usize> {
@@ -796,51 +1101,34 @@ fn compile_builtin() -> Result<Builtin, RedactError> {
             extends_back: spec.extends_back,
         });
     }
-    let mut patterns: Vec<String> = Vec::new();
-    for spec in BUILTIN_RULES {
-        for anchor in spec.anchors {
-            let lower = anchor.to_ascii_lowercase();
-            if !patterns.contains(&lower) {
-                patterns.push(lower);
+    // Teddy's fingerprint is as long as the shortest pattern (at most 4 bytes): one 3-byte
+    // anchor in a set costs every other anchor of it a weaker fingerprint and several times
+    // the false candidates. So anchors go, by case and by length, to sets of 4+-byte,
+    // 3-byte and shorter anchors (a single-pattern set is a memmem search).
+    let class = |anchor: &str| anchor.len().clamp(PACKED_MIN_LEN - 1, TEDDY_MASK_LEN);
+    let mut sets = Vec::new();
+    for folded in [false, true] {
+        for len in (PACKED_MIN_LEN - 1..=TEDDY_MASK_LEN).rev() {
+            let wanted =
+                |r: &BuiltinRule, a: &str| r.anchors_ignore_case == folded && class(a) == len;
+            let any = BUILTIN_RULES
+                .iter()
+                .any(|r| r.anchors.iter().any(|a| wanted(r, a)));
+            if any {
+                sets.push((AnchorSet::build(folded, wanted)?, folded));
             }
         }
     }
-    let checks = patterns
+    let fold_overlap = sets
         .iter()
-        .map(|pattern| {
-            let mut list = Vec::new();
-            for (rule, spec) in BUILTIN_RULES.iter().enumerate() {
-                for anchor in spec.anchors {
-                    if pattern
-                        .as_bytes()
-                        .starts_with(anchor.to_ascii_lowercase().as_bytes())
-                    {
-                        list.push(AnchorCheck {
-                            rule,
-                            bytes: anchor.as_bytes().into(),
-                            ignore_case: spec.anchors_ignore_case,
-                        });
-                    }
-                }
-            }
-            list
-        })
-        .collect();
-    let anchors = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::LeftmostLongest)
-        // A full DFA: about 1.5x the default (a contiguous NFA at this pattern count);
-        // ASCII case-insensitive patterns get no SIMD prefilter either way.
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&patterns)
-        .map_err(|e| RedactError::BadPattern {
-            name: "built-in anchors".to_string(),
-            message: e.to_string(),
-        })?;
+        .filter(|(_, folded)| *folded)
+        .map(|(set, _)| set.max_len.saturating_sub(1))
+        .max()
+        .unwrap_or(0);
     Ok(Builtin {
         rules,
-        anchors,
-        checks,
+        sets,
+        fold_overlap,
     })
 }
 
@@ -1058,71 +1346,15 @@ impl Redactor {
         // Per rule: end of its last match, so one rule never rescans its own match (keeps the
         // work linear on adversarial output full of anchors).
         let mut rule_end: Vec<usize> = Vec::new();
-        let mut pos = 0;
-        while pos < bytes.len() {
-            let Some(hit) = builtin.anchors.find(Input::new(bytes).range(pos..)) else {
-                break;
-            };
-            let at = hit.start();
-            pos = at + 1;
-            let Some(checks) = builtin.checks.get(hit.pattern().as_usize()) else {
-                continue;
-            };
-            for check in checks {
-                if rule_end.is_empty() {
-                    rule_end = vec![0; builtin.rules.len()];
-                }
-                if at < rule_end.get(check.rule).copied().unwrap_or(0) {
-                    continue;
-                }
-                let Some(rule) = builtin.rules.get(check.rule) else {
-                    continue;
-                };
-                let Some(candidate) = bytes.get(at..at + check.bytes.len()) else {
-                    continue;
-                };
-                let same = if check.ignore_case {
-                    candidate.eq_ignore_ascii_case(&check.bytes)
-                } else {
-                    candidate == &*check.bytes
-                };
-                if !same {
-                    continue;
-                }
-                let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
-                let left_ok = match rule.left {
-                    LeftContext::Any => true,
-                    LeftContext::NotAlphanumeric => {
-                        !before.is_some_and(|b| b.is_ascii_alphanumeric())
-                    }
-                    LeftContext::Digit => before.is_some_and(|b| b.is_ascii_digit()),
-                };
-                if !left_ok {
-                    continue;
-                }
-                // Anchors are ASCII, so `at` is a char boundary.
-                let Some(hay) = text.get(at..) else { continue };
-                let Some(found) = match_secret(&rule.regex, &rule.secret_groups, hay) else {
-                    continue;
-                };
-                let (mut start, end) = (at + found.0, at + found.1);
-                // A value that is already a marker (`password='[REDACTED:x]'`) stays as it is,
-                // so redacting twice changes nothing; anything more than a bare marker is not.
-                if text.get(start..end).is_some_and(is_marker) {
-                    continue;
-                }
-                if let Some(slot) = rule_end.get_mut(check.rule) {
-                    *slot = at + found.2;
-                }
-                if rule.extends_back {
-                    start = extend_back_over_pem_body(bytes, start);
-                }
-                spans.push(Span {
-                    start,
-                    end,
-                    order: check.rule,
-                    marker: &rule.marker,
-                });
+        // Hits in increasing order, so each rule sees its candidates in order (which
+        // `rule_end` relies on).
+        for hit in builtin.hits(bytes) {
+            let checks = builtin
+                .sets
+                .get(hit.set)
+                .and_then(|(set, _)| set.checks.get(hit.pattern));
+            for check in checks.into_iter().flatten() {
+                builtin.try_anchor(text, hit.at, check, &mut rule_end, &mut spans);
             }
         }
         let base = builtin.rules.len();
@@ -1293,6 +1525,8 @@ fn match_secret(regex: &Regex, groups: &[usize], hay: &str) -> Option<(usize, us
         let m = regex.find(hay)?;
         return (!m.is_empty()).then_some((m.start(), m.end(), m.end()));
     }
+    // Most candidates do not match: find that out without the cost of captures.
+    regex.find(hay)?;
     let caps = regex.captures(hay)?;
     let whole = caps.get(0)?;
     let mut span: Option<(usize, usize)> = None;
@@ -1561,6 +1795,26 @@ mod tests {
         let out = r.redact(text);
         assert_eq!(out.matches("[REDACTED:").count(), 1, "{out}");
         assert!(out.ends_with(" rest"), "{out}");
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn anchor_sets_of_several_patterns_get_the_simd_searcher() {
+        // A rule added to the table must not silently push a set past Teddy's limits (the
+        // fallback automaton is several times slower).
+        if !std::arch::is_x86_feature_detected!("ssse3") {
+            return;
+        }
+        let r = redactor();
+        for (set, folded) in &r.builtin.sets {
+            if set.checks.len() > 1 {
+                assert!(
+                    matches!(set.literals, Literals::Packed(_)),
+                    "a set of {} patterns (folded: {folded}) is not packed",
+                    set.checks.len()
+                );
+            }
+        }
     }
 
     #[test]
