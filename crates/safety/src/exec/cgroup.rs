@@ -397,11 +397,23 @@ impl Drop for Cgroups {
 }
 
 impl CallCgroup {
-    /// The `cgroup.procs` files the launcher writes its own pid to, first thing.
-    pub fn procs_files(&self) -> Vec<PathBuf> {
+    /// The call's cgroup v2 folder: the launcher clones the command's PID 1 straight into
+    /// it (`CLONE_INTO_CGROUP`).
+    pub fn v2_dir(&self) -> Option<PathBuf> {
         self.dirs
             .iter()
-            .map(|(_, d)| d.join("cgroup.procs"))
+            .find(|(k, _)| *k == Kind::V2)
+            .map(|(_, d)| d.clone())
+    }
+
+    /// The call's v1 `tasks` files: the launcher writes `0` (itself, one thread) to each,
+    /// which the kernel does without its global threadgroup lock (moving a whole process
+    /// through `cgroup.procs` waits for an RCU grace period, ~10 ms).
+    pub fn v1_task_files(&self) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|(k, _)| *k != Kind::V2)
+            .map(|(_, d)| d.join("tasks"))
             .collect()
     }
 

@@ -6,11 +6,15 @@
 //! Order (each step named after the attack it stops):
 //! 0. (in the server's `pre_exec`, before this binary even starts) `setsid`, parent-death
 //!    signal with a re-check, working folder entered by handle;
-//! 1. join the call's cgroups: every later process is born inside them, `setsid` or not;
+//! 1. join the call's cgroups before anything forks, so every process the command starts
+//!    is born inside them, `setsid` or not: v1 by writing `0` to `tasks` (one thread, no
+//!    global lock), v2 by cloning PID 1 straight into it (`CLONE_INTO_CGROUP`); moving a
+//!    whole process through `cgroup.procs` would wait ~10 ms for an RCU grace period;
 //! 2. rlimits: core dumps off, open files, file size, CPU time (and memory per process
 //!    when no memory cgroup exists);
-//! 3. user + PID (+ network) namespaces: the launcher clones a child that is PID 1 of a
-//!    fresh PID namespace; when that child ends, the kernel kills everything left inside;
+//! 3. user (+ network) namespaces, and a PID namespace where no cgroup kills the tree: the
+//!    launcher clones a child (straight into the call's cgroup v2); with a PID namespace that
+//!    child is PID 1 of it, //!    fresh PID namespace; when that child ends, the kernel kills everything left inside;
 //! 4. Landlock; 5. seccomp, last; 6. `execve`.
 //!
 //! What was really applied goes back to the server as JSON lines on an inherited pipe, so
@@ -54,10 +58,15 @@ pub struct LaunchSpec {
     pub cpu_seconds: u64,
     /// RLIMIT_DATA, only when no memory cgroup holds the limit.
     pub data_bytes: Option<u64>,
-    /// Create user + PID namespaces (and a network namespace when `fs.deny_network`).
+    /// Create a user namespace (and a network namespace when `fs.deny_network`).
     pub namespaces: bool,
-    /// `cgroup.procs` files to join first.
-    pub cgroup_procs: Vec<PathBuf>,
+    /// Also a PID namespace (when no cgroup can kill the whole tree: its teardown costs an
+    /// RCU grace period, so it is used only where it is the tree-kill mechanism).
+    pub pid_namespace: bool,
+    /// The call's cgroup v2 folder (tree kill).
+    pub cgroup_v2: Option<PathBuf>,
+    /// The call's cgroup v1 `tasks` files (process and memory limits).
+    pub cgroup_v1_tasks: Vec<PathBuf>,
     /// The descriptor number of the report pipe.
     pub report_fd: i32,
     /// The server's pid (the parent re-check).
@@ -72,14 +81,19 @@ pub struct LaunchSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LaunchEvent {
-    /// Cgroups joined and rlimits set.
+    /// Rlimits set.
     Prepared {
-        /// How many cgroups the launcher joined.
-        cgroups_joined: usize,
         /// The rlimits set, e.g. `NOFILE=256`.
         rlimits: Vec<String>,
         /// What failed.
         problems: Vec<String>,
+    },
+    /// The call's cgroups joined (or why not).
+    CgroupJoin {
+        /// Why the v2 folder (tree kill) could not be joined.
+        v2_failed: Option<String>,
+        /// v1 folders that could not be joined.
+        v1_failed: Vec<String>,
     },
     /// Namespaces created (or why not).
     Namespaces {
@@ -179,20 +193,48 @@ fn set_limit(
     }
 }
 
-/// Steps 1 and 2: cgroups, then rlimits.
+/// Step 1 (v1 part, and v2 when no namespace child will be cloned into it).
+fn join_cgroups(spec: &LaunchSpec, v2_now: bool) -> LaunchEvent {
+    let mut v1_failed = Vec::new();
+    for tasks in &spec.cgroup_v1_tasks {
+        // `0` is the calling thread; the launcher has only one.
+        if let Err(e) = std::fs::write(tasks, "0") {
+            v1_failed.push(format!("{}: {e}", tasks.display()));
+        }
+    }
+    let v2_failed = match (&spec.cgroup_v2, v2_now) {
+        (Some(dir), true) => std::fs::write(dir.join("cgroup.procs"), "0")
+            .err()
+            .map(|e| format!("{}: {e}", dir.display())),
+        _ => None,
+    };
+    LaunchEvent::CgroupJoin {
+        v2_failed,
+        v1_failed,
+    }
+}
+
+fn join_failed(event: &LaunchEvent) -> Option<String> {
+    match event {
+        LaunchEvent::CgroupJoin {
+            v2_failed,
+            v1_failed,
+        } if v2_failed.is_some() || !v1_failed.is_empty() => Some(
+            v2_failed
+                .iter()
+                .chain(v1_failed.iter())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        _ => None,
+    }
+}
+
+/// Step 2: rlimits.
 fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
     use rustix::process::Resource;
     let mut problems = Vec::new();
-    let mut joined = 0;
-    let me = std::process::id().to_string();
-    // Joining first means every process the command ever starts is born inside the
-    // call's cgroups: `setsid` and double forks cannot leave them.
-    for procs in &spec.cgroup_procs {
-        match std::fs::write(procs, &me) {
-            Ok(()) => joined += 1,
-            Err(e) => problems.push(format!("cannot join {}: {e}", procs.display())),
-        }
-    }
     let mut rlimits = Vec::new();
     // A crashing command must not write a core file (it may hold secrets) into the jail.
     set_limit(Resource::Core, "CORE", 0, 0, &mut rlimits, &mut problems);
@@ -241,21 +283,7 @@ fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
     if ppid != spec.parent_pid {
         return Err(ExitCode::from(REFUSED_EXIT));
     }
-    let refuse_now = spec.require && joined < spec.cgroup_procs.len();
-    reporter.send(&LaunchEvent::Prepared {
-        cgroups_joined: joined,
-        rlimits,
-        problems: problems.clone(),
-    });
-    if refuse_now {
-        return Err(refuse(
-            reporter,
-            format!(
-                "the kernel sandbox is required but the call's cgroup could not be joined: {}",
-                problems.join("; ")
-            ),
-        ));
-    }
+    reporter.send(&LaunchEvent::Prepared { rlimits, problems });
     Ok(())
 }
 
@@ -348,6 +376,19 @@ fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
         Ok(e) => e,
         Err(reason) => return refuse(&mut reporter, reason),
     };
+    // With namespaces, PID 1 is cloned straight into the v2 folder; without, join it now.
+    let joined = join_cgroups(&spec, !spec.namespaces);
+    reporter.send(&joined);
+    if spec.require
+        && let Some(why) = join_failed(&joined)
+    {
+        return refuse(
+            &mut reporter,
+            format!(
+                "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
+            ),
+        );
+    }
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;
     }
@@ -386,8 +427,12 @@ fn in_namespaces(
     exec: Option<&Exec>,
     reporter: &mut Reporter,
 ) -> Result<ExitCode, String> {
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
-    let mut active = vec!["user".to_string(), "pid".to_string()];
+    let mut flags = libc::CLONE_NEWUSER;
+    let mut active = vec!["user".to_string()];
+    if spec.pid_namespace {
+        flags |= libc::CLONE_NEWPID;
+        active.push("pid".into());
+    }
     if spec.fs.deny_network {
         // An empty network namespace: only a loopback device that is down.
         flags |= libc::CLONE_NEWNET;
@@ -397,10 +442,27 @@ fn in_namespaces(
     let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
     let (status_read, status_write) =
         rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
-    let child = sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))?;
+    let child = clone_child(spec, flags, reporter)?;
     if child == 0 {
         drop(go_write);
         drop(status_read);
+        if !spec.pid_namespace {
+            // No PID namespace to hold together: become the command (the cgroup kills it).
+            drop(status_write);
+            let code = if !await_id_maps(go_read) {
+                i32::from(REFUSED_EXIT)
+            } else if let Err(reason) = confine(spec, reporter) {
+                reporter.send(&LaunchEvent::Refused { reason });
+                i32::from(REFUSED_EXIT)
+            } else if exec.is_none() {
+                0
+            } else {
+                // Returns only when execve failed (and reported why).
+                let _ = exec_or_report(exec, reporter);
+                127
+            };
+            std::process::exit(code);
+        }
         let code = namespace_init(spec, exec, reporter, go_read, status_write);
         std::process::exit(code);
     }
@@ -447,6 +509,44 @@ fn in_namespaces(
     }
 }
 
+/// Clone PID 1 of the new namespaces, straight into the call's cgroup v2 folder when there
+/// is one; if the kernel cannot (no clone3), join the folder first and clone plainly.
+fn clone_child(
+    spec: &LaunchSpec,
+    flags: libc::c_int,
+    reporter: &mut Reporter,
+) -> Result<libc::pid_t, String> {
+    if let Some(dir) = &spec.cgroup_v2 {
+        let opened = rustix::fs::open(
+            dir,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        if let Ok(fd) = opened {
+            use std::os::fd::AsFd;
+            match sys::clone3_into_cgroup(flags, fd.as_fd()) {
+                Ok(pid) => return Ok(pid),
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINVAL)
+                        || e.raw_os_error() == Some(libc::ENOSYS)
+                        || e.raw_os_error() == Some(libc::E2BIG) => {}
+                Err(e) => return Err(format!("clone3: {e}")),
+            }
+        }
+        let joined = join_cgroups(
+            &LaunchSpec {
+                cgroup_v1_tasks: Vec::new(),
+                ..spec.clone()
+            },
+            true,
+        );
+        reporter.send(&joined);
+    }
+    sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))
+}
+
 fn write_id_maps(child: libc::pid_t) -> Result<(), String> {
     let proc_dir = PathBuf::from(format!("/proc/{child}"));
     let uid = rustix::process::geteuid().as_raw();
@@ -467,6 +567,21 @@ fn write_id_maps(child: libc::pid_t) -> Result<(), String> {
     Ok(())
 }
 
+/// In the clone: set the parent-death signal (if the launcher dies, so does everything
+/// below it), then wait until the launcher has written the id maps. EOF means the launcher
+/// is gone; 0 means the maps failed.
+fn await_id_maps(go_read: OwnedFd) -> bool {
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let mut go = [0u8; 1];
+    loop {
+        match rustix::io::read(&go_read, &mut go) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Ok(1) => return go[0] == 1,
+            _ => return false,
+        }
+    }
+}
+
 /// PID 1 of the call's namespace. Returns its exit code.
 fn namespace_init(
     spec: &LaunchSpec,
@@ -475,15 +590,9 @@ fn namespace_init(
     go_read: OwnedFd,
     status_write: OwnedFd,
 ) -> i32 {
-    // If the launcher dies, so does the namespace (and everything in it).
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    let mut go = [0u8; 1];
-    // EOF here means the launcher is gone; 0 means the id maps failed.
-    match rustix::io::read(&go_read, &mut go) {
-        Ok(1) if go[0] == 1 => {}
-        _ => return i32::from(REFUSED_EXIT),
+    if !await_id_maps(go_read) {
+        return i32::from(REFUSED_EXIT);
     }
-    drop(go_read);
     if let Err(reason) = confine(spec, reporter) {
         reporter.send(&LaunchEvent::Refused { reason });
         return i32::from(REFUSED_EXIT);

@@ -381,6 +381,28 @@ fn parse_report(bytes: &[u8]) -> Vec<LaunchEvent> {
         .collect()
 }
 
+/// The report pipe between a launcher and the server (launcher → server).
+struct LaunchPipes {
+    report_read: OwnedFd,
+    report_write: OwnedFd,
+}
+
+impl LaunchPipes {
+    fn new() -> std::io::Result<LaunchPipes> {
+        let flags = rustix::pipe::PipeFlags::CLOEXEC;
+        let (report_read, report_write) = rustix::pipe::pipe_with(flags)?;
+        Ok(LaunchPipes {
+            report_read,
+            report_write,
+        })
+    }
+
+    /// The launcher's end, kept open across its `execve`.
+    fn inherited(&self) -> [Option<i32>; 2] {
+        [Some(self.report_write.as_raw_fd()), None]
+    }
+}
+
 /// Runs commands. One per server.
 #[derive(Debug, Clone, Default)]
 pub struct Executor {
@@ -413,12 +435,16 @@ impl Executor {
             .args(&request.args)
             .env_clear()
             .envs(request.env.iter().map(|(k, v)| (k, v)));
-        Self::common(&mut cmd, request, None);
+        Self::common(&mut cmd, request, [None, None]);
         cmd
     }
 
     /// Stdio, working folder, session and parent-death signal: the same for both paths.
-    fn common(cmd: &mut tokio::process::Command, request: &ExecRequest<'_>, inherit: Option<i32>) {
+    fn common(
+        cmd: &mut tokio::process::Command,
+        request: &ExecRequest<'_>,
+        inherit: [Option<i32>; 2],
+    ) {
         // The real path is a fallback; the child enters the folder by handle.
         cmd.current_dir(request.cwd.absolute())
             // stdin and stdout of the server are the protocol channel: never inherited.
@@ -442,7 +468,7 @@ impl Executor {
         program: Option<PathBuf>,
         argv: Vec<String>,
         env: Vec<(String, String)>,
-        report_fd: i32,
+        pipes: &LaunchPipes,
     ) -> LaunchSpec {
         let config = &sandbox.config;
         LaunchSpec {
@@ -459,8 +485,10 @@ impl Executor {
             cpu_seconds: limits.cpu_seconds,
             data_bytes: call.report.memory.is_none().then_some(limits.memory_bytes),
             namespaces: config.namespaces,
-            cgroup_procs: call.procs_files(),
-            report_fd,
+            pid_namespace: config.namespaces && !call.kills_tree(),
+            cgroup_v2: call.v2_dir(),
+            cgroup_v1_tasks: call.v1_task_files(),
+            report_fd: pipes.report_write.as_raw_fd(),
             parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
             require: config.require,
             require_namespaces: config.require && !call.kills_tree(),
@@ -517,8 +545,7 @@ impl Executor {
             .cgroups
             .create_call(limits.processes, limits.memory_bytes);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
-        let (report_read, report_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| ExecError::Spawn(e.into()))?;
+        let pipes = LaunchPipes::new().map_err(ExecError::Spawn)?;
         let mut argv = Vec::with_capacity(request.args.len() + 1);
         argv.push(request.argv0.clone());
         argv.extend(request.args.iter().cloned());
@@ -529,14 +556,18 @@ impl Executor {
             Some(request.program.clone()),
             argv,
             request.env.clone(),
-            report_write.as_raw_fd(),
+            &pipes,
         );
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let mut cmd = tokio::process::Command::new(&sandbox.config.launcher);
         cmd.arg(LAUNCHER_ARG).arg(spec).env_clear();
-        Self::common(&mut cmd, request, Some(report_write.as_raw_fd()));
+        Self::common(&mut cmd, request, pipes.inherited());
         let child = cmd.spawn().map_err(ExecError::Spawn)?;
+        let LaunchPipes {
+            report_read,
+            report_write,
+        } = pipes;
         // Only the launcher (and its clone) may hold the write end: EOF = report complete.
         drop(report_write);
         let reader = tokio::spawn(read_report(report_read));
@@ -615,17 +646,8 @@ impl Executor {
         call: &CallCgroup,
     ) -> std::io::Result<Vec<LaunchEvent>> {
         use std::io::Read;
-        let (report_read, report_write) =
-            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        let spec = Self::spec(
-            sandbox,
-            limits,
-            call,
-            None,
-            Vec::new(),
-            Vec::new(),
-            report_write.as_raw_fd(),
-        );
+        let pipes = LaunchPipes::new()?;
+        let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), &pipes);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let mut cmd = std::process::Command::new(&sandbox.config.launcher);
         cmd.arg(LAUNCHER_ARG)
@@ -636,8 +658,12 @@ impl Executor {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let parent = rustix::process::getpid().as_raw_nonzero().get();
-        sys::isolate_child(&mut cmd, parent, None, Some(report_write.as_raw_fd()));
+        sys::isolate_child(&mut cmd, parent, None, pipes.inherited());
         let mut child = cmd.spawn()?;
+        let LaunchPipes {
+            report_read,
+            report_write,
+        } = pipes;
         drop(report_write);
         // The probe runs nothing; it ends in milliseconds. Bound it anyway.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);

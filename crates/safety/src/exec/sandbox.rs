@@ -224,6 +224,27 @@ pub fn build_report(
                 m.rlimits = rlimits.clone();
                 downgrades.extend(problems.iter().map(|p| format!("launcher: {p}")));
             }
+            LaunchEvent::CgroupJoin {
+                v2_failed,
+                v1_failed,
+            } => {
+                if let Some(e) = v2_failed {
+                    m.cgroup.kill = false;
+                    downgrades.push(format!("the call's cgroup v2 could not be joined ({e})"));
+                }
+                if !v1_failed.is_empty() {
+                    if m.cgroup.processes.as_deref() == Some("cgroup v1 pids.max") {
+                        m.cgroup.processes = None;
+                    }
+                    if m.cgroup.memory.as_deref() == Some("cgroup v1 memory.limit_in_bytes") {
+                        m.cgroup.memory = None;
+                    }
+                    downgrades.push(format!(
+                        "the call's cgroup v1 folders could not be joined ({}): limits not enforced",
+                        v1_failed.join("; ")
+                    ));
+                }
+            }
             LaunchEvent::Namespaces { active, error } => {
                 m.namespaces = active.clone();
                 if let Some(e) = error {

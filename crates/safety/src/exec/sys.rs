@@ -11,13 +11,13 @@ use std::os::fd::{OwnedFd, RawFd};
 /// the whole group can be killed with one signal. Also ask the kernel to SIGKILL the child
 /// if the server dies, then re-check that the server is still there (the race the
 /// `prctl` man page warns about). Optionally change into an already-opened folder by
-/// handle, so the working folder cannot be swapped between check and use, and let one
-/// descriptor (the launcher's report pipe) survive `execve`.
+/// handle, so the working folder cannot be swapped between check and use, and let up to
+/// two descriptors (the launcher's go and report pipes) survive `execve`.
 pub fn isolate_child(
     cmd: &mut std::process::Command,
     parent_pid: i32,
     cwd_fd: Option<RawFd>,
-    inherit_fd: Option<RawFd>,
+    inherit: [Option<RawFd>; 2],
 ) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the child after fork and before execve. It only calls
@@ -41,7 +41,7 @@ pub fn isolate_child(
                 let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
                 rustix::process::fchdir(fd).map_err(std::io::Error::from)?;
             }
-            if let Some(fd) = inherit_fd {
+            for fd in inherit.into_iter().flatten() {
                 let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
                 rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())
                     .map_err(std::io::Error::from)?;
@@ -101,6 +101,60 @@ pub fn clone_into_namespaces(flags: libc::c_int) -> std::io::Result<libc::pid_t>
         return Err(std::io::Error::last_os_error());
     }
     libc::pid_t::try_from(ret).map_err(|_| std::io::Error::other("clone returned a bad pid"))
+}
+
+/// `clone3` with `CLONE_INTO_CGROUP` semantics: like [`clone_into_namespaces`], and the
+/// child is born inside the cgroup v2 folder `cgroup_fd` (no migration, so no wait for the
+/// kernel's global cgroup lock). Returns 0 in the child and the child's pid in the parent.
+pub fn clone3_into_cgroup(
+    flags: libc::c_int,
+    cgroup_fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<libc::pid_t> {
+    use std::os::fd::AsRawFd;
+    /// `struct clone_args` up to `cgroup` (CLONE_ARGS_SIZE_VER2, 88 bytes).
+    #[repr(C)]
+    struct CloneArgs {
+        flags: u64,
+        pidfd: u64,
+        child_tid: u64,
+        parent_tid: u64,
+        exit_signal: u64,
+        stack: u64,
+        stack_size: u64,
+        tls: u64,
+        set_tid: u64,
+        set_tid_size: u64,
+        cgroup: u64,
+    }
+    /// The literal value: libc's constant is a truncated `c_int` on some targets.
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    let args = CloneArgs {
+        flags: u64::from(flags as u32) | CLONE_INTO_CGROUP,
+        pidfd: 0,
+        child_tid: 0,
+        parent_tid: 0,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: 0,
+        stack_size: 0,
+        tls: 0,
+        set_tid: 0,
+        set_tid_size: 0,
+        cgroup: u64::try_from(cgroup_fd.as_raw_fd()).unwrap_or(0),
+    };
+    // SAFETY: `args` is a fully initialised clone_args of the size passed; a zero stack
+    // makes clone3 duplicate the caller like fork(2). The launcher is single-threaded when
+    // it calls this (see `clone_into_namespaces`), and the descriptor outlives the call.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &args as *const CloneArgs,
+            std::mem::size_of::<CloneArgs>(),
+        )
+    };
+    if ret < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    libc::pid_t::try_from(ret).map_err(|_| std::io::Error::other("clone3 returned a bad pid"))
 }
 
 /// `fork(2)`. Returns 0 in the child and the child's pid in the parent.
