@@ -160,7 +160,7 @@ fn realistic_output() -> String {
             n % 60,
             n.wrapping_mul(0x9E37_79B9) & 0xFFF_FFFF
         ));
-        if n % 300 == 0 {
+        if n.is_multiple_of(300) {
             text.push_str("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLQ\n");
         }
     }

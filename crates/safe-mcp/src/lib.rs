@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod bench_sandbox;
 pub mod client;
 pub mod demo;
 pub mod demo_files;

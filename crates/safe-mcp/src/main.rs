@@ -46,6 +46,9 @@ enum Command {
         /// Interleaved rounds per measurement.
         #[arg(long, default_value_t = 300)]
         iterations: usize,
+        /// Compare run_command "true" with the full kernel sandbox against the sandbox off.
+        #[arg(long)]
+        sandbox: bool,
     },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
@@ -164,11 +167,20 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fatal(format!("{e:#}")),
         },
-        Command::Bench { iterations } => match runtime().block_on(safe_mcp::bench::run(iterations))
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fatal(format!("{e:#}")),
-        },
+        Command::Bench {
+            iterations,
+            sandbox,
+        } => {
+            let result = if sandbox {
+                runtime().block_on(safe_mcp::bench_sandbox::run(iterations))
+            } else {
+                runtime().block_on(safe_mcp::bench::run(iterations))
+            };
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fatal(format!("{e:#}")),
+            }
+        }
         Command::Scan(args) => ExitCode::from(u8::try_from(scan::cli::run(args)).unwrap_or(2)),
     }
 }
