@@ -247,20 +247,59 @@ fn fail_open_reports_the_missing_audit_record_and_fail_closed_refuses_to_start()
     let bad = sb.state.join("audit-is-a-folder");
     std::fs::create_dir_all(&bad).unwrap();
     let sb = sb.with_env("SAFE_MCP_AUDIT_LOG", &bad.display().to_string());
-    match safety::organizer::Organizer::open(&sb.config()) {
-        Err(_) => {
-            // Fail-closed: the organiser does not start without its audit log.
-            let sb = sb.with_env("SAFE_MCP_AUDIT_FAIL_MODE", "open");
-            let org = sb.organizer();
-            let env = org.move_file("a.txt", "Documents/a.txt");
-            assert!(env.ok);
-            assert!(
-                env.detail["audit"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("unavailable: ")
-            );
-        }
-        Ok(_) => eprintln!("audit log still a stub: skipped (AuditLog::open accepted a folder)"),
+    // Fail-closed: the organiser does not start without its audit log.
+    assert!(
+        safety::organizer::Organizer::open(&sb.config()).is_err(),
+        "fail-closed organiser started without a writable audit log"
+    );
+    let sb = sb.with_env("SAFE_MCP_AUDIT_FAIL_MODE", "open");
+    let org = sb.organizer();
+    let env = org.move_file("a.txt", "Documents/a.txt");
+    assert!(env.ok);
+    assert!(
+        env.detail["audit"]
+            .as_str()
+            .unwrap()
+            .starts_with("unavailable: ")
+    );
+}
+
+/// A log that becomes unwritable while the server runs (`chattr +i`, immutable even for
+/// root): fail-closed answers AUDIT_UNAVAILABLE and nothing moves.
+#[test]
+fn fail_closed_refuses_a_move_when_the_log_becomes_unwritable() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a");
+    let org = sb.organizer();
+    let log = sb.state.join("audit.jsonl");
+    assert!(org.list_files(None).ok);
+    if !log.exists() {
+        std::fs::write(&log, "").unwrap();
     }
+    let immutable = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&log)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !immutable || std::fs::OpenOptions::new().append(true).open(&log).is_ok() {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&log)
+            .status();
+        panic!(
+            "cannot make the audit log immutable here (chattr +i); this test needs root on ext4"
+        );
+    }
+    let env = org.move_file("a.txt", "Documents/a.txt");
+    let _ = std::process::Command::new("chattr")
+        .arg("-i")
+        .arg(&log)
+        .status();
+    assert_eq!(env.code, ResultCode::AuditUnavailable, "{env:?}");
+    assert!(
+        sb.ws.join("a.txt").is_file(),
+        "the file moved without its audit record"
+    );
+    assert!(!sb.ws.join("Documents/a.txt").exists());
 }
