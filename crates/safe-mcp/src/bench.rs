@@ -115,6 +115,7 @@ pub async fn run(iterations: usize) -> Result<()> {
     plain.cancel().await.ok();
     let audit = audit_append_vs_bare(dir.path(), iterations.max(200))?;
     let core_explain = explain_in_process(&policy, iterations.max(200))?;
+    let core_run = run_in_process(&policy, iterations.max(200)).await?;
     let redaction = redaction_throughput()?;
     let (rt50, fl50, bare50, ex50) = (
         percentile(&mut rt, 0.5),
@@ -157,6 +158,10 @@ pub async fn run(iterations: usize) -> Result<()> {
     println!(
         "  explain_command in-process (core only): {:>8.1} µs",
         micros(core_explain)
+    );
+    println!(
+        "  run_command in-process, sandbox off   : {:>8.1} µs   (core only, no MCP)",
+        micros(core_run)
     );
     println!(
         "  audit append (redact+hash+write+fsync): {:>8.1} µs   vs bare write+fsync {:.1} µs: ratio {:.2}× (target ≤ 1.1×)",
@@ -262,6 +267,26 @@ fn explain_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
         let t = Instant::now();
         std::hint::black_box(core.explain_command(args));
         samples.push(t.elapsed());
+    }
+    Ok(percentile(&mut samples, 0.5))
+}
+
+/// Median time of `TerminalCore::run_command("echo hi")` in-process with the sandbox off.
+async fn run_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
+    let env = [("SAFE_MCP_SANDBOX_ENABLED".to_string(), "false".to_string())];
+    let config = safety::config::load(policy, safety::config::Server::Terminal, &env)?;
+    let core = safety::terminal::TerminalCore::start(config)?;
+    let args = json!({ "command": "echo hi" });
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut samples = Vec::new();
+    for _ in 0..iterations {
+        let t = Instant::now();
+        let env = core.run_command(args.as_object(), &cancel).await;
+        samples.push(t.elapsed());
+        anyhow::ensure!(
+            env.detail.get("stdout") == Some(&json!("hi\n")),
+            "unexpected {env:?}"
+        );
     }
     Ok(percentile(&mut samples, 0.5))
 }
