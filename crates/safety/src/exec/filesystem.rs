@@ -110,9 +110,8 @@ fn kernel_abi(status: &RestrictionStatus) -> u32 {
     }
 }
 
-/// Build the ruleset and restrict the calling thread (the launcher is single-threaded).
-/// Also sets `no_new_privs`, so a setuid binary cannot regain what the ruleset took.
-pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
+/// Build the ruleset (every path opened, every rule added) without applying it.
+fn build(rules: &FsRules) -> Result<landlock::RulesetCreated, String> {
     let all = AccessFs::from_all(TARGET_ABI);
     let read = AccessFs::from_read(TARGET_ABI);
     let mut ruleset = Ruleset::default()
@@ -130,7 +129,7 @@ pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
             .map_err(|e| e.to_string())?;
     }
     let readable: Vec<&Path> = rules.read_paths.iter().map(PathBuf::as_path).collect();
-    let status = ruleset
+    ruleset
         .create()
         .map_err(|e| e.to_string())?
         .add_rules(path_beneath_rules(readable, read))
@@ -140,10 +139,24 @@ pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
         // Writes go to the jail and nowhere else: `cp x /etc/y`, `tee /tmp/x`,
         // `git log --output=/tmp/x` all meet EACCES even if a policy rule missed them.
         .add_rules(path_beneath_rules([rules.write_root.as_path()], all))
-        .map_err(|e| e.to_string())?
-        .restrict_self()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// Build the ruleset and restrict the calling thread (the launcher is single-threaded).
+/// Also sets `no_new_privs`, so a setuid binary cannot regain what the ruleset took.
+/// The fallback when the server could not hand over a [`Prepared`] ruleset.
+pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
+    let status = build(rules)?.restrict_self().map_err(|e| e.to_string())?;
     let abi = kernel_abi(&status);
+    let status = match status.ruleset {
+        RulesetStatus::FullyEnforced => "fully_enforced",
+        RulesetStatus::PartiallyEnforced => "partially_enforced",
+        RulesetStatus::NotEnforced => "not_enforced",
+    };
+    Ok(report(rules, abi, status))
+}
+
+fn report(rules: &FsRules, abi: u32, status: &str) -> LandlockReport {
     let mut unmediated = Vec::new();
     if abi < 9 {
         unmediated.push("connect to named unix sockets (needs Landlock ABI 9)".to_string());
@@ -154,18 +167,59 @@ pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
     if rules.deny_network && abi < 4 {
         unmediated.push("TCP bind/connect (needs Landlock ABI 4)".to_string());
     }
-    Ok(LandlockReport {
+    LandlockReport {
         abi,
-        status: match status.ruleset {
-            RulesetStatus::FullyEnforced => "fully_enforced",
-            RulesetStatus::PartiallyEnforced => "partially_enforced",
-            RulesetStatus::NotEnforced => "not_enforced",
-        }
-        .to_string(),
+        status: status.to_string(),
         network_rules: rules.deny_network && abi >= 4,
         scoped: abi >= 6,
         unmediated,
+    }
+}
+
+/// A ruleset the server builds once (opening every read path with `O_PATH` costs ~45
+/// system-call round trips per command otherwise) and hands to each launcher by descriptor;
+/// the launcher only calls `landlock_restrict_self`. The ruleset is never changed after it
+/// is built, so sharing it between concurrent commands is sound.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The ruleset descriptor (close-on-exec in the server; inherited by the launcher only).
+    pub fd: std::os::fd::OwnedFd,
+    /// What applying it gives, as [`restrict_self`] would report it.
+    pub report: LandlockReport,
+}
+
+/// Build the ruleset for `rules` in the server, without applying it. `Err` when Landlock
+/// is unavailable (the launcher then tries, and reports, on its own).
+pub fn prepare(rules: &FsRules) -> Result<Prepared, String> {
+    let abi = super::sys::landlock_abi();
+    if abi < 1 {
+        return Err("Landlock is not available".into());
+    }
+    let created = build(rules)?;
+    let fd: Option<std::os::fd::OwnedFd> = created.into();
+    let fd = fd.ok_or("Landlock is not available")?;
+    let abi = u32::try_from(abi).unwrap_or(0);
+    // BestEffort: every right asked for (up to TARGET_ABI) is handled when the kernel knows
+    // TARGET_ABI; below it, the crate drops what the kernel lacks (partially enforced).
+    let status = if abi >= TARGET_ABI as u32 {
+        "fully_enforced"
+    } else {
+        "partially_enforced"
+    };
+    Ok(Prepared {
+        fd,
+        report: report(rules, abi, status),
     })
+}
+
+/// Apply a ruleset the server prepared: `no_new_privs`, then `landlock_restrict_self`.
+pub fn restrict_with(
+    fd: std::os::fd::BorrowedFd<'_>,
+    report: &LandlockReport,
+) -> Result<LandlockReport, String> {
+    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
+    super::sys::landlock_restrict_self(fd).map_err(|e| format!("landlock_restrict_self: {e}"))?;
+    Ok(report.clone())
 }
 
 /// The read list for a policy: the defaults, the policy's own `read_paths` and every `PATH`

@@ -50,6 +50,9 @@ pub struct LaunchSpec {
     pub env: Vec<(String, String)>,
     /// Landlock rules.
     pub fs: FsRules,
+    /// The descriptor number of the ruleset the server built from `fs` once, and what it
+    /// gives; `None`: the launcher builds the ruleset itself.
+    pub landlock_ruleset: Option<(i32, LandlockReport)>,
     /// RLIMIT_NOFILE.
     pub open_files: u64,
     /// RLIMIT_FSIZE.
@@ -164,7 +167,14 @@ pub fn launcher_main() -> Option<ExitCode> {
     let reporter = Reporter {
         pipe: sys::adopt_inherited_fd(spec.report_fd).map(std::fs::File::from),
     };
-    Some(launch(spec, reporter))
+    // Close-on-exec from here on: the command never holds the ruleset.
+    let ruleset = spec.landlock_ruleset.as_ref().and_then(|(fd, report)| {
+        Some(filesystem::Prepared {
+            fd: sys::adopt_inherited_fd(*fd)?,
+            report: report.clone(),
+        })
+    });
+    Some(launch(spec, ruleset.as_ref(), reporter))
 }
 
 fn refuse(reporter: &mut Reporter, reason: String) -> ExitCode {
@@ -288,8 +298,17 @@ fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
 }
 
 /// Steps 4 and 5: Landlock, then seccomp. `Err` when `require` and something is missing.
-fn confine(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), String> {
-    let (landlock, landlock_error) = match filesystem::restrict_self(&spec.fs) {
+fn confine(
+    spec: &LaunchSpec,
+    ruleset: Option<&filesystem::Prepared>,
+    reporter: &mut Reporter,
+) -> Result<(), String> {
+    use std::os::fd::AsFd;
+    let applied = match ruleset {
+        Some(prepared) => filesystem::restrict_with(prepared.fd.as_fd(), &prepared.report),
+        None => filesystem::restrict_self(&spec.fs),
+    };
+    let (landlock, landlock_error) = match applied {
         Ok(r) if r.confines_writes() => (Some(r), None),
         Ok(r) => {
             let why = format!(
@@ -371,7 +390,11 @@ fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> ExitCode {
     ExitCode::from(127)
 }
 
-fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
+fn launch(
+    spec: LaunchSpec,
+    ruleset: Option<&filesystem::Prepared>,
+    mut reporter: Reporter,
+) -> ExitCode {
     let exec = match exec_parts(&spec) {
         Ok(e) => e,
         Err(reason) => return refuse(&mut reporter, reason),
@@ -393,7 +416,7 @@ fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
         return code;
     }
     if spec.namespaces {
-        match in_namespaces(&spec, exec.as_ref(), &mut reporter) {
+        match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {
             Ok(code) => return code,
             Err(error) => {
                 reporter.send(&LaunchEvent::Namespaces {
@@ -412,7 +435,7 @@ fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
             }
         }
     }
-    if let Err(reason) = confine(&spec, &mut reporter) {
+    if let Err(reason) = confine(&spec, ruleset, &mut reporter) {
         return refuse(&mut reporter, reason);
     }
     exec_or_report(exec.as_ref(), &mut reporter)
@@ -424,6 +447,7 @@ fn launch(spec: LaunchSpec, mut reporter: Reporter) -> ExitCode {
 /// a double-forked daemon). `Err` only when the namespaces could not be made at all.
 fn in_namespaces(
     spec: &LaunchSpec,
+    ruleset: Option<&filesystem::Prepared>,
     exec: Option<&Exec>,
     reporter: &mut Reporter,
 ) -> Result<ExitCode, String> {
@@ -451,7 +475,7 @@ fn in_namespaces(
             drop(status_write);
             let code = if !await_id_maps(go_read) {
                 i32::from(REFUSED_EXIT)
-            } else if let Err(reason) = confine(spec, reporter) {
+            } else if let Err(reason) = confine(spec, ruleset, reporter) {
                 reporter.send(&LaunchEvent::Refused { reason });
                 i32::from(REFUSED_EXIT)
             } else if exec.is_none() {
@@ -463,7 +487,7 @@ fn in_namespaces(
             };
             std::process::exit(code);
         }
-        let code = namespace_init(spec, exec, reporter, go_read, status_write);
+        let code = namespace_init(spec, ruleset, exec, reporter, go_read, status_write);
         std::process::exit(code);
     }
     drop(go_read);
@@ -585,6 +609,7 @@ fn await_id_maps(go_read: OwnedFd) -> bool {
 /// PID 1 of the call's namespace. Returns its exit code.
 fn namespace_init(
     spec: &LaunchSpec,
+    ruleset: Option<&filesystem::Prepared>,
     exec: Option<&Exec>,
     reporter: &mut Reporter,
     go_read: OwnedFd,
@@ -593,7 +618,7 @@ fn namespace_init(
     if !await_id_maps(go_read) {
         return i32::from(REFUSED_EXIT);
     }
-    if let Err(reason) = confine(spec, reporter) {
+    if let Err(reason) = confine(spec, ruleset, reporter) {
         reporter.send(&LaunchEvent::Refused { reason });
         return i32::from(REFUSED_EXIT);
     }

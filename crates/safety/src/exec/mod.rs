@@ -40,7 +40,6 @@ pub use profile::Profile;
 pub use sandbox::{Sandbox, SandboxConfig, SandboxReport};
 
 use cgroup::CallCgroup;
-use filesystem::FsRules;
 use launcher::{LaunchEvent, LaunchSpec};
 
 /// How long pipes are drained after the command ended or was killed.
@@ -397,9 +396,12 @@ impl LaunchPipes {
         })
     }
 
-    /// The launcher's end, kept open across its `execve`.
-    fn inherited(&self) -> [Option<i32>; 2] {
-        [Some(self.report_write.as_raw_fd()), None]
+    /// The launcher's end, kept open across its `execve`, and the Landlock ruleset.
+    fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> [Option<i32>; 2] {
+        [
+            Some(self.report_write.as_raw_fd()),
+            ruleset.map(|r| r.fd.as_raw_fd()),
+        ]
     }
 }
 
@@ -471,15 +473,13 @@ impl Executor {
         pipes: &LaunchPipes,
     ) -> LaunchSpec {
         let config = &sandbox.config;
+        let (fs, ruleset) = sandbox.fs_rules(!limits.network);
         LaunchSpec {
             program,
             argv,
             env,
-            fs: FsRules {
-                write_root: config.jail_root.clone(),
-                read_paths: config.read_paths.clone(),
-                deny_network: !limits.network,
-            },
+            fs,
+            landlock_ruleset: ruleset.map(|r| (r.fd.as_raw_fd(), r.report.clone())),
             open_files: limits.open_files,
             file_size_bytes: limits.file_size_bytes,
             cpu_seconds: limits.cpu_seconds,
@@ -562,7 +562,8 @@ impl Executor {
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let mut cmd = tokio::process::Command::new(&sandbox.config.launcher);
         cmd.arg(LAUNCHER_ARG).arg(spec).env_clear();
-        Self::common(&mut cmd, request, pipes.inherited());
+        let (_, ruleset) = sandbox.fs_rules(!limits.network);
+        Self::common(&mut cmd, request, pipes.inherited(ruleset));
         let child = cmd.spawn().map_err(ExecError::Spawn)?;
         let LaunchPipes {
             report_read,
@@ -658,7 +659,8 @@ impl Executor {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let parent = rustix::process::getpid().as_raw_nonzero().get();
-        sys::isolate_child(&mut cmd, parent, None, pipes.inherited());
+        let (_, ruleset) = sandbox.fs_rules(!limits.network);
+        sys::isolate_child(&mut cmd, parent, None, pipes.inherited(ruleset));
         let mut child = cmd.spawn()?;
         let LaunchPipes {
             report_read,

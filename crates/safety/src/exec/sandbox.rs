@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::ExecLimits;
 use super::cgroup::{CgroupReport, Cgroups, LimitHits};
-use super::filesystem::LandlockReport;
+use super::filesystem::{self, FsRules, LandlockReport, Prepared};
 use super::launcher::LaunchEvent;
 use super::profile::Profile;
 
@@ -38,6 +38,9 @@ pub struct Sandbox {
     pub config: SandboxConfig,
     /// Hierarchies for per-call cgroups.
     pub cgroups: Cgroups,
+    /// The Landlock rulesets, built once: `[network allowed, network denied]`. `None` where
+    /// the server could not build one (the launcher then builds and reports its own).
+    rulesets: [Option<Prepared>; 2],
 }
 
 impl Sandbox {
@@ -48,7 +51,31 @@ impl Sandbox {
         } else {
             Cgroups::none()
         };
-        Sandbox { config, cgroups }
+        let ruleset = |deny_network: bool| {
+            filesystem::prepare(&FsRules {
+                write_root: config.jail_root.clone(),
+                read_paths: config.read_paths.clone(),
+                deny_network,
+            })
+            .ok()
+        };
+        let rulesets = [ruleset(false), ruleset(true)];
+        Sandbox {
+            config,
+            cgroups,
+            rulesets,
+        }
+    }
+
+    /// The Landlock rules of a call, and the ruleset built from them once, if any.
+    pub(crate) fn fs_rules(&self, deny_network: bool) -> (FsRules, Option<&Prepared>) {
+        let rules = FsRules {
+            write_root: self.config.jail_root.clone(),
+            read_paths: self.config.read_paths.clone(),
+            deny_network,
+        };
+        let prepared = self.rulesets.get(usize::from(deny_network));
+        (rules, prepared.and_then(Option::as_ref))
     }
 }
 

@@ -196,3 +196,38 @@ pub fn die_by_signal(signal: i32) -> ! {
     }
     std::process::exit(128 + signal)
 }
+
+/// The kernel's Landlock ABI version (`landlock_create_ruleset(NULL, 0, VERSION)`); 0 or
+/// less when Landlock is unavailable.
+pub fn landlock_abi() -> i64 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
+    // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the kernel reads no
+    // memory and creates no descriptor; it only returns the ABI version (or an error).
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0 as libc::size_t,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    }
+}
+
+/// `landlock_restrict_self(ruleset_fd, 0)`: confine the calling thread (the launcher has
+/// only one) with an already-built ruleset. `no_new_privs` must be set first.
+pub fn landlock_restrict_self(ruleset: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is borrowed, so it stays open for the call; the system call
+    // reads no user memory and takes only the descriptor and a zero flags word.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            libc::c_long::from(ruleset.as_raw_fd()),
+            0 as libc::c_long,
+        )
+    };
+    if ret < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
