@@ -9,12 +9,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 /// How long to wait for a killed cgroup to empty before giving up on removing it.
 const EMPTY_DEADLINE: Duration = Duration::from_secs(2);
+
+/// How many fresh, never-used call folder sets are kept ready: `mkdir` in cgroupfs costs
+/// ~0.1–0.3 ms per hierarchy, so it is done between calls (after the previous call's
+/// folders were removed), not while a command waits. A folder is never reused.
+const SPARE_SETS: usize = 2;
 
 /// One hierarchy we can create cgroups in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,9 +43,72 @@ struct Base {
 /// The hierarchies this server may use, found once at start-up.
 #[derive(Debug)]
 pub struct Cgroups {
-    bases: Vec<Base>,
+    pool: Arc<Pool>,
     problems: Vec<String>,
+}
+
+/// One call's folders, one per base, created ahead of use (or why one could not be).
+type FolderSet = Vec<(Kind, PathBuf, Result<(), String>)>;
+
+/// The base folders and the fresh call folders made ahead of time.
+#[derive(Debug)]
+struct Pool {
+    bases: Vec<Base>,
     counter: AtomicU64,
+    spare: Mutex<Vec<FolderSet>>,
+}
+
+impl Pool {
+    /// Create a fresh, empty folder for the next call in every base (no limits yet).
+    fn make_set(&self) -> FolderSet {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        self.bases
+            .iter()
+            .map(|base| {
+                let dir = base.dir.join(format!("call-{n}"));
+                let made = std::fs::create_dir(&dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()));
+                (base.kind.clone(), dir, made)
+            })
+            .collect()
+    }
+
+    fn take_spare(&self) -> Option<FolderSet> {
+        self.spare.lock().ok()?.pop()
+    }
+
+    /// Top the spare sets up (called off the request path).
+    fn refill(&self) {
+        if self.bases.is_empty() || self.spare.lock().map_or(true, |s| s.len() >= SPARE_SETS) {
+            return;
+        }
+        let set = self.make_set();
+        match self.spare.lock() {
+            Ok(mut spare) if spare.len() < SPARE_SETS => spare.push(set),
+            _ => remove_set(set),
+        }
+    }
+}
+
+fn remove_set(set: FolderSet) {
+    for (_, dir, made) in set {
+        if made.is_ok() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if let Ok(mut spare) = self.spare.lock() {
+            for set in spare.drain(..) {
+                remove_set(set);
+            }
+        }
+        for base in &self.bases {
+            let _ = std::fs::remove_dir(&base.dir);
+        }
+    }
 }
 
 /// What the cgroup layer provides for one call.
@@ -91,6 +160,8 @@ pub struct CallCgroup {
     /// Why a wanted limit could not be set up (for the downgrade list).
     pub problems: Vec<String>,
     finished: bool,
+    /// Where to make the next spare folders once this call's are removed.
+    pool: Option<Arc<Pool>>,
 }
 
 /// One line of `/proc/self/mountinfo` that mounts a cgroup hierarchy.
@@ -306,19 +377,24 @@ impl Cgroups {
                 )),
             }
         }
-        Cgroups {
+        let pool = Arc::new(Pool {
             bases,
-            problems,
             counter: AtomicU64::new(0),
-        }
+            spare: Mutex::new(Vec::new()),
+        });
+        pool.refill();
+        Cgroups { pool, problems }
     }
 
     /// No cgroup at all (sandbox off, or tests of the fallback paths).
     pub fn none() -> Cgroups {
         Cgroups {
-            bases: Vec::new(),
+            pool: Arc::new(Pool {
+                bases: Vec::new(),
+                counter: AtomicU64::new(0),
+                spare: Mutex::new(Vec::new()),
+            }),
             problems: vec!["cgroups not used".into()],
-            counter: AtomicU64::new(0),
         }
     }
 
@@ -327,25 +403,28 @@ impl Cgroups {
         &self.problems
     }
 
-    /// Create the folders of one call and write its limits.
+    /// Take fresh folders for one call (made ahead of time, else now) and write its
+    /// limits. Each call gets folders no process has ever been in.
     pub fn create_call(&self, processes: u64, memory_bytes: u64) -> CallCgroup {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let set = self
+            .pool
+            .take_spare()
+            .unwrap_or_else(|| self.pool.make_set());
         let mut call = CallCgroup {
             dirs: Vec::new(),
             report: CgroupReport::default(),
             problems: Vec::new(),
             finished: false,
+            pool: Some(self.pool.clone()),
         };
         // The launcher and the namespace init live in the cgroup too: two extra processes.
         let pids_max = processes.saturating_add(2).to_string();
-        for base in &self.bases {
-            let dir = base.dir.join(format!("call-{n}"));
-            if let Err(e) = std::fs::create_dir(&dir) {
-                call.problems
-                    .push(format!("cannot create {}: {e}", dir.display()));
+        for (kind, dir, made) in set {
+            if let Err(e) = made {
+                call.problems.push(e);
                 continue;
             }
-            match base.kind {
+            match kind {
                 Kind::V2 => {
                     call.report.kill = dir.join("cgroup.kill").exists();
                     if !call.report.kill {
@@ -382,17 +461,9 @@ impl Cgroups {
                     }
                 }
             }
-            call.dirs.push((base.kind.clone(), dir));
+            call.dirs.push((kind, dir));
         }
         call
-    }
-}
-
-impl Drop for Cgroups {
-    fn drop(&mut self) {
-        for base in &self.bases {
-            let _ = std::fs::remove_dir(&base.dir);
-        }
     }
 }
 
@@ -456,7 +527,26 @@ impl CallCgroup {
             }
         }
         let hits = self.hits();
-        self.remove();
+        // Removing the folders and making the next call's happen after the answer, off
+        // the request path (the tree is already dead or given up on: nothing waits on it).
+        let rest = CallCgroup {
+            dirs: std::mem::take(&mut self.dirs),
+            report: CgroupReport::default(),
+            problems: Vec::new(),
+            finished: true,
+            pool: self.pool.take(),
+        };
+        let cleanup = move || {
+            let mut rest = rest;
+            rest.remove();
+            if let Some(pool) = rest.pool.take() {
+                pool.refill();
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(cleanup)),
+            Err(_) => cleanup(),
+        }
         (hits, emptied)
     }
 
