@@ -21,7 +21,8 @@ use serde_json::{Map, Value, json};
 use crate::audit::{AuditError, AuditLog};
 use crate::config::{AuditFailMode, Config};
 use crate::jail::workspace::{
-    ContainedPath, EntryKind, FileIdentity, JailError, Workspace, WorkspaceDir, nfc,
+    ContainedPath, EntryKind, FileIdentity, JailError, Workspace, WorkspaceDir, check_component,
+    nfc, nfc_cow,
 };
 use crate::journal::{
     self, Action, Direction, Done, History, Journal, JournalError, JournalMove, Locked,
@@ -537,110 +538,174 @@ impl Organizer {
         env
     }
 
+    /// The state of a category folder for planning: the NFC names already there, or why
+    /// it cannot receive files.
+    fn category_folder(
+        &self,
+        dir: &WorkspaceDir,
+        category: &str,
+        dest_dir: &ContainedPath,
+    ) -> Result<HashSet<String>, String> {
+        match dir.stat(category) {
+            Ok(None) => Ok(HashSet::new()),
+            Ok(Some(f)) if f.kind == EntryKind::Directory => self
+                .workspace
+                .open_dir(dest_dir)
+                .and_then(|d| d.nfc_names())
+                .map_err(|e| e.to_string()),
+            // A category folder that is a symlink would lead the move elsewhere.
+            Ok(Some(_)) => Err(format!(
+                "destination folder '{category}' is not a plain folder; symlinks are never followed"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     #[allow(clippy::type_complexity)]
     fn plan_inner(&self) -> Result<(Envelope, Option<(String, Vec<PlannedMove>)>), JailError> {
         const TOOL: &str = "plan_organize";
         let root = ContainedPath::default();
         let dir = self.workspace.open_dir(&root)?;
-        let listing = dir.list(self.max_list_entries)?;
-        let mut truncated = listing.truncated;
+        // Classification needs only each entry's name and type, which reading the folder
+        // gives; `lstat` is spent only on the entries that become moves (what `apply_plan`
+        // re-checks comes from it), and on entries whose type the file system did not store.
+        let scan = dir.scan(self.max_list_entries)?;
+        let mut truncated = scan.truncated;
         let mut moves: Vec<PlannedMove> = Vec::new();
         let mut move_values: Vec<Value> = Vec::new();
         let mut skips: Vec<Value> = Vec::new();
-        // Per category folder: None = cannot be used (with the reason), Some(names taken).
-        let mut folders: HashMap<String, Result<HashSet<String>, String>> = HashMap::new();
-        for entry in &listing.entries {
-            let id = *entry.identity();
+        // Per category folder: its path, and Err(reason) if it cannot be used or Ok(the
+        // NFC names taken there).
+        let mut folders: HashMap<&str, (ContainedPath, Result<HashSet<String>, String>)> =
+            HashMap::new();
+        'entries: for entry in scan.entries() {
             let name = entry.name();
-            let subject = Subject {
-                name,
-                utf8: entry.is_utf8(),
-                kind: id.kind,
+            // What `lstat` said, once it has been asked.
+            let mut seen: Option<FileIdentity> = None;
+            let mut kind = match entry.kind_hint() {
+                Some(k) => k,
+                None => match dir.identity_of(&entry)? {
+                    Some(id) => {
+                        seen = Some(id);
+                        id.kind
+                    }
+                    // Removed since the folder was read.
+                    None => continue,
+                },
             };
-            if let Some(r) = self.policy.evaluate(&subject, Scope::Planner) {
-                skips.push(skip_value(name, r.code, &r.reason, r.rule));
-                continue;
-            }
-            let Some(category) = self.policy.category_of(name, id.kind) else {
-                skips.push(skip_value(
+            // Runs once, or twice when `lstat` shows a type other than the folder read did
+            // (the entry was replaced in between): then it is classified again by `lstat`.
+            loop {
+                let subject = Subject {
                     name,
-                    ResultCode::NeedsExplicitRequest,
-                    NO_CATEGORY_REASON,
-                    Some(RULE_ORGANIZE),
-                ));
-                continue;
-            };
-            let (Some(src), Ok(dest_dir)) = (entry.path(), root.join(category)) else {
-                skips.push(skip_value(
-                    name,
-                    ResultCode::PolicyDenied,
-                    "the name cannot be used as a destination",
-                    None,
-                ));
-                continue;
-            };
-            let taken = folders.entry(category.to_string()).or_insert_with(|| {
-                match dir.stat(category) {
-                    Ok(None) => Ok(HashSet::new()),
-                    Ok(Some(f)) if f.kind == EntryKind::Directory => self
-                        .workspace
-                        .open_dir(&dest_dir)
-                        .and_then(|d| d.nfc_names())
-                        .map_err(|e| e.to_string()),
-                    // A category folder that is a symlink would lead the move elsewhere.
-                    Ok(Some(_)) => Err(format!(
-                        "destination folder '{category}' is not a plain folder; symlinks are never followed"
-                    )),
-                    Err(e) => Err(e.to_string()),
+                    utf8: entry.is_utf8(),
+                    kind,
+                };
+                if let Some(r) = self.policy.evaluate(&subject, Scope::Planner) {
+                    skips.push(skip_value(name, r.code, &r.reason, r.rule));
+                    continue 'entries;
                 }
-            });
-            let dest = match dest_dir.join(name) {
-                Ok(d) => d,
-                Err(e) => {
+                let Some(category) = self.policy.category_of(name, kind) else {
+                    skips.push(skip_value(
+                        name,
+                        ResultCode::NeedsExplicitRequest,
+                        NO_CATEGORY_REASON,
+                        Some(RULE_ORGANIZE),
+                    ));
+                    continue 'entries;
+                };
+                // A name that cannot be a single path component (or is not UTF-8) cannot be
+                // moved by name; checked without building a path for every entry.
+                if !entry.is_utf8() || check_component(name).is_err() {
                     skips.push(skip_value(
                         name,
                         ResultCode::PolicyDenied,
-                        &e.to_string(),
+                        "the name cannot be used as a destination",
                         None,
                     ));
-                    continue;
+                    continue 'entries;
                 }
-            };
-            match taken {
-                Err(reason) => {
-                    skips.push(skip_value(name, ResultCode::PolicyDenied, reason, None));
-                    continue;
-                }
+                let folder = match folders.get_mut(category) {
+                    Some(f) => f,
+                    None => match root.join(category) {
+                        Ok(dest_dir) => {
+                            let taken = self.category_folder(&dir, category, &dest_dir);
+                            folders.entry(category).or_insert((dest_dir, taken))
+                        }
+                        Err(_) => {
+                            skips.push(skip_value(
+                                name,
+                                ResultCode::PolicyDenied,
+                                "the name cannot be used as a destination",
+                                None,
+                            ));
+                            continue 'entries;
+                        }
+                    },
+                };
+                let (dest_dir, taken) = folder;
+                let names = match taken {
+                    Err(reason) => {
+                        skips.push(skip_value(name, ResultCode::PolicyDenied, reason, None));
+                        continue 'entries;
+                    }
+                    Ok(names) => names,
+                };
+                let key = nfc_cow(name);
                 // An occupied destination is PROTECTION: never overwritten, never renamed
                 // around (also two planned files whose names are NFC-equal).
-                Ok(names) if names.contains(&nfc(name)) => {
+                if names.contains(key.as_ref()) {
+                    let dest = join_shown(dest_dir, name);
                     skips.push(skip_value(
                         name,
                         ResultCode::PolicyDenied,
                         &format!("destination '{dest}' already exists; nothing is overwritten"),
                         None,
                     ));
-                    continue;
+                    continue 'entries;
                 }
-                Ok(names) => {
-                    if moves.len() >= self.max_plan_moves {
-                        truncated = true;
-                        continue;
+                if moves.len() >= self.max_plan_moves {
+                    truncated = true;
+                    continue 'entries;
+                }
+                let identity = match seen {
+                    Some(id) => id,
+                    None => match dir.identity_of(&entry)? {
+                        Some(id) if id.kind == kind => id,
+                        Some(id) => {
+                            seen = Some(id);
+                            kind = id.kind;
+                            continue;
+                        }
+                        None => continue 'entries,
+                    },
+                };
+                let (src, dest) = match (root.join(name), dest_dir.join(name)) {
+                    (Ok(src), Ok(dest)) => (src, dest),
+                    (Err(e), _) | (_, Err(e)) => {
+                        skips.push(skip_value(
+                            name,
+                            ResultCode::PolicyDenied,
+                            &e.to_string(),
+                            None,
+                        ));
+                        continue 'entries;
                     }
-                    names.insert(nfc(name));
-                }
+                };
+                names.insert(key.into_owned());
+                move_values.push(json!({
+                    "src": src.to_string(),
+                    "dest": dest.to_string(),
+                    "category": category,
+                    "size": identity.size,
+                }));
+                moves.push(PlannedMove {
+                    src,
+                    dest,
+                    identity,
+                });
+                continue 'entries;
             }
-            move_values.push(json!({
-                "src": src.to_string(),
-                "dest": dest.to_string(),
-                "category": category,
-                "size": id.size,
-            }));
-            moves.push(PlannedMove {
-                src: src.clone(),
-                dest,
-                identity: id,
-            });
         }
         let plan_id = uuid::Uuid::new_v4().to_string();
         let created = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);

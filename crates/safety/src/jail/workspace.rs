@@ -12,20 +12,25 @@
 //! [`WorkspaceEntry`]) can only be constructed by this module: a caller that holds a plain
 //! `String` cannot move a file.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 /// Longest single name the kernel accepts (bytes).
 pub const MAX_NAME_BYTES: usize = 255;
 /// Longest path the kernel accepts (bytes, without the NUL).
 pub const MAX_PATH_BYTES: usize = 4095;
+/// Bytes handed to each `getdents64` call when a folder is read (one call returns a few
+/// thousand entries, so a folder of 100 000 names takes a few dozen calls).
+const GETDENTS_BUFFER: usize = 64 * 1024;
 
 /// Why a workspace operation did not happen. The organiser maps each variant to one
 /// result code; `Display` is the human sentence.
@@ -236,11 +241,23 @@ impl fmt::Display for ContainedPath {
 
 /// NFC form of a name (SPEC §5.2: `café` typed and `café` stored decomposed are one file).
 pub fn nfc(name: &str) -> String {
-    if name.is_ascii() {
-        name.to_string()
+    nfc_cow(name).into_owned()
+}
+
+/// [`nfc`] without a copy when the name is already in NFC (every ASCII name, and any name
+/// the quick check proves normalised), which is nearly every name in a real folder.
+pub fn nfc_cow(name: &str) -> Cow<'_, str> {
+    if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(name)
     } else {
-        name.nfc().collect()
+        Cow::Owned(name.nfc().collect())
     }
+}
+
+/// Can `name` be one component of a [`ContainedPath`]? The same check
+/// [`ContainedPath::join`] makes, without building a path.
+pub fn check_component(name: &str) -> Result<(), JailError> {
+    validate_component(name, name)
 }
 
 /// Check one component exactly as it will reach the kernel (never trimmed: a trailing
@@ -309,6 +326,82 @@ impl WorkspaceEntry {
     /// a valid single name).
     pub fn path(&self) -> Option<&ContainedPath> {
         self.path.as_ref()
+    }
+}
+
+/// One entry of a folder as reading the folder reported it: the name and the type the
+/// file system stored beside it (`d_type`), nothing opened and nothing `lstat`-ed yet. The
+/// planner classifies by this type and `lstat`s only the entries it will plan
+/// ([`WorkspaceDir::identity_of`]); anything it records for `apply_plan` comes from
+/// `lstat`, never from the folder read.
+#[derive(Debug, Clone)]
+pub struct ScannedEntry<'a> {
+    name: Cow<'a, str>,
+    raw: &'a [u8],
+    utf8: bool,
+    kind: Option<EntryKind>,
+}
+
+impl ScannedEntry<'_> {
+    /// The name as stored (lossily decoded if it is not UTF-8).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Whether the stored name is valid UTF-8.
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
+    }
+    /// The entry's type as the folder read reported it; `None` when the file system does
+    /// not record types in folders (`DT_UNKNOWN`), so only `lstat` can tell.
+    pub fn kind_hint(&self) -> Option<EntryKind> {
+        self.kind
+    }
+}
+
+/// One name of a [`Scan`]: where its bytes are in the scan's buffer, and its stored type.
+#[derive(Debug, Clone, Copy)]
+struct ScanItem {
+    start: usize,
+    len: usize,
+    file_type: FileType,
+}
+
+/// A sorted, bounded folder read without `lstat` ([`WorkspaceDir::scan`]). The names live
+/// in one buffer, so a folder of 100 000 entries costs a handful of allocations, not
+/// 100 000.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    names: Vec<u8>,
+    items: Vec<ScanItem>,
+    /// How many entries the folder holds in all.
+    pub total: usize,
+    /// `total` was more than the limit.
+    pub truncated: bool,
+}
+
+impl Scan {
+    /// The entries in byte order of their names, at most the requested limit.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = ScannedEntry<'_>> {
+        self.items.iter().map(|item| {
+            let raw = self
+                .names
+                .get(item.start..item.start + item.len)
+                .unwrap_or_default();
+            let (name, utf8) = match std::str::from_utf8(raw) {
+                Ok(s) => (Cow::Borrowed(s), true),
+                Err(_) => (String::from_utf8_lossy(raw), false),
+            };
+            let kind = match item.file_type {
+                FileType::Unknown => None,
+                t => Some(EntryKind::from_file_type(t)),
+            };
+            ScannedEntry {
+                name,
+                raw,
+                utf8,
+                kind,
+            }
+        })
     }
 }
 
@@ -425,71 +518,103 @@ impl WorkspaceDir {
             .collect())
     }
 
-    fn raw_names(&self) -> Result<Vec<Vec<u8>>, JailError> {
+    /// Read every name of this folder with its stored type, through a fresh handle (so the
+    /// read position of `self` is never shared) and one `getdents64` buffer for the whole
+    /// read: no allocation per entry beyond the name the caller keeps.
+    fn read_folder(&self, mut each: impl FnMut(&[u8], FileType)) -> Result<(), JailError> {
         let io = |errno| JailError::Io {
             op: "read folder",
             path: self.path.to_string(),
             errno,
         };
-        let mut dir = rustix::fs::Dir::read_from(self.fd.as_fd()).map_err(io)?;
-        let mut names = Vec::new();
-        while let Some(entry) = dir.read() {
+        let fd =
+            rustix::fs::openat(self.fd.as_fd(), ".", dir_flags(), Mode::empty()).map_err(io)?;
+        let mut buf = vec![MaybeUninit::<u8>::uninit(); GETDENTS_BUFFER];
+        let mut dir = RawDir::new(fd, &mut buf);
+        while let Some(entry) = dir.next() {
             let entry = entry.map_err(io)?;
             let name = entry.file_name().to_bytes();
             if name == b"." || name == b".." {
                 continue;
             }
-            names.push(name.to_vec());
+            each(name, entry.file_type());
         }
+        Ok(())
+    }
+
+    fn raw_names(&self) -> Result<Vec<Vec<u8>>, JailError> {
+        let mut names = Vec::new();
+        self.read_folder(|name, _| names.push(name.to_vec()))?;
         Ok(names)
+    }
+
+    /// Read this folder without inspecting any entry: every name with the type the folder
+    /// records for it, sorted by bytes, cut to `limit`.
+    pub fn scan(&self, limit: usize) -> Result<Scan, JailError> {
+        let mut names: Vec<u8> = Vec::new();
+        let mut items: Vec<ScanItem> = Vec::new();
+        self.read_folder(|name, file_type| {
+            items.push(ScanItem {
+                start: names.len(),
+                len: name.len(),
+                file_type,
+            });
+            names.extend_from_slice(name);
+        })?;
+        let bytes = |i: &ScanItem| names.get(i.start..i.start + i.len).unwrap_or_default();
+        items.sort_unstable_by(|a, b| bytes(a).cmp(bytes(b)));
+        let total = items.len();
+        let truncated = total > limit;
+        items.truncate(limit);
+        Ok(Scan {
+            names,
+            items,
+            total,
+            truncated,
+        })
+    }
+
+    /// `lstat` of a scanned entry (by its stored bytes, never following a link);
+    /// `Ok(None)` when it was removed since the folder was read.
+    pub fn identity_of(&self, entry: &ScannedEntry<'_>) -> Result<Option<FileIdentity>, JailError> {
+        match rustix::fs::statat(self.fd.as_fd(), entry.raw, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(FileIdentity::from_stat(&st))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(errno) => Err(JailError::Io {
+                op: "stat",
+                path: self.shown(entry.name()),
+                errno,
+            }),
+        }
     }
 
     /// List this folder: every name, sorted by bytes, cut to `limit`; each kept entry is
     /// inspected with `lstat` (never opened, so a FIFO cannot block the listing).
     pub fn list(&self, limit: usize) -> Result<Listing, JailError> {
-        let mut names = self.raw_names()?;
-        names.sort_unstable();
-        let total = names.len();
-        let truncated = total > limit;
-        names.truncate(limit);
-        let mut entries = Vec::with_capacity(names.len());
-        for raw in names {
-            let st = match rustix::fs::statat(
-                self.fd.as_fd(),
-                raw.as_slice(),
-                AtFlags::SYMLINK_NOFOLLOW,
-            ) {
-                Ok(st) => st,
-                // Removed between reading the folder and looking at the entry.
-                Err(Errno::NOENT) => continue,
-                Err(errno) => {
-                    return Err(JailError::Io {
-                        op: "stat",
-                        path: self.shown(&String::from_utf8_lossy(&raw)),
-                        errno,
-                    });
-                }
+        let scan = self.scan(limit)?;
+        let mut entries = Vec::with_capacity(scan.items.len());
+        for scanned in scan.entries() {
+            // `None`: removed between reading the folder and looking at the entry.
+            let Some(identity) = self.identity_of(&scanned)? else {
+                continue;
             };
-            let (name, utf8) = match String::from_utf8(raw) {
-                Ok(s) => (s, true),
-                Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), false),
-            };
+            let utf8 = scanned.is_utf8();
             let path = if utf8 {
-                self.path.join(&name).ok()
+                self.path.join(&scanned.name).ok()
             } else {
                 None
             };
             entries.push(WorkspaceEntry {
-                name,
+                name: scanned.name.into_owned(),
                 utf8,
-                identity: FileIdentity::from_stat(&st),
+                identity,
                 path,
             });
         }
         Ok(Listing {
             entries,
-            total,
-            truncated,
+            total: scan.total,
+            truncated: scan.truncated,
         })
     }
 }

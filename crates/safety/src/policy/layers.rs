@@ -14,6 +14,7 @@
 //! The PROTECTION set is derived by filtering the one rule list by layer
 //! ([`SkipPolicy::rules_in`]); there is no second list that could drift.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::config::{FilesSettings, Layer, Predicate, SkipRule};
@@ -156,11 +157,23 @@ pub fn is_unsafe_char(c: char) -> bool {
 /// The extension of `name`, lower case with the dot; a leading dot alone (`.bashrc`) is
 /// not an extension.
 pub fn extension(name: &str) -> Option<String> {
+    extension_cow(name).map(Cow::into_owned)
+}
+
+/// [`extension`] without a copy when the stored extension is already lower-case ASCII
+/// (the common case). Anything else goes through full Unicode lower-casing, so `.PDF`
+/// and a Kelvin sign that lower-cases to `k` are treated exactly as before.
+fn extension_cow(name: &str) -> Option<Cow<'_, str>> {
     let i = name.rfind('.')?;
     if i == 0 {
         return None;
     }
-    name.get(i..).map(str::to_lowercase)
+    let ext = name.get(i..)?;
+    if ext.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        Some(Cow::Borrowed(ext))
+    } else {
+        Some(Cow::Owned(ext.to_lowercase()))
+    }
 }
 
 /// The compiled skip policy: categories plus the layered rules, in file order.
@@ -197,8 +210,8 @@ impl SkipPolicy {
         if kind != EntryKind::File {
             return None;
         }
-        let ext = extension(name)?;
-        self.by_extension.get(&ext).map(String::as_str)
+        let ext = extension_cow(name)?;
+        self.by_extension.get(ext.as_ref()).map(String::as_str)
     }
 
     /// The rules of one layer, derived by filtering the full rule set.
@@ -218,7 +231,8 @@ impl SkipPolicy {
             Predicate::Dotfile => s.name.starts_with('.'),
             Predicate::Installer => {
                 s.kind == EntryKind::File
-                    && extension(s.name).is_some_and(|e| INSTALLER_EXTENSIONS.contains(&e.as_str()))
+                    && extension_cow(s.name)
+                        .is_some_and(|e| INSTALLER_EXTENSIONS.contains(&e.as_ref()))
             }
             Predicate::AppFolder => {
                 s.kind == EntryKind::Directory && s.name.to_lowercase().ends_with(".app")
