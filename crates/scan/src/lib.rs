@@ -167,6 +167,17 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> FileOutcome {
     };
     let analysis = match analysed {
         Ok(analysis) => analysis,
+        // A type declaration file holds no runtime code, so nothing in it can reach a shell.
+        // Some published ones are not valid TypeScript (`export = function f(): T;`); they are
+        // listed as skipped with the parser's message instead of failing the whole scan.
+        Err(message) if is_type_declaration(&candidate.path) => {
+            return FileOutcome::Skipped(SkippedFile {
+                file: candidate.display.clone(),
+                reason: format!(
+                    "type declaration file that does not parse ({message}); it holds no runtime code"
+                ),
+            });
+        }
         Err(message) => return failed(format!("parse error: {message}")),
     };
     if analysis.pragmas.ignore_file {
@@ -179,6 +190,14 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> FileOutcome {
         findings: findings_of(analysis, &source, candidate, options.severity_floor),
         lines: source.line_count(),
     }
+}
+
+/// `.d.ts`, `.d.mts`, `.d.cts`: TypeScript declarations, types only.
+fn is_type_declaration(path: &std::path::Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
 }
 
 fn findings_of(

@@ -373,3 +373,33 @@ fn self_scan_of_this_repository_is_clean_or_explained() {
         .collect();
     assert!(unexplained.is_empty(), "{unexplained:#?}");
 }
+
+/// A published declaration file that oxc (rightly) refuses does not fail the scan: it holds no
+/// runtime code, so it is listed as skipped with the reason; a broken `.ts` file still fails.
+#[test]
+fn unparsable_type_declarations_are_skipped_not_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("sort.d.cts"),
+        "export = function maybeSort(m: number[][], owned: boolean): number[][];\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("broken.ts"),
+        "export = function maybeSort(m: number[][]): number[][];\n",
+    )
+    .unwrap();
+    let report = scan::scan(&scan::ScanOptions::new(&src)).expect("scan");
+    assert!(
+        report
+            .skipped
+            .iter()
+            .any(|s| s.file.ends_with("sort.d.cts") && s.reason.contains("no runtime code")),
+        "{:?}",
+        report.skipped
+    );
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].file.ends_with("broken.ts"));
+}
