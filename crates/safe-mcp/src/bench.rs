@@ -11,13 +11,15 @@ use serde_json::json;
 use crate::client;
 use crate::demo::make_sandbox;
 
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+/// The `p`-quantile (0.0–1.0) of `samples` (sorted in place).
+pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples.get(index).copied().unwrap_or_default()
 }
 
-fn micros(d: Duration) -> f64 {
+/// A duration in microseconds.
+pub fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
