@@ -3,14 +3,23 @@
 //! namespaces, Landlock, seccomp, rlimits) and one with `SAFE_MCP_SANDBOX_ENABLED=false`,
 //! interleaved round by round, medians side by side and their ratio (target ≤ 1.5×).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use serde_json::json;
 
-use crate::bench::{micros, percentile};
 use crate::client;
 use crate::demo::make_sandbox;
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples.get(index).copied().unwrap_or_default()
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
 
 /// Run the comparison with `iterations` interleaved rounds.
 pub async fn run(iterations: usize) -> Result<()> {
