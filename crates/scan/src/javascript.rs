@@ -20,6 +20,8 @@ use oxc_ast_visit::Visit;
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
 use oxc_span::SourceType;
+
+use crate::rule::is_shell_program;
 use oxc_syntax::symbol::SymbolId;
 
 use crate::finding::{Analysis, Hit};
@@ -789,20 +791,6 @@ impl<'a, 's> Analyzer<'a, 's> {
             self.hit(Rule::MissingTimeout, offset, false);
         }
     }
-}
-
-/// `sh`, `/bin/bash`, `cmd.exe`, `powershell`, ...
-fn is_shell_program(program: &str) -> bool {
-    let base = program
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(program)
-        .to_ascii_lowercase();
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    matches!(
-        base,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
-    )
 }
 
 /// `-c`, `-lc`, `-ec`, `/c`, `/C`, `/k`, `-Command`.

@@ -200,3 +200,18 @@ impl Rule {
         }
     }
 }
+
+/// Is `program` a shell that runs a script given with `-c`/`/C`? (`sh`, `/bin/bash`,
+/// `cmd.exe`, `powershell`, ...) Shared by the JS/TS and Rust rules.
+pub(crate) fn is_shell_program(program: &str) -> bool {
+    let base = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    matches!(
+        base,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
+    )
+}

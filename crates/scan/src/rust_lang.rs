@@ -9,6 +9,7 @@
 //! A file that defines its own `struct Command`/`enum Command` makes a bare `Command::new`
 //! not a sink. Functions marked `#[tool]` (rmcp) seed the taint.
 
+use crate::rule::is_shell_program;
 use std::collections::HashSet;
 
 use tree_sitter::Node;
@@ -184,19 +185,6 @@ impl<'t, 's> Analyzer<'t, 's> {
     fn is_literal(&self, element: &ArgvElement<'_>) -> bool {
         matches!(element, ArgvElement::Node(node) if self.literal_text(*node).is_some())
     }
-}
-
-fn is_shell_program(program: &str) -> bool {
-    let base = program
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(program)
-        .to_ascii_lowercase();
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    matches!(
-        base,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
-    )
 }
 
 /// Whether `node` reads one of `names`, including inline format arguments (`format!("{cmd}")`).
