@@ -20,12 +20,10 @@ use oxc_ast_visit::Visit;
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
 use oxc_span::SourceType;
-
-use crate::rule::is_shell_program;
 use oxc_syntax::symbol::SymbolId;
 
 use crate::finding::{Analysis, Hit};
-use crate::rule::Rule;
+use crate::rule::{Rule, is_shell_program};
 use crate::source::SourceText;
 
 /// The six `child_process` entry points (library sinks are mapped onto the closest one).

@@ -9,14 +9,13 @@
 //! A file that defines its own `struct Command`/`enum Command` makes a bare `Command::new`
 //! not a sink. Functions marked `#[tool]` (rmcp) seed the taint.
 
-use crate::rule::is_shell_program;
 use std::collections::HashSet;
 
 use tree_sitter::Node;
 
 use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
-use crate::rule::Rule;
+use crate::rule::{Rule, is_shell_program};
 use crate::source::SourceText;
 use crate::syntax_tree::{Grammar, contains, named_children, parse, text_of, walk};
 
