@@ -488,6 +488,16 @@ impl Organizer {
         env
     }
 
+    /// NFC names in a destination folder, for the "destination still free" checks; a folder
+    /// that does not exist yet holds none.
+    fn names_in(&self, dir: &ContainedPath) -> Result<HashSet<String>, JailError> {
+        match self.workspace.open_dir(dir) {
+            Ok(d) => d.nfc_names(),
+            Err(JailError::NotFound(_)) => Ok(HashSet::new()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Read-only tools: one record after the fact; in closed mode a call whose record
     /// cannot be written is not answered with data.
     fn finish_read_only(&self, call: Call<'_>, env: Envelope) -> Envelope {
@@ -791,11 +801,7 @@ impl Organizer {
             }
             let dest_dir = m.dest.parent();
             if !dest_names.contains_key(&dest_dir) {
-                let names = match self.workspace.open_dir(&dest_dir) {
-                    Ok(d) => d.nfc_names(),
-                    Err(JailError::NotFound(_)) => Ok(HashSet::new()),
-                    Err(e) => Err(e),
-                };
+                let names = self.names_in(&dest_dir);
                 match names {
                     Ok(n) => {
                         dest_names.insert(dest_dir.clone(), n);
@@ -1188,11 +1194,7 @@ impl Organizer {
             }
             let to_parent = to_path.parent();
             if !to_names.contains_key(&to_parent) {
-                let names = match self.workspace.open_dir(&to_parent) {
-                    Ok(d) => d.nfc_names(),
-                    Err(JailError::NotFound(_)) => Ok(HashSet::new()),
-                    Err(e) => Err(e),
-                };
+                let names = self.names_in(&to_parent);
                 match names {
                     Ok(n) => {
                         to_names.insert(to_parent.clone(), n);
