@@ -536,4 +536,16 @@ async fn explain_runs_nothing_and_names_the_decision() {
     assert_eq!(code(&e), "POLICY_DENIED");
     assert_eq!(e["detail"]["decision"], "deny");
     assert_eq!(e["detail"]["decided_by"], "denylist");
+    // The stage that refused is named: containment, not the allowlist that let `cat` through.
+    let e = client::call(&s, "explain_command", json!({"command": "cat /etc/passwd"}))
+        .await
+        .unwrap();
+    assert_eq!(code(&e), "PATH_ESCAPE");
+    assert_eq!(e["detail"]["decided_by"], "jail");
+    assert_eq!(e["detail"]["argv"], json!(["cat", "/etc/passwd"]));
+    let e = client::call(&s, "explain_command", json!({"command": "echo a; rm x"}))
+        .await
+        .unwrap();
+    assert_eq!(e["detail"]["decided_by"], "parser");
+    assert!(e["detail"].get("argv").is_none());
 }

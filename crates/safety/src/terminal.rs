@@ -179,7 +179,18 @@ struct Vetted {
     program: std::path::PathBuf,
     cwd: crate::jail::ContainedDir,
     reason: String,
+    decided_by: String,
     profile: Profile,
+}
+
+/// Why stages 1–3 refused, with what explain_command reports about it.
+struct Refusal {
+    envelope: Envelope,
+    /// The argv, when the command parsed.
+    argv: Option<Vec<String>>,
+    /// The stage or rule that refused: `parser`, `denylist`, `default-deny`, `rules[N]`,
+    /// `jail`, `executable`.
+    decided_by: String,
 }
 
 impl TerminalCore {
@@ -333,37 +344,55 @@ impl TerminalCore {
         ]
     }
 
-    /// Stages 1–3: parse, evaluate, contain. An `Err` is the refusal envelope (no detail).
-    fn vet(&self, action: &str, command: &str, cwd: Option<&str>) -> Result<Vetted, Envelope> {
+    /// Stages 1–3: parse, evaluate, contain. Each stage runs once; a refusal says which one
+    /// refused (its envelope has no detail).
+    fn vet(&self, action: &str, command: &str, cwd: Option<&str>) -> Result<Vetted, Box<Refusal>> {
+        let refuse = |envelope: Envelope, argv: Option<&Vec<String>>, decided_by: &str| {
+            Box::new(Refusal {
+                envelope,
+                argv: argv.cloned(),
+                decided_by: decided_by.to_string(),
+            })
+        };
         if command.len() > MAX_COMMAND_BYTES {
-            return Err(Envelope::new(
-                action,
-                ResultCode::InvalidRequest,
-                format!(
-                    "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
-                    command.len()
-                ),
-            ));
+            let reason = format!(
+                "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
+                command.len()
+            );
+            let envelope = Envelope::new(action, ResultCode::InvalidRequest, reason);
+            return Err(refuse(envelope, None, "parser"));
         }
-        let argv =
-            parse_command(command).map_err(|e| Envelope::new(action, e.code(), e.to_string()))?;
+        let argv = parse_command(command).map_err(|e| {
+            refuse(
+                Envelope::new(action, e.code(), e.to_string()),
+                None,
+                "parser",
+            )
+        })?;
         let decision = self.policy.evaluate_argv(&argv);
         if !decision.allowed {
-            return Err(Envelope::new(action, decision.code, decision.reason));
+            let envelope = Envelope::new(action, decision.code, decision.reason);
+            return Err(refuse(envelope, Some(&argv), &decision.decided_by));
         }
         let contained = self
             .jail
             .resolve_cwd(cwd)
-            .map_err(|e| jail_envelope(action, e))?;
+            .map_err(|e| refuse(jail_envelope(action, e), Some(&argv), "jail"))?;
         let args = argv.get(1..).unwrap_or_default();
         self.jail
             .check_args(&contained, args)
-            .map_err(|e| jail_envelope(action, e))?;
+            .map_err(|e| refuse(jail_envelope(action, e), Some(&argv), "jail"))?;
         let argv0 = argv.first().cloned().unwrap_or_default();
         let program = self
             .policy
             .resolve_program(&argv0, contained.absolute())
-            .map_err(|d| Envelope::new(action, d.code, d.reason))?;
+            .map_err(|d| {
+                refuse(
+                    Envelope::new(action, d.code, d.reason),
+                    Some(&argv),
+                    &d.decided_by,
+                )
+            })?;
         let profile_name = decision
             .profile
             .clone()
@@ -375,6 +404,7 @@ impl TerminalCore {
             program,
             cwd: contained,
             reason: decision.reason,
+            decided_by: decision.decided_by,
             profile,
         })
     }
@@ -421,17 +451,16 @@ impl TerminalCore {
     }
 
     fn explain_vetted(&self, a: &CommandArgs) -> Envelope {
-        let parsed = parse_command(&a.command).ok();
         match self.vet(EXPLAIN_COMMAND, &a.command, a.cwd.as_deref()) {
-            Err(mut refusal) => {
-                let decision = self.policy_detail(parsed.as_deref());
-                refusal.set("decision", "deny");
-                if let Some(argv) = parsed {
-                    refusal.set("argv", json!(argv));
+            Err(refusal) => {
+                let mut e = refusal.envelope;
+                e.set("decision", "deny");
+                if let Some(argv) = refusal.argv {
+                    e.set("argv", json!(argv));
                 }
-                refusal.set("decided_by", decision);
-                refusal.set("would_run", false);
-                refusal
+                e.set("decided_by", refusal.decided_by);
+                e.set("would_run", false);
+                e
             }
             Ok(v) => {
                 let limits = match self.limits(v.profile, None) {
@@ -443,7 +472,7 @@ impl TerminalCore {
                 let mut e = Envelope::new(EXPLAIN_COMMAND, ResultCode::Ok, v.reason.clone());
                 e.set("argv", json!(v.argv));
                 e.set("decision", "allow");
-                e.set("decided_by", self.policy_detail(Some(&v.argv)));
+                e.set("decided_by", v.decided_by.clone());
                 e.set("would_run", true);
                 e.set("executable", v.program.to_string_lossy().into_owned());
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
@@ -453,13 +482,6 @@ impl TerminalCore {
                 e.set("canonical_hash", self.canonical_hash(&v));
                 e
             }
-        }
-    }
-
-    fn policy_detail(&self, argv: Option<&[String]>) -> Value {
-        match argv {
-            Some(argv) => json!(self.policy.evaluate_argv(argv).decided_by),
-            None => json!("parser"),
         }
     }
 
@@ -508,7 +530,7 @@ impl TerminalCore {
     ) -> Envelope {
         let vetted = match self.vet(RUN_COMMAND, &a.command, a.cwd.as_deref()) {
             Ok(v) => v,
-            Err(refusal) => return refusal,
+            Err(refusal) => return refusal.envelope,
         };
         let limits = match self.limits(vetted.profile, a.timeout_seconds) {
             Ok(l) => l,
