@@ -248,7 +248,7 @@ pub async fn serve_stdio(config: Config) -> Result<(), FilesServeError> {
         organizer.workspace_root().display()
     );
     let running = FilesServer::new(organizer)
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::stdio_pipes())
         .await
         .map_err(|e| FilesServeError::Session(e.to_string()))?;
     running

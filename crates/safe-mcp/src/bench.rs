@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::client;
 use crate::demo::make_sandbox;
+use crate::line_client::LineClient;
 
 /// The `p`-quantile (0.0–1.0) of `samples` (sorted in place).
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
@@ -49,6 +50,28 @@ async fn spawn_once() -> Result<()> {
     Ok(())
 }
 
+/// Medians of one measurement through the lean line client and through the `rmcp` client.
+struct Pair {
+    lean: Vec<Duration>,
+    rmcp: Vec<Duration>,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        Pair {
+            lean: Vec::new(),
+            rmcp: Vec::new(),
+        }
+    }
+
+    fn p50(&mut self) -> (f64, f64) {
+        (
+            micros(percentile(&mut self.lean, 0.5)),
+            micros(percentile(&mut self.rmcp, 0.5)),
+        )
+    }
+}
+
 /// Run the benchmark with `iterations` rounds of each measurement, interleaved.
 pub async fn run(iterations: usize) -> Result<()> {
     let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
@@ -56,18 +79,13 @@ pub async fn run(iterations: usize) -> Result<()> {
         .prefix("safe-mcp-bench-")
         .tempdir()?;
     let policy = make_sandbox(dir.path())?;
-    let plain = client::connect(
-        &bin,
-        &["terminal", "--config", &policy.to_string_lossy()],
-        &[("SAFE_MCP_SANDBOX_ENABLED", "false")],
-    )
-    .await?;
-    let session = client::connect(
-        &bin,
-        &["terminal", "--config", &policy.to_string_lossy()],
-        &[],
-    )
-    .await?;
+    let policy_arg = policy.to_string_lossy();
+    let args = ["terminal", "--config", policy_arg.as_ref()];
+    let off_env = [("SAFE_MCP_SANDBOX_ENABLED", "false")];
+    let plain = client::connect(&bin, &args, &off_env).await?;
+    let session = client::connect(&bin, &args, &[]).await?;
+    let mut lean_plain = LineClient::start(&bin, &args, &off_env)?;
+    let mut lean = LineClient::start(&bin, &args, &[])?;
     let mut floor_log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -75,95 +93,116 @@ pub async fn run(iterations: usize) -> Result<()> {
     let record = vec![b'x'; 400];
     let echo = json!({ "command": "echo hi" });
     let explain = json!({ "command": "git log --oneline -n 5" });
+    let unknown = json!({});
+    let hi = |env: &serde_json::Value| -> Result<()> {
+        anyhow::ensure!(
+            env["detail"]["stdout"] == "hi\n",
+            "unexpected envelope {env}"
+        );
+        Ok(())
+    };
 
     // Warm up every path once.
-    client::call(&session, "run_command", echo.clone()).await?;
-    client::call(&session, "explain_command", explain.clone()).await?;
+    for s in [&session, &plain] {
+        hi(&client::call(s, "run_command", echo.clone()).await?)?;
+        client::call(s, "explain_command", explain.clone()).await?;
+    }
+    for l in [&mut lean, &mut lean_plain] {
+        hi(&l.call("run_command", &echo)?)?;
+        l.call("explain_command", &explain)?;
+    }
     floor_once(&mut floor_log, &record).await?;
 
-    let (mut rt, mut floor, mut bare, mut ex, mut mcp) = (vec![], vec![], vec![], vec![], vec![]);
-    let mut rt_plain = vec![];
-    client::call(&plain, "run_command", echo.clone()).await?;
+    let (mut floor, mut bare) = (vec![], vec![]);
+    let (mut run_off, mut run_on, mut ex, mut mcp) =
+        (Pair::new(), Pair::new(), Pair::new(), Pair::new());
     for _ in 0..iterations {
-        let t = Instant::now();
-        let env = client::call(&session, "run_command", echo.clone()).await?;
-        rt.push(t.elapsed());
-        anyhow::ensure!(
-            env["detail"]["stdout"] == "hi\n",
-            "unexpected envelope {env}"
-        );
-        let t = Instant::now();
-        let env = client::call(&plain, "run_command", echo.clone()).await?;
-        rt_plain.push(t.elapsed());
-        anyhow::ensure!(
-            env["detail"]["stdout"] == "hi\n",
-            "unexpected envelope {env}"
-        );
         let t = Instant::now();
         floor_once(&mut floor_log, &record).await?;
         floor.push(t.elapsed());
         let t = Instant::now();
         spawn_once().await?;
         bare.push(t.elapsed());
+
+        let t = Instant::now();
+        let env = lean_plain.call("run_command", &echo)?;
+        run_off.lean.push(t.elapsed());
+        hi(&env)?;
+        let t = Instant::now();
+        let env = client::call(&plain, "run_command", echo.clone()).await?;
+        run_off.rmcp.push(t.elapsed());
+        hi(&env)?;
+
+        let t = Instant::now();
+        let env = lean.call("run_command", &echo)?;
+        run_on.lean.push(t.elapsed());
+        hi(&env)?;
+        let t = Instant::now();
+        let env = client::call(&session, "run_command", echo.clone()).await?;
+        run_on.rmcp.push(t.elapsed());
+        hi(&env)?;
+
+        let t = Instant::now();
+        let env = lean.call("explain_command", &explain)?;
+        ex.lean.push(t.elapsed());
+        anyhow::ensure!(env["code"] == "OK", "unexpected envelope {env}");
         let t = Instant::now();
         client::call(&session, "explain_command", explain.clone()).await?;
-        ex.push(t.elapsed());
+        ex.rmcp.push(t.elapsed());
+
         // The MCP floor: an unknown tool is answered with an envelope and nothing else.
         let t = Instant::now();
-        client::call(&session, "no_such_tool", json!({})).await?;
-        mcp.push(t.elapsed());
+        lean.call("no_such_tool", &unknown)?;
+        mcp.lean.push(t.elapsed());
+        let t = Instant::now();
+        client::call(&session, "no_such_tool", unknown.clone()).await?;
+        mcp.rmcp.push(t.elapsed());
     }
     session.cancel().await.ok();
     plain.cancel().await.ok();
+    drop((lean, lean_plain));
     let audit = audit_append_vs_bare(dir.path(), iterations.max(200))?;
     let core_explain = explain_in_process(&policy, iterations.max(200))?;
     let core_run = run_in_process(&policy, iterations.max(200)).await?;
     let redaction = redaction_throughput()?;
-    let (rt50, fl50, bare50, ex50) = (
-        percentile(&mut rt, 0.5),
-        percentile(&mut floor, 0.5),
-        percentile(&mut bare, 0.5),
-        percentile(&mut ex, 0.5),
-    );
+    let fl50 = micros(percentile(&mut floor, 0.5));
+    let bare50 = micros(percentile(&mut bare, 0.5));
+    let (off_lean, off_rmcp) = run_off.p50();
+    let (on_lean, on_rmcp) = run_on.p50();
+    let (ex_lean, ex_rmcp) = ex.p50();
+    let (mcp_lean, mcp_rmcp) = mcp.p50();
+
     println!("safe-mcp bench ({iterations} interleaved rounds, medians)");
-    let plain50 = percentile(&mut rt_plain, 0.5);
+    println!("  round trips through the lean line client (rmcp client in brackets)");
+    println!("  floor: spawn echo + 2 × write+fsync   : {fl50:>9.1} µs");
+    println!("  bare spawn-and-collect of echo        : {bare50:>9.1} µs");
     println!(
-        "  floor: spawn echo + 2 × write+fsync  : {:>9.1} µs",
-        micros(fl50)
+        "  run_command \"echo hi\", sandbox off   : {off_lean:>9.1} µs   vs floor {:.2}× (target ≤ 1.15×), vs bare spawn {:.2}×   [rmcp {off_rmcp:.1} µs, {:.2}×]",
+        off_lean / fl50,
+        off_lean / bare50,
+        off_rmcp / fl50,
     );
     println!(
-        "  bare spawn-and-collect of echo       : {:>9.1} µs",
-        micros(bare50)
+        "  run_command \"echo hi\", full sandbox  : {on_lean:>9.1} µs   vs floor {:.2}×, vs sandbox off {:.2}×   [rmcp {on_rmcp:.1} µs]",
+        on_lean / fl50,
+        on_lean / off_lean,
     );
     println!(
-        "  run_command \"echo hi\", sandbox off  : {:>9.1} µs   vs floor {:.2}× (target ≤ 1.15×), vs bare spawn {:.2}×",
-        micros(plain50),
-        micros(plain50) / micros(fl50),
-        micros(plain50) / micros(bare50)
+        "  explain_command round trip p50       : {ex_lean:>9.1} µs   (target < 100 µs); p99 {:.1} µs   [rmcp {ex_rmcp:.1} µs]",
+        micros(percentile(&mut ex.lean, 0.99))
     );
     println!(
-        "  run_command \"echo hi\", full sandbox : {:>9.1} µs   vs floor {:.2}×, vs bare spawn {:.2}×",
-        micros(rt50),
-        micros(rt50) / micros(fl50),
-        micros(rt50) / micros(bare50)
-    );
-    println!(
-        "  explain_command MCP round trip p50   : {:>9.1} µs   (target < 100 µs); p99 {:.1} µs",
-        micros(ex50),
-        micros(percentile(&mut ex, 0.99))
-    );
-    println!(
-        "  MCP floor: unknown-tool round trip    : {:>9.1} µs   (explain / floor {:.2}×)",
-        micros(percentile(&mut mcp, 0.5)),
-        micros(ex50) / micros(percentile(&mut mcp, 0.5))
+        "  MCP floor: unknown-tool round trip    : {mcp_lean:>9.1} µs   (explain / floor {:.2}×)   [rmcp {mcp_rmcp:.1} µs]",
+        ex_lean / mcp_lean
     );
     println!(
         "  explain_command in-process (core only): {:>8.1} µs",
         micros(core_explain)
     );
     println!(
-        "  run_command in-process, sandbox off   : {:>8.1} µs   (core only, no MCP)",
-        micros(core_run)
+        "  run_command in-process, sandbox off   : {:>8.1} µs   (core only, no MCP; vs floor {:.2}×)",
+        micros(core_run),
+        micros(core_run) / fl50
     );
     println!(
         "  audit append (redact+hash+write+fsync): {:>8.1} µs   vs bare write+fsync {:.1} µs: ratio {:.2}× (target ≤ 1.1×)",

@@ -8,3 +8,4 @@ pub mod bench_sandbox;
 pub mod client;
 pub mod demo;
 pub mod demo_files;
+pub mod line_client;

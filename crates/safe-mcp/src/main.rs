@@ -95,11 +95,20 @@ fn load(flag: Option<PathBuf>, server: Server) -> Result<config::Config, config:
     config::load(&file, server, &env)
 }
 
+/// The multi-threaded runtime (files server, demo).
 fn runtime() -> tokio::runtime::Runtime {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    build_runtime(tokio::runtime::Builder::new_multi_thread())
+}
+
+/// One thread for the terminal server and the benchmark client: a request is read, judged
+/// and answered without a hand-off between threads (the blocking parts, fsync and spawn,
+/// take well under a millisecond, and the syncer and child processes run beside it).
+fn single_thread_runtime() -> tokio::runtime::Runtime {
+    build_runtime(tokio::runtime::Builder::new_current_thread())
+}
+
+fn build_runtime(mut builder: tokio::runtime::Builder) -> tokio::runtime::Runtime {
+    match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fatal: cannot start the async runtime: {e}");
@@ -126,7 +135,7 @@ fn main() -> ExitCode {
                 Err(e) => return fatal(e),
             };
             tracing::info!("terminal server ready on stdio");
-            match runtime().block_on(terminal::serve_stdio(core)) {
+            match single_thread_runtime().block_on(terminal::serve_stdio(core)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fatal(e),
             }
@@ -172,9 +181,9 @@ fn main() -> ExitCode {
             sandbox,
         } => {
             let result = if sandbox {
-                runtime().block_on(safe_mcp::bench_sandbox::run(iterations))
+                single_thread_runtime().block_on(safe_mcp::bench_sandbox::run(iterations))
             } else {
-                runtime().block_on(safe_mcp::bench::run(iterations))
+                single_thread_runtime().block_on(safe_mcp::bench::run(iterations))
             };
             match result {
                 Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,12 @@
 //! - `AuditLog::append(&self, record: serde_json::Map) -> Result<(), AuditError>`: adds `seq`,
 //!   `ts`, `prev` (hash of the previous record) and `hash`, redacts every string, writes one line,
 //!   fsyncs. Thread-safe (`&self`).
+//! - `AuditLog::append_sync_behind(&self, record)`: the same line, written before it returns
+//!   (so a crash or `kill -9` of the server loses nothing), with the `fdatasync` done by a
+//!   background thread that covers every line written since its last one (group commit).
+//!   For records of calls that change nothing (`explain_command`): only a power loss in the
+//!   milliseconds after the reply can lose such a record, and the next [`AuditLog::append`]
+//!   syncs it too, before anything runs.
 //! - `verify(path) -> Result<VerifyReport, std::io::Error>` for `safe-mcp audit verify`.
 //!
 //! # Record format
@@ -95,6 +101,174 @@ pub struct AuditLog {
     path: PathBuf,
     redactor: Arc<Redactor>,
     state: Mutex<ChainState>,
+    /// The background syncer of [`AuditLog::append_sync_behind`], started on first use.
+    syncer: std::sync::OnceLock<Syncer>,
+}
+
+/// How long the syncer lets records that nothing waits on gather before one `fdatasync`.
+pub const SYNC_LINGER: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Called once the line it was registered with is durable (or the sync failed).
+type Waiter = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+/// What the syncer thread and the writers share.
+#[derive(Default)]
+struct SyncShared {
+    /// Told after the next `fdatasync`.
+    waiters: Vec<Waiter>,
+    /// Lines were written that no `fdatasync` has covered yet.
+    pending: bool,
+    /// The log is being dropped: sync what is pending and stop.
+    stop: bool,
+    /// A background `fdatasync` failed: every later append fails (fail-closed).
+    failed: Option<String>,
+}
+
+impl std::fmt::Debug for SyncShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncShared")
+            .field("waiters", &self.waiters.len())
+            .field("pending", &self.pending)
+            .field("stop", &self.stop)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+/// A thread that `fdatasync`s the log after lines written by `append_sync_behind`.
+#[derive(Debug)]
+struct Syncer {
+    shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Syncer {
+    fn start(file: File) -> std::io::Result<Syncer> {
+        let shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)> = Arc::default();
+        let theirs = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("audit-sync".into())
+            .spawn(move || sync_loop(&file, &theirs))?;
+        Ok(Syncer {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    fn request(&self, waiter: Option<Waiter>) {
+        let (lock, wake) = &*self.shared;
+        let mut s = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        s.pending = true;
+        s.waiters.extend(waiter);
+        wake.notify_one();
+    }
+
+    fn failure(&self) -> Option<String> {
+        let (lock, _) = &*self.shared;
+        lock.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .failed
+            .clone()
+    }
+
+    /// A synchronous `fdatasync` just covered every line written so far (the caller holds
+    /// the chain lock, so no line was written behind it meanwhile).
+    fn covered(&self) {
+        let (lock, _) = &*self.shared;
+        let waiters = {
+            let mut s = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.pending = false;
+            std::mem::take(&mut s.waiters)
+        };
+        for waiter in waiters {
+            waiter(Ok(()));
+        }
+    }
+}
+
+fn sync_loop(file: &File, shared: &(Mutex<SyncShared>, std::sync::Condvar)) {
+    let (lock, wake) = shared;
+    loop {
+        let mut s = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !s.pending && !s.stop {
+            s = wake
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if !s.pending && s.stop {
+            return;
+        }
+        // Only records nothing waits on: let more of them gather for one fdatasync (a
+        // stream of dry runs must not cost one disk flush each). A waiter or a stop
+        // ends the wait at once.
+        let lingered = std::time::Instant::now() + SYNC_LINGER;
+        while s.waiters.is_empty() && !s.stop {
+            let left = lingered.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            s = wake
+                .wait_timeout(s, left)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        s.pending = false;
+        let waiters = std::mem::take(&mut s.waiters);
+        drop(s);
+        // Every line written before this call is covered by it (a waiter is registered
+        // after its line is written); lines written while it runs set `pending` again and
+        // get the next round.
+        let result = file.sync_data().map_err(|e| {
+            tracing::error!("audit log fdatasync failed: {e}");
+            let why = format!("fdatasync of the audit log failed: {e}");
+            let mut s = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.failed = Some(why.clone());
+            why
+        });
+        for waiter in waiters {
+            waiter(result.clone());
+        }
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        if let Some(syncer) = self.syncer.get() {
+            {
+                let (lock, wake) = &*syncer.shared;
+                let mut s = lock
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                s.stop = true;
+                wake.notify_one();
+            }
+            let thread = syncer
+                .thread
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(thread) = thread {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// When a record's line must be on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// `fdatasync` before the append returns.
+    Now,
+    /// Written before the append returns; `fdatasync` by the background syncer.
+    Behind,
 }
 
 /// Releases the `flock` when an append ends, however it ends.
@@ -148,6 +322,7 @@ impl AuditLog {
                 poisoned: None,
                 buf: Vec::with_capacity(1024),
             }),
+            syncer: std::sync::OnceLock::new(),
         })
     }
 
@@ -162,6 +337,36 @@ impl AuditLog {
     /// considered written: the file is cut back to its previous length, and if even that
     /// fails every later append fails too.
     pub fn append(&self, record: Map<String, Value>) -> Result<(), AuditError> {
+        self.write(record, Durability::Now, None)
+    }
+
+    /// Append one record and return once its line is written (in the page cache, so it
+    /// survives the server's own crash or `kill -9`); the `fdatasync` follows on a
+    /// background thread that groups the lines written meanwhile into one call. For records
+    /// that nothing waits on (a dry run changes nothing). A failed background sync makes
+    /// every later append fail.
+    pub fn append_sync_behind(&self, record: Map<String, Value>) -> Result<(), AuditError> {
+        self.write(record, Durability::Behind, None)
+    }
+
+    /// Write one record's line now and return; `then` is called from the syncer thread once
+    /// an `fdatasync` covered the line (`Ok`), or failed (`Err`). Lets a caller prepare work
+    /// that must not take effect before the record is durable while the disk syncs. When the
+    /// line cannot even be written, the error is returned and `then` is dropped uncalled.
+    pub fn append_then(
+        &self,
+        record: Map<String, Value>,
+        then: impl FnOnce(Result<(), String>) + Send + 'static,
+    ) -> Result<(), AuditError> {
+        self.write(record, Durability::Behind, Some(Box::new(then)))
+    }
+
+    fn write(
+        &self,
+        record: Map<String, Value>,
+        durability: Durability,
+        waiter: Option<Waiter>,
+    ) -> Result<(), AuditError> {
         let io = |source| AuditError::Io {
             path: self.path.clone(),
             source,
@@ -190,6 +395,21 @@ impl AuditLog {
         if let Some(reason) = &state.poisoned {
             return Err(io(std::io::Error::other(reason.clone())));
         }
+        if let Some(reason) = self.syncer.get().and_then(Syncer::failure) {
+            state.poisoned = Some(reason.clone());
+            return Err(io(std::io::Error::other(reason)));
+        }
+        let syncer = match durability {
+            Durability::Now => None,
+            Durability::Behind => Some(match self.syncer.get() {
+                Some(s) => s,
+                None => {
+                    let file = state.file.try_clone().map_err(io)?;
+                    let started = Syncer::start(file).map_err(io)?;
+                    self.syncer.get_or_init(|| started)
+                }
+            }),
+        };
         let _lock = lock(&state.file).map_err(io)?;
         // Another process sharing the log may have appended since our last record.
         let len = state.file.metadata().map_err(io)?.len();
@@ -226,7 +446,15 @@ impl AuditLog {
         state.buf.extend_from_slice(b"\"}\n");
 
         let mut file = &state.file;
-        let written = file.write_all(&state.buf).and_then(|()| file.sync_data());
+        let written = file.write_all(&state.buf).and_then(|()| match syncer {
+            // Covers this line and every line written behind before it.
+            None => file.sync_data().map(|()| {
+                if let Some(s) = self.syncer.get() {
+                    s.covered();
+                }
+            }),
+            Some(_) => Ok(()),
+        });
         if let Err(source) = written {
             // Roll back a partial line so the next record does not follow garbage.
             let rolled_back = state
@@ -243,6 +471,10 @@ impl AuditLog {
         state.seq = seq;
         state.last_hash = hash;
         state.len = len + state.buf.len() as u64;
+        if let Some(syncer) = syncer {
+            // Registered under the chain lock, after the line was written.
+            syncer.request(waiter);
+        }
         Ok(())
     }
 }

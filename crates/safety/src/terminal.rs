@@ -14,7 +14,7 @@ use crate::config::{AuditFailMode, Config};
 use crate::exec::filesystem;
 use crate::exec::profile::{Profile, effective_limits};
 use crate::exec::sandbox::limits_json;
-use crate::exec::{ExecLimits, ExecRequest, Executor, SandboxConfig, SandboxReport, Stop};
+use crate::exec::{ExecLimits, ExecRequest, Executor, Gate, SandboxConfig, SandboxReport, Stop};
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
@@ -131,7 +131,30 @@ struct AuditSink {
 }
 
 impl AuditSink {
+    /// Append durably (`fdatasync` before returning).
     fn append(&self, record: Map<String, Value>) -> Result<(), String> {
+        self.with_log(|log| log.append(record))
+    }
+
+    /// Append, with the `fdatasync` done behind the reply (see
+    /// [`AuditLog::append_sync_behind`]): for calls that change nothing.
+    fn append_sync_behind(&self, record: Map<String, Value>) -> Result<(), String> {
+        self.with_log(|log| log.append_sync_behind(record))
+    }
+
+    /// Write now, call `then` once durable (see [`AuditLog::append_then`]).
+    fn append_then(
+        &self,
+        record: Map<String, Value>,
+        then: impl FnOnce(Result<(), String>) + Send + 'static,
+    ) -> Result<(), String> {
+        self.with_log(|log| log.append_then(record, then))
+    }
+
+    fn with_log(
+        &self,
+        append: impl FnOnce(&AuditLog) -> Result<(), crate::audit::AuditError>,
+    ) -> Result<(), String> {
         let log = {
             let mut guard = self
                 .log
@@ -149,7 +172,7 @@ impl AuditSink {
                 }
             }
         };
-        log.append(record).map_err(|e| {
+        append(&log).map_err(|e| {
             // Drop the handle so the next call reopens (the chain is re-read from disk).
             if let Ok(mut guard) = self.log.lock() {
                 *guard = None;
@@ -433,19 +456,10 @@ impl TerminalCore {
         record.insert("code".into(), json!(envelope.code));
         record.insert("reason".into(), json!(envelope.reason));
         record.insert("duration_ms".into(), json!(envelope.duration_ms));
-        // explain changes nothing, so nothing waits on its record: it is appended (and
-        // fsync'ed) off the response path. A write failure is logged to stderr.
-        let audit = self.audit.clone();
-        let append = move || {
-            if let Err(e) = audit.append(record) {
-                tracing::warn!("audit record of explain_command not written: {e}");
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn_blocking(append);
-            }
-            Err(_) => append(),
+        // explain changes nothing, so its record is written before the reply (a crash of
+        // the server cannot lose it) and fsync'ed behind it, grouped with others.
+        if let Err(e) = self.audit.append_sync_behind(record) {
+            envelope.set("audit", format!("unavailable: {e}"));
         }
         envelope
     }
@@ -544,19 +558,46 @@ impl TerminalCore {
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
         intent.insert("canonical_hash".into(), json!(self.canonical_hash(&vetted)));
         intent.insert("profile".into(), json!(vetted.profile.name()));
+        // Fail-closed: nothing runs before the intent record is durable. The line is written
+        // now; the command's process is created and sandboxed while the disk syncs, and
+        // waits at a gate before `execve` that opens only once the fdatasync succeeded.
+        let fail_open = self.config.audit_fail_mode == AuditFailMode::Open;
         let mut audit_note = None;
-        if let Err(e) = self.audit.append(intent) {
-            match self.config.audit_fail_mode {
-                AuditFailMode::Closed => {
-                    return Envelope::new(
-                        RUN_COMMAND,
-                        ResultCode::AuditUnavailable,
-                        format!("the audit record could not be written, so nothing ran: {e}"),
-                    );
-                }
-                AuditFailMode::Open => audit_note = Some(format!("unavailable: {e}")),
+        let (gate, opener) = match Gate::new() {
+            Ok(pair) => pair,
+            Err(e) => {
+                return Envelope::new(
+                    RUN_COMMAND,
+                    ResultCode::InternalError,
+                    format!("could not create the start gate, so nothing ran: {e}"),
+                );
             }
-        }
+        };
+        let synced: Arc<std::sync::OnceLock<Result<(), String>>> = Arc::default();
+        let told = synced.clone();
+        let then = move |result: Result<(), String>| {
+            let ok = result.is_ok();
+            let _ = told.set(result);
+            if ok || fail_open {
+                opener.open();
+            } else {
+                opener.refuse();
+            }
+        };
+        let gated = match self.audit.append_then(intent, then) {
+            Ok(()) => true,
+            Err(e) if fail_open => {
+                audit_note = Some(format!("unavailable: {e}"));
+                false
+            }
+            Err(e) => {
+                return Envelope::new(
+                    RUN_COMMAND,
+                    ResultCode::AuditUnavailable,
+                    format!("the audit record could not be written, so nothing ran: {e}"),
+                );
+            }
+        };
         let request = ExecRequest {
             program: vetted.program.clone(),
             argv0: vetted.argv.first().cloned().unwrap_or_default(),
@@ -565,8 +606,20 @@ impl TerminalCore {
             env: self.environment(),
             profile: vetted.profile,
             limits,
+            gate: gated.then_some(&gate),
         };
-        let outcome = match self.executor.run(&request, cancel).await {
+        let run = self.executor.run(&request, cancel).await;
+        if let Some(Err(e)) = synced.get() {
+            if !fail_open {
+                return Envelope::new(
+                    RUN_COMMAND,
+                    ResultCode::AuditUnavailable,
+                    format!("the audit record could not be written, so nothing ran: {e}"),
+                );
+            }
+            audit_note = Some(format!("unavailable: {e}"));
+        }
+        let outcome = match run {
             Ok(o) => o,
             Err(e) => {
                 let mut env =

@@ -437,3 +437,84 @@ fn a_log_under_a_regular_file_cannot_be_opened() {
         other => panic!("expected an Io error, got {other:?}"),
     }
 }
+
+#[test]
+fn a_record_synced_behind_is_in_the_file_when_append_returns_and_chains() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    log.append_sync_behind(record(1)).unwrap();
+    // Written before the call returned: a crash of the process now would not lose it.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    log.append(record(2)).unwrap();
+    log.append_sync_behind(record(3)).unwrap();
+    drop(log); // joins the syncer after its last fdatasync
+    let report = verify(&path).unwrap();
+    assert_eq!(report.records, 3);
+    assert!(report.broken.is_none(), "{:?}", report.broken);
+}
+
+#[test]
+fn append_then_reports_once_the_line_is_durable() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    let (tx, rx) = std::sync::mpsc::channel();
+    for n in 0..20 {
+        let tx = tx.clone();
+        let path = path.clone();
+        log.append_then(record(n), move |result| {
+            // By the time we are told, the line is in the file (and fdatasync'ed).
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            tx.send((n, result, lines)).unwrap();
+        })
+        .unwrap();
+        if n % 5 == 0 {
+            // A durable append in between covers the waiting lines too.
+            log.append(record(100 + n)).unwrap();
+        }
+    }
+    drop(tx);
+    let mut told: Vec<(u64, Result<(), String>, usize)> = Vec::new();
+    while let Ok(msg) = rx.recv_timeout(std::time::Duration::from_secs(10)) {
+        told.push(msg);
+        if told.len() == 20 {
+            break;
+        }
+    }
+    assert_eq!(told.len(), 20, "every waiter is told exactly once");
+    for (n, result, lines) in &told {
+        assert!(result.is_ok(), "record {n}: {result:?}");
+        assert!(
+            *lines as u64 > *n,
+            "record {n} told before its line was written"
+        );
+    }
+    drop(log);
+    assert!(verify(&path).unwrap().broken.is_none());
+}
+
+#[test]
+fn append_then_on_a_log_that_cannot_be_written_fails_without_telling() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    // Make the file unwritable for real: an immutable file refuses even root's writes.
+    let Some(guard) = Immutable::set(&path) else {
+        eprintln!("chattr +i not available here; the ENOTDIR test covers the unwritable case");
+        return;
+    };
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = told.clone();
+    let result = log.append_then(record(1), move |_| {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst)
+    });
+    drop(guard);
+    assert!(matches!(result, Err(AuditError::Io { .. })), "{result:?}");
+    drop(log);
+    assert!(
+        !told.load(std::sync::atomic::Ordering::SeqCst),
+        "the waiter of a line that was never written must not be called"
+    );
+}

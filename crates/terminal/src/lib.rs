@@ -199,7 +199,7 @@ impl std::error::Error for ServeError {}
 /// Serve MCP over stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(core: TerminalCore) -> Result<(), ServeError> {
     let service = match TerminalServer::new(core)
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::stdio_pipes())
         .await
     {
         Ok(service) => service,

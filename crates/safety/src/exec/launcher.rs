@@ -72,6 +72,10 @@ pub struct LaunchSpec {
     pub cgroup_v1_tasks: Vec<PathBuf>,
     /// The descriptor number of the report pipe.
     pub report_fd: i32,
+    /// The descriptor number of the gate's read end: the command is not `execve`d until the
+    /// server writes `g` to it (its audit intent record is durable). `None`: no gate.
+    #[serde(default)]
+    pub gate_fd: Option<i32>,
     /// The server's pid (the parent re-check).
     pub parent_pid: i32,
     /// Refuse to run when Landlock or seccomp cannot be applied.
@@ -355,6 +359,8 @@ struct Exec {
     program: CString,
     argv: Vec<CString>,
     env: Vec<CString>,
+    /// Waited on just before `execve` (see [`LaunchSpec::gate_fd`]).
+    gate: Option<OwnedFd>,
 }
 
 fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, String> {
@@ -374,6 +380,8 @@ fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, String> {
             .iter()
             .map(|(k, v)| c(format!("{k}={v}").as_bytes()))
             .collect::<Result<_, _>>()?,
+        // Close-on-exec from here on: the command never holds the gate.
+        gate: spec.gate_fd.and_then(sys::adopt_inherited_fd),
     }))
 }
 
@@ -383,6 +391,16 @@ fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> ExitCode {
         reporter.close();
         return ExitCode::SUCCESS;
     };
+    if let Some(gate) = &exec.gate
+        && !super::gate_opened(gate)
+    {
+        // The server could not make its intent record durable: nothing runs. The server
+        // knows why and says so; this line only keeps the report whole.
+        reporter.send(&LaunchEvent::Refused {
+            reason: "the audit intent record could not be made durable".into(),
+        });
+        return ExitCode::from(REFUSED_EXIT);
+    }
     let error = sys::execve(&exec.program, &exec.argv, &exec.env);
     reporter.send(&LaunchEvent::ExecFailed {
         reason: error.to_string(),

@@ -18,12 +18,13 @@ pub mod launcher;
 pub mod profile;
 pub mod sandbox;
 pub mod seccomp;
+pub mod spawn;
 #[allow(unsafe_code)]
 mod sys;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -94,6 +95,8 @@ pub struct ExecRequest<'a> {
     pub profile: Profile,
     /// Limits.
     pub limits: ExecLimits,
+    /// Held at `execve` until opened; `None`: runs as soon as it is ready.
+    pub gate: Option<&'a Gate>,
 }
 
 /// Why the command stopped, when it did not simply exit.
@@ -266,7 +269,7 @@ async fn drain(reader: Option<(tokio::task::JoinHandle<()>, SharedBuffer)>) -> (
 
 /// The parts of an outcome the supervisor collects (the sandbox report is added after).
 struct Supervised {
-    status: Option<ExitStatus>,
+    status: Option<rustix::process::WaitStatus>,
     stop: Stop,
     stdout: Captured,
     stderr: Captured,
@@ -276,14 +279,12 @@ struct Supervised {
 /// Watch a started child: capture both streams, stop it on timeout, overflow or
 /// cancellation, and kill its whole tree (the call's cgroup, then the process group).
 async fn supervise(
-    mut child: tokio::process::Child,
+    mut child: spawn::Spawned,
     limits: &ExecLimits,
     cancel: &CancellationToken,
     call: Option<&CallCgroup>,
 ) -> Supervised {
-    let pid = child
-        .id()
-        .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    let pid = Some(child.pid());
     let cap = limits.max_output_bytes;
     let kill_at = limits.overflow_kill_bytes();
     let overflow = Arc::new((AtomicBool::new(false), Notify::new()));
@@ -320,7 +321,7 @@ async fn supervise(
     if let Some(pid) = pid {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
-    let status: Option<ExitStatus> = match waited {
+    let status: Option<rustix::process::WaitStatus> = match waited {
         (Some(status), stop) => Some(status).filter(|_| stop == Stop::Exited),
         (None, _) => child.wait().await.ok(),
     };
@@ -349,10 +350,9 @@ async fn supervise(
 }
 
 fn outcome(s: Supervised, sandbox: SandboxReport) -> ExecOutcome {
-    use std::os::unix::process::ExitStatusExt;
     ExecOutcome {
-        exit_code: s.status.and_then(|st| st.code()),
-        signal: s.status.and_then(|st| st.signal()),
+        exit_code: s.status.and_then(spawn::exit_code),
+        signal: s.status.and_then(spawn::signal),
         stop: s.stop,
         stdout: s.stdout,
         stderr: s.stderr,
@@ -384,24 +384,95 @@ fn parse_report(bytes: &[u8]) -> Vec<LaunchEvent> {
 struct LaunchPipes {
     report_read: OwnedFd,
     report_write: OwnedFd,
+    /// The read end of the call's gate, when it has one.
+    gate: Option<i32>,
 }
 
 impl LaunchPipes {
-    fn new() -> std::io::Result<LaunchPipes> {
+    fn new(gate: Option<&Gate>) -> std::io::Result<LaunchPipes> {
         let flags = rustix::pipe::PipeFlags::CLOEXEC;
         let (report_read, report_write) = rustix::pipe::pipe_with(flags)?;
         Ok(LaunchPipes {
             report_read,
             report_write,
+            gate: gate.map(Gate::raw),
         })
     }
 
     /// The launcher's end, kept open across its `execve`, and the Landlock ruleset.
-    fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> [Option<i32>; 2] {
+    fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> [Option<i32>; 3] {
         [
             Some(self.report_write.as_raw_fd()),
             ruleset.map(|r| r.fd.as_raw_fd()),
+            self.gate,
         ]
+    }
+}
+
+/// A gate the command waits at, after every other preparation and just before `execve`,
+/// until the caller opens it. The terminal flow opens it once the call's audit intent record
+/// is durable, so process creation and sandbox set-up overlap the `fdatasync` while nothing
+/// the model asked for runs before the record is on disk (SPEC §4.6).
+#[derive(Debug)]
+pub struct Gate {
+    read: OwnedFd,
+}
+
+/// The other end of a [`Gate`]: [`GateOpener::open`] lets the command run; anything else
+/// (refusing, or dropping the opener) makes it exit without running.
+#[derive(Debug)]
+pub struct GateOpener {
+    write: Option<OwnedFd>,
+}
+
+impl Gate {
+    /// A closed gate and its opener.
+    pub fn new() -> std::io::Result<(Gate, GateOpener)> {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok((Gate { read }, GateOpener { write: Some(write) }))
+    }
+
+    fn raw(&self) -> i32 {
+        self.read.as_raw_fd()
+    }
+}
+
+impl GateOpener {
+    /// Let the command run.
+    pub fn open(mut self) {
+        self.send(b'g');
+    }
+
+    /// Make the command exit without running.
+    pub fn refuse(mut self) {
+        self.send(b'n');
+    }
+
+    fn send(&mut self, byte: u8) {
+        if let Some(write) = self.write.take() {
+            // One byte into an empty pipe: it cannot block or be split.
+            let _ = rustix::io::write(&write, &[byte]);
+        }
+    }
+}
+
+impl Drop for GateOpener {
+    fn drop(&mut self) {
+        // Forked children may hold copies of the write end, so EOF is not to be relied on:
+        // an opener that was never opened says no explicitly.
+        self.send(b'n');
+    }
+}
+
+/// Wait at a gate (in the child, before `execve`): `true` only when it was opened.
+pub(crate) fn gate_opened(gate: &impl std::os::fd::AsFd) -> bool {
+    let mut byte = [0u8; 1];
+    loop {
+        match rustix::io::read(gate, &mut byte) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Ok(1) => return byte[0] == b'g',
+            _ => return false,
+        }
     }
 }
 
@@ -430,37 +501,19 @@ impl Executor {
         self.sandbox.as_deref()
     }
 
-    /// Build the child process without the launcher (sandbox off).
-    fn command_for(&self, request: &ExecRequest<'_>) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(&request.program);
-        cmd.arg0(&request.argv0)
-            .args(&request.args)
-            .env_clear()
-            .envs(request.env.iter().map(|(k, v)| (k, v)));
-        Self::common(&mut cmd, request, [None, None]);
-        cmd
-    }
-
-    /// Stdio, working folder, session and parent-death signal: the same for both paths.
-    fn common(
-        cmd: &mut tokio::process::Command,
-        request: &ExecRequest<'_>,
-        inherit: [Option<i32>; 2],
-    ) {
-        // The real path is a fallback; the child enters the folder by handle.
-        cmd.current_dir(request.cwd.absolute())
-            // stdin and stdout of the server are the protocol channel: never inherited.
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let parent = rustix::process::getpid().as_raw_nonzero().get();
-        sys::isolate_child(
-            cmd.as_std_mut(),
-            parent,
-            Some(request.cwd.handle_fd().as_raw_fd()),
-            inherit,
-        );
+    /// Start the command itself, without the launcher (sandbox off).
+    fn spawn_plain(request: &ExecRequest<'_>) -> std::io::Result<spawn::Spawned> {
+        let mut argv = Vec::with_capacity(request.args.len() + 1);
+        argv.push(request.argv0.clone());
+        argv.extend(request.args.iter().cloned());
+        spawn::spawn(&spawn::SpawnRequest {
+            program: &request.program,
+            argv: &argv,
+            env: &request.env,
+            cwd: Some(request.cwd.handle_fd()),
+            keep: [None, None, None],
+            gate: request.gate.map(Gate::raw),
+        })
     }
 
     fn spec(
@@ -489,6 +542,7 @@ impl Executor {
             cgroup_v2: call.v2_dir(),
             cgroup_v1_tasks: call.v1_task_files(),
             report_fd: pipes.report_write.as_raw_fd(),
+            gate_fd: pipes.gate,
             parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
             require: config.require,
             require_namespaces: config.require && !call.kills_tree(),
@@ -532,10 +586,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
         let Some(sandbox) = self.sandbox.as_deref() else {
-            let child = self
-                .command_for(request)
-                .spawn()
-                .map_err(ExecError::Spawn)?;
+            let child = Self::spawn_plain(request).map_err(ExecError::Spawn)?;
             let supervised = supervise(child, &request.limits, cancel, None).await;
             let report = sandbox::unsandboxed_report(request.profile, &request.limits);
             return Ok(outcome(supervised, report));
@@ -545,7 +596,7 @@ impl Executor {
             .cgroups
             .create_call(limits.processes, limits.memory_bytes);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
-        let pipes = LaunchPipes::new().map_err(ExecError::Spawn)?;
+        let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
         let mut argv = Vec::with_capacity(request.args.len() + 1);
         argv.push(request.argv0.clone());
         argv.extend(request.args.iter().cloned());
@@ -560,14 +611,26 @@ impl Executor {
         );
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
-        let mut cmd = tokio::process::Command::new(&sandbox.config.launcher);
-        cmd.arg(LAUNCHER_ARG).arg(spec).env_clear();
         let (_, ruleset) = sandbox.fs_rules(!limits.network);
-        Self::common(&mut cmd, request, pipes.inherited(ruleset));
-        let child = cmd.spawn().map_err(ExecError::Spawn)?;
+        let launcher_argv = [
+            sandbox.config.launcher.to_string_lossy().into_owned(),
+            LAUNCHER_ARG.to_string(),
+            spec,
+        ];
+        // The launcher waits at the gate itself, after its set-up, just before execve.
+        let child = spawn::spawn(&spawn::SpawnRequest {
+            program: &sandbox.config.launcher,
+            argv: &launcher_argv,
+            env: &[],
+            cwd: Some(request.cwd.handle_fd()),
+            keep: pipes.inherited(ruleset),
+            gate: None,
+        })
+        .map_err(ExecError::Spawn)?;
         let LaunchPipes {
             report_read,
             report_write,
+            ..
         } = pipes;
         // Only the launcher (and its clone) may hold the write end: EOF = report complete.
         drop(report_write);
@@ -647,7 +710,7 @@ impl Executor {
         call: &CallCgroup,
     ) -> std::io::Result<Vec<LaunchEvent>> {
         use std::io::Read;
-        let pipes = LaunchPipes::new()?;
+        let pipes = LaunchPipes::new(None)?;
         let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), &pipes);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let mut cmd = std::process::Command::new(&sandbox.config.launcher);
@@ -665,6 +728,7 @@ impl Executor {
         let LaunchPipes {
             report_read,
             report_write,
+            ..
         } = pipes;
         drop(report_write);
         // The probe runs nothing; it ends in milliseconds. Bound it anyway.

@@ -12,12 +12,13 @@ use std::os::fd::{OwnedFd, RawFd};
 /// if the server dies, then re-check that the server is still there (the race the
 /// `prctl` man page warns about). Optionally change into an already-opened folder by
 /// handle, so the working folder cannot be swapped between check and use, and let up to
-/// two descriptors (the launcher's go and report pipes) survive `execve`.
+/// three descriptors (the launcher's report pipe, Landlock ruleset and gate) survive
+/// `execve`. (The start-up probe uses this; commands start through [`spawn_vfork`].)
 pub fn isolate_child(
     cmd: &mut std::process::Command,
     parent_pid: i32,
     cwd_fd: Option<RawFd>,
-    inherit: [Option<RawFd>; 2],
+    inherit: [Option<RawFd>; 3],
 ) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the child after fork and before execve. It only calls
@@ -230,4 +231,182 @@ pub fn landlock_restrict_self(ruleset: std::os::fd::BorrowedFd<'_>) -> std::io::
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Everything the child of [`spawn_vfork`] needs, prepared by the parent: no allocation,
+/// lock or Rust runtime service may be used between `clone` and `execve`.
+pub struct VforkPlan<'a> {
+    /// The executable.
+    pub program: &'a CStr,
+    /// argv, ending with a null pointer.
+    pub argv: &'a [*const libc::c_char],
+    /// The whole environment, ending with a null pointer.
+    pub envp: &'a [*const libc::c_char],
+    /// Becomes descriptor 0, 1 and 2.
+    pub stdio: [RawFd; 3],
+    /// Folder to enter by handle.
+    pub cwd: Option<RawFd>,
+    /// Descriptors that must survive `execve` (close-on-exec cleared).
+    pub keep: [Option<RawFd>; 3],
+    /// Wait here before `execve` (see [`super::Gate`]).
+    pub gate: Option<RawFd>,
+    /// The server's pid (the parent-death re-check).
+    pub parent_pid: i32,
+    /// Where the child writes its errno when a step fails.
+    pub error_pipe: RawFd,
+}
+
+/// Start a process the way `posix_spawn` does: `clone(CLONE_VM | CLONE_VFORK)`, so the
+/// server's memory is neither copied nor marked copy-on-write (a `fork` of the server costs
+/// a page-table copy and then a page fault per page it writes). The child makes itself a
+/// session leader with a parent-death signal, takes its stdio, enters its folder by handle,
+/// waits at the gate and `execve`s. The server thread is suspended until then.
+/// Returns the child's pid, or the errno of the step that failed (the child is reaped).
+pub fn spawn_vfork(plan: &VforkPlan<'_>) -> std::io::Result<libc::pid_t> {
+    const STACK: usize = 64 * 1024;
+    // The child runs on its own stack inside our address space; 16-byte aligned top.
+    let mut stack = vec![0u128; STACK / 16];
+    let top = stack.as_mut_ptr_range().end.cast::<libc::c_void>();
+    // SAFETY: sigset_t is plain data; sigfillset/pthread_sigmask only touch it and this
+    // thread's mask. Blocking every signal keeps a handler of the parent from running on
+    // the child's stack with the parent's memory before the child reset the handlers.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    }
+    // SAFETY: `child_main` only reads `plan` (alive until clone returns, because
+    // CLONE_VFORK suspends this thread until the child execs or exits) and calls
+    // async-signal-safe system calls; it never returns into Rust code of the parent,
+    // allocates, or takes a lock. `top` is the end of a live, writable 64 KiB buffer that
+    // outlives the child's use of it for the same reason.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (plan as *const VforkPlan<'_>)
+                .cast_mut()
+                .cast::<libc::c_void>(),
+        )
+    };
+    let clone_error = std::io::Error::last_os_error();
+    // SAFETY: restores this thread's own mask saved above.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    drop(stack);
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    Ok(pid)
+}
+
+/// The child of [`spawn_vfork`]. Never returns: `execve` or `_exit(127)`.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `VforkPlan` the parent passed, alive while it is suspended.
+    let plan = unsafe { &*arg.cast::<VforkPlan<'_>>() };
+    let errno = child_steps(plan);
+    let bytes = errno.to_ne_bytes();
+    // SAFETY: a write of 4 bytes from a live buffer, then _exit: both async-signal-safe.
+    unsafe {
+        libc::write(plan.error_pipe, bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(127);
+    }
+}
+
+/// The child's steps; returns the errno of the one that failed (or of `execve`).
+fn child_steps(plan: &VforkPlan<'_>) -> i32 {
+    let errno = || {
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    };
+    // SAFETY (whole block): raw system calls on plain data and descriptor numbers the
+    // parent keeps open; no memory is allocated and no lock is taken. Signal handlers are
+    // per process here (no CLONE_SIGHAND), so resetting them does not touch the parent's.
+    unsafe {
+        // A fresh command starts with every signal at its default action and none blocked
+        // (an ignored SIGPIPE would otherwise survive execve).
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+
+        if libc::setsid() < 0 {
+            return errno();
+        }
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) < 0
+        {
+            return errno();
+        }
+        if libc::getppid() != plan.parent_pid {
+            return libc::ESRCH;
+        }
+        for (target, &fd) in plan.stdio.iter().enumerate() {
+            let target = target as RawFd;
+            if fd == target {
+                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    return errno();
+                }
+            } else if libc::dup2(fd, target) < 0 {
+                return errno();
+            }
+        }
+        if let Some(fd) = plan.cwd
+            && libc::fchdir(fd) < 0
+        {
+            return errno();
+        }
+        for fd in plan.keep.into_iter().flatten() {
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return errno();
+            }
+        }
+        if let Some(fd) = plan.gate {
+            let mut byte = 0u8;
+            loop {
+                let n = libc::read(fd, (&mut byte as *mut u8).cast(), 1);
+                if n < 0 && errno() == libc::EINTR {
+                    continue;
+                }
+                if n != 1 || byte != b'g' {
+                    return GATE_REFUSED;
+                }
+                break;
+            }
+        }
+        libc::execve(
+            plan.program.as_ptr(),
+            plan.argv.as_ptr(),
+            plan.envp.as_ptr(),
+        );
+    }
+    errno()
+}
+
+/// The "errno" a child reports when the gate was not opened (no real errno is negative).
+pub const GATE_REFUSED: i32 = -1;
+
+/// Register a pidfd with the runtime's reactor, so the supervisor can await the child's
+/// exit. `None` outside a runtime or when registration fails.
+pub fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+    tokio::runtime::Handle::try_current().ok()?;
+    // SAFETY: the AsyncFd takes ownership of the OwnedFd, so the descriptor stays open and
+    // names the same pidfd for the AsyncFd's whole life, and `as_raw_fd` of an OwnedFd
+    // always returns that descriptor.
+    unsafe { tokio::io::unix::AsyncFd::register(fd).ok() }
 }

@@ -166,6 +166,14 @@ impl Jail {
                 });
             }
         };
+        if relative.as_os_str().is_empty() {
+            // The root itself: its name was resolved when the jail was opened.
+            return Ok(ContainedDir {
+                relative,
+                absolute: self.root.clone(),
+                handle,
+            });
+        }
         // The kernel's own name for the folder it opened (symlinks inside already resolved).
         let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(&handle)))
             .map_err(|e| JailError::Invalid {

@@ -1,0 +1,200 @@
+//! Process creation without `fork`: a `posix_spawn`-style start ([`sys::spawn_vfork`]) and
+//! the child handle the supervisor waits on (a pidfd in the runtime's reactor), with the
+//! child's stdout and stderr as non-blocking pipes.
+//!
+//! `std::process::Command` (and so tokio's) falls back to `fork` as soon as a pre-exec hook
+//! is set, and every hook we need (`setsid`, parent-death signal, entering the folder by
+//! handle, the gate) is one. A `fork` of the server copies its page tables and then takes a
+//! page fault on every page the server writes afterwards: on a 2-vCPU VM that was a
+//! measurable part of every `run_command` (`safe-mcp bench`).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::Duration;
+
+use rustix::process::{Pid, WaitOptions, WaitStatus};
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::pipe;
+
+use super::sys;
+
+/// What to start.
+pub struct SpawnRequest<'a> {
+    /// The executable.
+    pub program: &'a Path,
+    /// The full argv, argv\[0\] first.
+    pub argv: &'a [String],
+    /// The whole environment.
+    pub env: &'a [(String, String)],
+    /// Folder to enter by handle (`None`: stay in the server's).
+    pub cwd: Option<BorrowedFd<'a>>,
+    /// Descriptors that must survive `execve`.
+    pub keep: [Option<RawFd>; 3],
+    /// Wait at this gate before `execve`.
+    pub gate: Option<RawFd>,
+}
+
+/// A started child: its pid, a pidfd that becomes readable when it exits, and its output.
+pub struct Spawned {
+    pid: Pid,
+    pidfd: Option<AsyncFd<OwnedFd>>,
+    /// The child's stdout.
+    pub stdout: Option<pipe::Receiver>,
+    /// The child's stderr.
+    pub stderr: Option<pipe::Receiver>,
+    status: Option<WaitStatus>,
+}
+
+fn cstring(bytes: &[u8]) -> std::io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a NUL byte in the command",
+        )
+    })
+}
+
+/// Start `request`. Returns once the child has `execve`d (or failed, with its reason).
+pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
+    let program = cstring(request.program.as_os_str().as_bytes())?;
+    let argv: Vec<CString> = request
+        .argv
+        .iter()
+        .map(|a| cstring(a.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let env: Vec<CString> = request
+        .env
+        .iter()
+        .map(|(k, v)| cstring(format!("{k}={v}").as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
+
+    let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
+    let null = rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let (out_read, out_write) = rustix::pipe::pipe_with(cloexec)?;
+    let (err_read, err_write) = rustix::pipe::pipe_with(cloexec)?;
+    let (report_read, report_write) = rustix::pipe::pipe_with(cloexec)?;
+    let plan = sys::VforkPlan {
+        program: &program,
+        argv: &argv_ptrs,
+        envp: &env_ptrs,
+        stdio: [
+            null.as_raw_fd(),
+            out_write.as_raw_fd(),
+            err_write.as_raw_fd(),
+        ],
+        cwd: request.cwd.map(|fd| fd.as_raw_fd()),
+        keep: request.keep,
+        gate: request.gate,
+        parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
+        error_pipe: report_write.as_raw_fd(),
+    };
+    let raw = sys::spawn_vfork(&plan)?;
+    drop((null, out_write, err_write, report_write));
+    let pid = Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("clone returned pid 0"))?;
+    // The error pipe is close-on-exec: EOF means the child is running the command.
+    let mut errno = [0u8; 4];
+    let got = read_full(&report_read, &mut errno);
+    if got == errno.len() {
+        // The child failed before execve and has exited: reap it.
+        let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+        let code = i32::from_ne_bytes(errno);
+        return Err(if code == sys::GATE_REFUSED {
+            std::io::Error::other("the audit intent record could not be made durable")
+        } else {
+            std::io::Error::from_raw_os_error(code)
+        });
+    }
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK)
+        .ok()
+        .and_then(sys::register_pidfd);
+    Ok(Spawned {
+        pid,
+        pidfd,
+        stdout: pipe::Receiver::from_owned_fd(out_read).ok(),
+        stderr: pipe::Receiver::from_owned_fd(err_read).ok(),
+        status: None,
+    })
+}
+
+fn read_full(fd: &OwnedFd, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::read(fd, buf.get_mut(got..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+impl Spawned {
+    /// The child's pid (also its process group and session id).
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    fn try_reap(&mut self) -> std::io::Result<Option<WaitStatus>> {
+        if self.status.is_none()
+            && let Some((_, status)) =
+                rustix::process::waitpid(Some(self.pid), WaitOptions::NOHANG)?
+        {
+            self.status = Some(status);
+        }
+        Ok(self.status)
+    }
+
+    /// Wait until the child exits and reap it.
+    pub async fn wait(&mut self) -> std::io::Result<WaitStatus> {
+        loop {
+            if let Some(status) = self.try_reap()? {
+                return Ok(status);
+            }
+            match &self.pidfd {
+                Some(fd) => {
+                    let mut ready = fd.readable().await?;
+                    ready.clear_ready();
+                }
+                // No pidfd (a kernel before 5.3): poll.
+                None => tokio::time::sleep(Duration::from_millis(1)).await,
+            }
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        // Never leave a running child or a zombie behind.
+        if matches!(self.try_reap(), Ok(None)) {
+            let _ = rustix::process::kill_process(self.pid, rustix::process::Signal::KILL);
+            let _ = rustix::process::waitpid(Some(self.pid), WaitOptions::empty());
+        }
+    }
+}
+
+/// The exit code, when the child exited normally.
+pub fn exit_code(status: WaitStatus) -> Option<i32> {
+    status.exit_status()
+}
+
+/// The signal that ended the child, if one did.
+pub fn signal(status: WaitStatus) -> Option<i32> {
+    status.terminating_signal()
+}
+
+impl std::fmt::Debug for Spawned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spawned").field("pid", &self.pid).finish()
+    }
+}
