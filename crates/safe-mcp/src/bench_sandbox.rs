@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::client;
 use crate::demo::make_sandbox;
+use crate::line_client::LineClient;
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
@@ -51,8 +52,23 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
         "the unsandboxed server used the launcher: {e}"
     );
 
+    let mut lean_on = LineClient::start(bin, &args, &[])?;
+    let mut lean_off = LineClient::start(bin, &args, &[("SAFE_MCP_SANDBOX_ENABLED", "false")])?;
+    for lean in [&mut lean_on, &mut lean_off] {
+        lean.call("run_command", &call)?;
+    }
+
     let (mut with, mut without) = (Vec::new(), Vec::new());
+    let (mut lean_with, mut lean_without) = (Vec::new(), Vec::new());
     for _ in 0..iterations {
+        let t = Instant::now();
+        let e = lean_on.call("run_command", &call)?;
+        lean_with.push(t.elapsed());
+        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
+        let t = Instant::now();
+        let e = lean_off.call("run_command", &call)?;
+        lean_without.push(t.elapsed());
+        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
         let t = Instant::now();
         let e = client::call(&on, "run_command", call.clone()).await?;
         with.push(t.elapsed());
@@ -64,9 +80,28 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     }
     on.cancel().await.ok();
     off.cancel().await.ok();
+    drop((lean_on, lean_off));
+    let (lw50, lo50) = (
+        percentile(&mut lean_with, 0.5),
+        percentile(&mut lean_without, 0.5),
+    );
     let (w50, o50) = (percentile(&mut with, 0.5), percentile(&mut without, 0.5));
     let (w90, o90) = (percentile(&mut with, 0.9), percentile(&mut without, 0.9));
     println!("safe-mcp bench --sandbox ({iterations} interleaved rounds)");
+    println!("  through the lean line client:");
+    println!(
+        "  run_command \"true\", sandbox off : p50 {:>9.1} µs",
+        micros(lo50)
+    );
+    println!(
+        "  run_command \"true\", full sandbox: p50 {:>9.1} µs",
+        micros(lw50)
+    );
+    println!(
+        "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×)",
+        micros(lw50) / micros(lo50)
+    );
+    println!("  through the rmcp client:");
     println!(
         "  run_command \"true\", sandbox off : p50 {:>9.1} µs   p90 {:>9.1} µs",
         micros(o50),

@@ -13,6 +13,9 @@ mod client {
 mod demo {
     pub use safe_mcp::demo::*;
 }
+mod line_client {
+    pub use safe_mcp::line_client::*;
+}
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

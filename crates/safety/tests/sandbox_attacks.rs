@@ -104,6 +104,15 @@ async fn strict_profile_refuses_a_tcp_connection_to_localhost() {
     assert_eq!(e["code"], "OK", "{e}");
     assert_ne!(e["detail"]["exit_code"], 0, "{e}");
     assert_eq!(e["detail"]["sandbox"]["limits"]["network"], "off", "{e}");
+    // And an empty network namespace behind the seccomp filter (made by the launcher
+    // itself with unshare; a user namespace only where it needs one to do so).
+    let namespaces = e["detail"]["sandbox"]["mechanisms"]["namespaces"].clone();
+    assert!(
+        namespaces
+            .as_array()
+            .is_some_and(|n| n.contains(&json!("net"))),
+        "{e}"
+    );
     assert!(
         e["detail"]["stderr"]
             .as_str()
@@ -473,4 +482,48 @@ async fn a_program_outside_the_read_paths_cannot_be_executed() {
             .contains("Permission denied"),
         "{e}"
     );
+}
+
+/// Root's command holds no capability: the launcher empties every set, the bounding set
+/// included, so even root can neither use nor regain `CAP_CHOWN`, `CAP_SYS_ADMIN`, ...
+/// (a user namespace mapping root to itself, which the launcher used before, would have
+/// left it every capability over the files it can reach). The control run without the
+/// sandbox shows the same `chown` succeeding.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_command_holds_no_capabilities_even_as_root() {
+    // capget(2) and prctl(PR_CAPBSET_READ / PR_CAP_AMBIENT_IS_SET) through ctypes (the
+    // sandbox does not let the command read /proc), then a chown that needs CAP_CHOWN.
+    const PROBE: &str = r#"python3 -c "import ctypes, os; l = ctypes.CDLL(None); h = (ctypes.c_uint32 * 2)(0x20080522, 0); d = (ctypes.c_uint32 * 6)(); l.syscall(125, h, d); print('sets', list(d)); print('bounding', sum(l.prctl(23, c, 0, 0, 0) == 1 for c in range(64))); print('ambient', sum(l.prctl(47, 1, c, 0, 0) == 1 for c in range(64))); exec(\"try:\\n os.chown('owned', 1, 1); print('chown done')\\nexcept PermissionError: print('chown refused')\")""#;
+    let root = rustix::process::geteuid().is_root();
+    let t = Setup::new(&Options::default());
+    std::fs::write(t.jail().join("owned"), "x").unwrap();
+    let e = t.run(json!({ "command": PROBE })).await;
+    assert_eq!(e["detail"]["exit_code"], 0, "{e}");
+    let out = e["detail"]["stdout"].as_str().unwrap_or_default();
+    // effective, permitted, inheritable (two 32-bit words each) and the ambient set.
+    assert!(out.contains("sets [0, 0, 0, 0, 0, 0]"), "{out}");
+    assert!(out.contains("ambient 0"), "{out}");
+    let held = &e["detail"]["sandbox"]["mechanisms"]["capabilities"];
+    if !root {
+        eprintln!(
+            "SKIPPED the root half of the_command_holds_no_capabilities_even_as_root: not running as root"
+        );
+        assert_eq!(held, "none held", "{e}");
+        return;
+    }
+    assert_eq!(held, "all dropped", "{e}");
+    assert!(out.contains("bounding 0"), "bounding set not empty: {out}");
+    assert!(out.contains("chown refused"), "{out}");
+
+    // Control: the same program as root without the sandbox has and uses CAP_CHOWN.
+    let off = Setup::new(&Options {
+        enabled: false,
+        ..Options::default()
+    });
+    std::fs::write(off.jail().join("owned"), "x").unwrap();
+    let e = off.run(json!({ "command": PROBE })).await;
+    let out = e["detail"]["stdout"].as_str().unwrap_or_default();
+    assert!(out.contains("chown done"), "{e}");
+    assert!(!out.contains("sets [0, 0, 0, 0, 0, 0]"), "{out}");
+    assert!(!out.contains("bounding 0"), "{out}");
 }

@@ -109,6 +109,14 @@ pub enum LaunchEvent {
         /// Why they could not be made.
         error: Option<String>,
     },
+    /// Capabilities after the launcher dropped them (or why it could not).
+    Capabilities {
+        /// `all dropped` (root: bounding, permitted, effective, inheritable and ambient
+        /// sets emptied) or `none held` (not root: nothing to drop).
+        held: String,
+        /// Why they could not be dropped.
+        error: Option<String>,
+    },
     /// Landlock and seccomp applied (or why not).
     Confined {
         /// What Landlock did.
@@ -308,6 +316,12 @@ fn confine(
     reporter: &mut Reporter,
 ) -> Result<(), String> {
     use std::os::fd::AsFd;
+    let capabilities = drop_capabilities();
+    let capabilities_error = match &capabilities {
+        LaunchEvent::Capabilities { error, .. } => error.clone(),
+        _ => None,
+    };
+    reporter.send(&capabilities);
     let applied = match ruleset {
         Some(prepared) => filesystem::restrict_with(prepared.fd.as_fd(), &prepared.report),
         None => filesystem::restrict_self(&spec.fs),
@@ -334,6 +348,7 @@ fn confine(
         Err(e) => (None, Some(e)),
     };
     let missing: Vec<String> = [
+        capabilities_error.map(|e| format!("capabilities: {e}")),
         landlock_error.as_ref().map(|e| format!("Landlock: {e}")),
         seccomp_error.as_ref().map(|e| format!("seccomp: {e}")),
     ]
@@ -417,8 +432,10 @@ fn launch(
         Ok(e) => e,
         Err(reason) => return refuse(&mut reporter, reason),
     };
-    // With namespaces, PID 1 is cloned straight into the v2 folder; without, join it now.
-    let joined = join_cgroups(&spec, !spec.namespaces);
+    // With a PID namespace, its PID 1 is cloned straight into the v2 folder; otherwise the
+    // launcher (which becomes the command) joins it now.
+    let cloned_into_v2 = spec.namespaces && spec.pid_namespace;
+    let joined = join_cgroups(&spec, !cloned_into_v2);
     reporter.send(&joined);
     if spec.require
         && let Some(why) = join_failed(&joined)
@@ -433,7 +450,13 @@ fn launch(
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;
     }
-    if spec.namespaces {
+    if spec.namespaces && !spec.pid_namespace {
+        // A cgroup kills the tree: no PID namespace, so no second process either.
+        match enter_in_place(&spec) {
+            Ok(event) => reporter.send(&event),
+            Err(reason) => return refuse(&mut reporter, reason),
+        }
+    } else if spec.namespaces {
         match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {
             Ok(code) => return code,
             Err(error) => {
@@ -457,6 +480,111 @@ fn launch(
         return refuse(&mut reporter, reason);
     }
     exec_or_report(exec.as_ref(), &mut reporter)
+}
+
+/// Step 3 when a cgroup kills the tree (no PID namespace needed): the launcher enters the
+/// namespaces itself with `unshare` and goes on to become the command; no second process.
+/// A network namespace is made when the profile turns the network off; a user namespace
+/// only where one is needed to make it (not root). Root's power is taken away by
+/// [`drop_capabilities`] instead of a user namespace (which, mapping every id to itself,
+/// would still give root every capability over the files it can reach).
+/// `Err` (a refusal) only when the namespaces were entered but could not be mapped.
+fn enter_in_place(spec: &LaunchSpec) -> Result<LaunchEvent, String> {
+    if !spec.fs.deny_network {
+        return Ok(LaunchEvent::Namespaces {
+            active: Vec::new(),
+            error: None,
+        });
+    }
+    let uid = rustix::process::geteuid();
+    let gid = rustix::process::getegid().as_raw();
+    let mut flags = libc::CLONE_NEWNET;
+    let mut active = Vec::new();
+    if !uid.is_root() {
+        flags |= libc::CLONE_NEWUSER;
+        active.push("user".to_string());
+    }
+    active.push("net".to_string());
+    if let Err(e) = sys::unshare(flags) {
+        return Ok(LaunchEvent::Namespaces {
+            active: Vec::new(),
+            error: Some(format!("unshare: {e}")),
+        });
+    }
+    if !uid.is_root() {
+        let uid = uid.as_raw();
+        let write = |name: &str, text: &str| {
+            std::fs::write(format!("/proc/self/{name}"), text)
+                .map_err(|e| format!("the user namespace could not be mapped ({name}: {e})"))
+        };
+        write("setgroups", "deny")?;
+        write("uid_map", &format!("{uid} {uid} 1"))?;
+        write("gid_map", &format!("{gid} {gid} 1"))?;
+    }
+    Ok(LaunchEvent::Namespaces {
+        active,
+        error: None,
+    })
+}
+
+/// Empty every capability set the command could use or regain: the bounding set (what a
+/// later `execve` can give back), ambient, inheritable, permitted and effective. For root
+/// this takes away every power beyond file access by uid 0 (no mounts, no raw I/O, no
+/// module loading, no `CAP_DAC_OVERRIDE`); a process that holds no capabilities has
+/// nothing to drop (and `no_new_privs`, set for seccomp, keeps set-uid and file
+/// capabilities from adding any).
+fn drop_capabilities() -> LaunchEvent {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    let failed = |what: String| LaunchEvent::Capabilities {
+        held: "unknown".into(),
+        error: Some(what),
+    };
+    let before = match rustix::thread::capabilities(None) {
+        Ok(sets) => sets,
+        Err(e) => return failed(format!("capget: {e}")),
+    };
+    let held_any = !(before.effective.is_empty()
+        && before.permitted.is_empty()
+        && before.inheritable.is_empty());
+    if held_any {
+        for bit in 0..64u32 {
+            let cap = CapabilitySet::from_bits_retain(1u64 << bit);
+            match rustix::thread::remove_capability_from_bounding_set(cap) {
+                // EINVAL: beyond the kernel's last capability.
+                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+                Err(e) => return failed(format!("PR_CAPBSET_DROP {bit}: {e}")),
+            }
+        }
+    }
+    if let Err(e) = rustix::thread::clear_ambient_capability_set()
+        && e != rustix::io::Errno::INVAL
+    {
+        return failed(format!("clearing the ambient set: {e}"));
+    }
+    if held_any {
+        let none = CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        };
+        if let Err(e) = rustix::thread::set_capabilities(None, none) {
+            return failed(format!("capset: {e}"));
+        }
+    }
+    match rustix::thread::capabilities(None) {
+        Ok(after)
+            if after.effective.is_empty()
+                && after.permitted.is_empty()
+                && after.inheritable.is_empty() =>
+        {
+            LaunchEvent::Capabilities {
+                held: if held_any { "all dropped" } else { "none held" }.into(),
+                error: None,
+            }
+        }
+        Ok(_) => failed("capabilities are still held after capset".into()),
+        Err(e) => failed(format!("capget: {e}")),
+    }
 }
 
 /// Step 3. The launcher stays outside and waits; its clone is PID 1 of the new PID

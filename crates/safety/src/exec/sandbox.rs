@@ -90,6 +90,9 @@ pub struct Mechanisms {
     pub seccomp: Option<String>,
     /// Namespaces the command ran in (`user`, `pid`, `net`).
     pub namespaces: Vec<String>,
+    /// Capabilities left to the command: `all dropped` (root), `none held` (not root), or
+    /// null when the launcher did not report.
+    pub capabilities: Option<String>,
     /// Per-call cgroup: tree kill and the limits it carries.
     pub cgroup: CgroupReport,
     /// rlimits set, e.g. `NOFILE=256`.
@@ -142,10 +145,14 @@ impl SandboxReport {
             "seccomp OFF"
         };
         let ns = if m.namespaces.is_empty() {
-            "namespaces OFF".to_string()
+            "no namespaces".to_string()
         } else {
             format!("namespaces {}", m.namespaces.join("+"))
         };
+        let caps = format!(
+            "capabilities {}",
+            m.capabilities.as_deref().unwrap_or("NOT DROPPED")
+        );
         let cg = format!(
             "cgroup kill {}, processes {}, memory {}",
             if m.cgroup.kill { "on" } else { "OFF" },
@@ -153,7 +160,7 @@ impl SandboxReport {
             m.cgroup.memory.as_deref().unwrap_or("OFF"),
         );
         let mut line = format!(
-            "kernel sandbox ({} profile): {landlock}; {seccomp}; {ns}; {cg}; tree kill by {}",
+            "kernel sandbox ({} profile): {landlock}; {seccomp}; {ns}; {caps}; {cg}; tree kill by {}",
             self.profile, m.tree_kill
         );
         if !self.downgrades.is_empty() {
@@ -276,6 +283,12 @@ pub fn build_report(
                 m.namespaces = active.clone();
                 if let Some(e) = error {
                     downgrades.push(format!("no user/PID namespace ({e})"));
+                }
+            }
+            LaunchEvent::Capabilities { held, error } => {
+                m.capabilities = Some(held.clone());
+                if let Some(e) = error {
+                    downgrades.push(format!("capabilities could not be dropped ({e})"));
                 }
             }
             LaunchEvent::Confined {
