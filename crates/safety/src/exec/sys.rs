@@ -331,7 +331,7 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
         // (an ignored SIGPIPE would otherwise survive execve).
         let mut dfl: libc::sigaction = std::mem::zeroed();
         dfl.sa_sigaction = libc::SIG_DFL;
-        for sig in 1..libc::SIGRTMAX() {
+        for sig in 1..=libc::SIGRTMAX() {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::sigaction(sig, &dfl, std::ptr::null_mut());
             }
