@@ -432,10 +432,11 @@ fn launch(
         Ok(e) => e,
         Err(reason) => return refuse(&mut reporter, reason),
     };
-    // With a PID namespace, its PID 1 is cloned straight into the v2 folder; otherwise the
-    // launcher (which becomes the command) joins it now.
-    let cloned_into_v2 = spec.namespaces && spec.pid_namespace;
-    let joined = join_cgroups(&spec, !cloned_into_v2);
+    // With namespaces on, the clone that becomes the command (or PID 1) is born in the v2
+    // folder (`clone3(CLONE_INTO_CGROUP)`): moving a process through `cgroup.procs` takes
+    // the kernel's global threadgroup lock and can wait for an RCU grace period. Without,
+    // the launcher joins it now.
+    let joined = join_cgroups(&spec, !spec.namespaces);
     reporter.send(&joined);
     if spec.require
         && let Some(why) = join_failed(&joined)
@@ -450,13 +451,7 @@ fn launch(
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;
     }
-    if spec.namespaces && !spec.pid_namespace {
-        // A cgroup kills the tree: no PID namespace, so no second process either.
-        match enter_in_place(&spec) {
-            Ok(event) => reporter.send(&event),
-            Err(reason) => return refuse(&mut reporter, reason),
-        }
-    } else if spec.namespaces {
+    if spec.namespaces {
         match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {
             Ok(code) => return code,
             Err(error) => {
@@ -480,51 +475,6 @@ fn launch(
         return refuse(&mut reporter, reason);
     }
     exec_or_report(exec.as_ref(), &mut reporter)
-}
-
-/// Step 3 when a cgroup kills the tree (no PID namespace needed): the launcher enters the
-/// namespaces itself with `unshare` and goes on to become the command; no second process.
-/// A network namespace is made when the profile turns the network off; a user namespace
-/// only where one is needed to make it (not root). Root's power is taken away by
-/// [`drop_capabilities`] instead of a user namespace (which, mapping every id to itself,
-/// would still give root every capability over the files it can reach).
-/// `Err` (a refusal) only when the namespaces were entered but could not be mapped.
-fn enter_in_place(spec: &LaunchSpec) -> Result<LaunchEvent, String> {
-    if !spec.fs.deny_network {
-        return Ok(LaunchEvent::Namespaces {
-            active: Vec::new(),
-            error: None,
-        });
-    }
-    let uid = rustix::process::geteuid();
-    let gid = rustix::process::getegid().as_raw();
-    let mut flags = libc::CLONE_NEWNET;
-    let mut active = Vec::new();
-    if !uid.is_root() {
-        flags |= libc::CLONE_NEWUSER;
-        active.push("user".to_string());
-    }
-    active.push("net".to_string());
-    if let Err(e) = sys::unshare(flags) {
-        return Ok(LaunchEvent::Namespaces {
-            active: Vec::new(),
-            error: Some(format!("unshare: {e}")),
-        });
-    }
-    if !uid.is_root() {
-        let uid = uid.as_raw();
-        let write = |name: &str, text: &str| {
-            std::fs::write(format!("/proc/self/{name}"), text)
-                .map_err(|e| format!("the user namespace could not be mapped ({name}: {e})"))
-        };
-        write("setgroups", "deny")?;
-        write("uid_map", &format!("{uid} {uid} 1"))?;
-        write("gid_map", &format!("{gid} {gid} 1"))?;
-    }
-    Ok(LaunchEvent::Namespaces {
-        active,
-        error: None,
-    })
 }
 
 /// Empty every capability set the command could use or regain: the bounding set (what a
@@ -597,8 +547,13 @@ fn in_namespaces(
     exec: Option<&Exec>,
     reporter: &mut Reporter,
 ) -> Result<ExitCode, String> {
-    let mut flags = libc::CLONE_NEWUSER;
-    let mut active = vec!["user".to_string()];
+    // Only the namespaces that do something: PID where no cgroup kills the tree, network
+    // where the profile turns it off. A user namespace only where one is needed to make
+    // them (not root): root's power is taken by `drop_capabilities` instead (a user
+    // namespace mapping root to itself would leave it every capability over the files it
+    // can reach). With none, this is a plain clone into the call's v2 cgroup.
+    let mut flags = 0;
+    let mut active: Vec<String> = Vec::new();
     if spec.pid_namespace {
         flags |= libc::CLONE_NEWPID;
         active.push("pid".into());
@@ -607,6 +562,11 @@ fn in_namespaces(
         // An empty network namespace: only a loopback device that is down.
         flags |= libc::CLONE_NEWNET;
         active.push("net".into());
+    }
+    let user_namespace = flags != 0 && !rustix::process::geteuid().is_root();
+    if user_namespace {
+        flags |= libc::CLONE_NEWUSER;
+        active.insert(0, "user".into());
     }
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
     let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
@@ -638,8 +598,12 @@ fn in_namespaces(
     }
     drop(go_read);
     drop(status_write);
-    // The new user namespace needs its id maps, written from outside (here).
-    let mapped = write_id_maps(child);
+    // A new user namespace needs its id maps, written from outside (here).
+    let mapped = if user_namespace {
+        write_id_maps(child)
+    } else {
+        Ok(())
+    };
     let go = if mapped.is_ok() { [1u8] } else { [0u8] };
     let _ = rustix::io::write(&go_write, &go);
     drop(go_write);
@@ -724,16 +688,10 @@ fn write_id_maps(child: libc::pid_t) -> Result<(), String> {
     let write = |name: &str, text: &str| {
         std::fs::write(proc_dir.join(name), text).map_err(|e| format!("{name}: {e}"))
     };
-    if uid == 0 {
-        // Root keeps its file access (every id maps to itself) but holds its capabilities
-        // only inside the new namespace: none over the host (no mounts, modules, raw I/O).
-        write("uid_map", "0 0 4294967295")?;
-        write("gid_map", "0 0 4294967295")?;
-    } else {
-        write("setgroups", "deny")?;
-        write("uid_map", &format!("{uid} {uid} 1"))?;
-        write("gid_map", &format!("{gid} {gid} 1"))?;
-    }
+    // Only ever called for a process that is not root: map its own ids, nothing else.
+    write("setgroups", "deny")?;
+    write("uid_map", &format!("{uid} {uid} 1"))?;
+    write("gid_map", &format!("{gid} {gid} 1"))?;
     Ok(())
 }
 

@@ -410,14 +410,3 @@ pub fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> 
     // always returns that descriptor.
     unsafe { tokio::io::unix::AsyncFd::register(fd).ok() }
 }
-
-/// `unshare(flags)`: move the calling process into new namespaces.
-pub fn unshare(flags: libc::c_int) -> std::io::Result<()> {
-    // SAFETY: only the single-threaded launcher calls this (a user namespace cannot be
-    // entered by a multi-threaded process, and no other thread can observe the change);
-    // the call takes no pointers.
-    if unsafe { libc::unshare(flags) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
