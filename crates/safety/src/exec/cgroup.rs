@@ -406,10 +406,62 @@ impl Cgroups {
     /// Take fresh folders for one call (made ahead of time, else now) and write its
     /// limits. Each call gets folders no process has ever been in.
     pub fn create_call(&self, processes: u64, memory_bytes: u64) -> CallCgroup {
-        let set = self
-            .pool
-            .take_spare()
-            .unwrap_or_else(|| self.pool.make_set());
+        self.reserve().limit(processes, memory_bytes)
+    }
+
+    /// Take fresh folders for a call whose limits are not known yet (a launcher started
+    /// ahead of its call joins them first; [`ReservedCall::limit`] writes the limits when
+    /// the call comes).
+    pub fn reserve(&self) -> ReservedCall {
+        ReservedCall {
+            set: Some(
+                self.pool
+                    .take_spare()
+                    .unwrap_or_else(|| self.pool.make_set()),
+            ),
+            pool: self.pool.clone(),
+        }
+    }
+}
+
+/// Fresh call folders, limits not yet written. Dropped unused, they are removed.
+#[derive(Debug)]
+pub struct ReservedCall {
+    set: Option<FolderSet>,
+    pool: Arc<Pool>,
+}
+
+impl Drop for ReservedCall {
+    fn drop(&mut self) {
+        if let Some(set) = self.set.take() {
+            remove_set(set);
+        }
+    }
+}
+
+impl ReservedCall {
+    /// The v1 `tasks` files a launcher started ahead of the call joins.
+    pub fn v1_task_files(&self) -> Vec<PathBuf> {
+        self.set
+            .iter()
+            .flatten()
+            .filter(|(k, _, made)| *k != Kind::V2 && made.is_ok())
+            .map(|(_, d, _)| d.join("tasks"))
+            .collect()
+    }
+
+    /// The v2 folder a launcher started ahead clones the command-to-be into.
+    pub fn v2_dir(&self) -> Option<PathBuf> {
+        self.set
+            .iter()
+            .flatten()
+            .find(|(k, _, made)| *k == Kind::V2 && made.is_ok())
+            .map(|(_, d, _)| d.clone())
+    }
+
+    /// Write the call's limits and make it a [`CallCgroup`].
+    pub fn limit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
+        let set = self.set.take().unwrap_or_default();
         let mut call = CallCgroup {
             dirs: Vec::new(),
             report: CgroupReport::default(),
@@ -507,6 +559,13 @@ impl CallCgroup {
     }
 
     fn all_empty(&self) -> bool {
+        // Every process of the call is in the v2 folder (the launcher is gone by now), so
+        // where it can kill the tree its `populated 0` speaks for the v1 folders too.
+        if self.report.kill
+            && let Some((k, d)) = self.dirs.iter().find(|(k, _)| *k == Kind::V2)
+        {
+            return is_empty(k, d);
+        }
         self.dirs.iter().all(|(k, d)| is_empty(k, d))
     }
 

@@ -140,31 +140,103 @@ pub enum LaunchEvent {
     },
 }
 
-/// Writes report lines; silently does nothing when the pipe is gone.
+/// Writes report lines; silently does nothing when the pipe is gone. Lines are collected
+/// and written in one go (each write wakes the server): before `execve`, before the
+/// process clones or exits, and when it is dropped. A whole report is far below PIPE_BUF,
+/// so it arrives whole.
 struct Reporter {
     pipe: Option<std::fs::File>,
+    pending: Vec<u8>,
 }
 
 impl Reporter {
-    fn send(&mut self, event: &LaunchEvent) {
-        if let (Some(pipe), Ok(mut line)) = (self.pipe.as_mut(), serde_json::to_string(event)) {
-            line.push('\n');
-            // One line is far below PIPE_BUF, so it arrives whole.
-            let _ = pipe.write_all(line.as_bytes());
+    fn new(pipe: Option<std::fs::File>) -> Reporter {
+        Reporter {
+            pipe,
+            pending: Vec::new(),
         }
     }
 
+    fn send(&mut self, event: &LaunchEvent) {
+        if self.pipe.is_some()
+            && let Ok(line) = serde_json::to_vec(event)
+        {
+            self.pending.extend_from_slice(&line);
+            self.pending.push(b'\n');
+        }
+    }
+
+    /// Write what was collected. Must be called before a clone or fork (the child would
+    /// write the same lines again), `execve` and `std::process::exit`.
+    fn flush(&mut self) {
+        if let Some(pipe) = self.pipe.as_mut()
+            && !self.pending.is_empty()
+        {
+            let _ = pipe.write_all(&self.pending);
+        }
+        self.pending.clear();
+    }
+
     fn close(&mut self) {
+        self.flush();
         self.pipe = None;
     }
 }
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The hidden first argument of a launcher started ahead of its call ([`WarmSpec`]).
+pub const WARM_ARG: &str = "__sandbox-warm";
+
+/// What a launcher started ahead of its call gets at start: where to report, where its
+/// call will come from, which cgroups to join now.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarmSpec {
+    /// The descriptor number of the report pipe.
+    pub report_fd: i32,
+    /// The descriptor number of its end of the call channel (a `SOCK_SEQPACKET` pair): one
+    /// message, the call's [`LaunchSpec`] as JSON, with the working folder and (when the
+    /// call has one) the gate as `SCM_RIGHTS`.
+    pub channel_fd: i32,
+    /// Inherited Landlock ruleset descriptors (made close-on-exec at once; the call's spec
+    /// names the one it uses).
+    pub ruleset_fds: Vec<i32>,
+    /// The call's cgroup v1 `tasks` files, joined at start (off the request path).
+    pub cgroup_v1_tasks: Vec<PathBuf>,
+    /// The call's cgroup v2 folder, joined at start through `cgroup.procs` (off the request
+    /// path: that move takes the kernel's global threadgroup lock).
+    #[serde(default)]
+    pub cgroup_v2: Option<PathBuf>,
+}
+
+/// The largest call message a started-ahead launcher accepts.
+pub const MAX_CALL_MESSAGE: usize = 256 * 1024;
 
 /// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
 /// runtime exists; it returns `None` when the process was not started as a launcher.
 pub fn launcher_main() -> Option<ExitCode> {
     let mut args = std::env::args_os();
     let _self = args.next();
-    if args.next()? != LAUNCHER_ARG {
+    let mode = args.next()?;
+    if mode == WARM_ARG {
+        sys::restore_default_signals();
+        let warm: Option<WarmSpec> = args
+            .next()
+            .and_then(|a| a.into_string().ok())
+            .and_then(|s| serde_json::from_str(&s).ok());
+        return Some(match warm {
+            Some(warm) => warm_main(warm),
+            None => {
+                eprintln!("safe-mcp sandbox launcher: missing or malformed warm spec");
+                ExitCode::from(REFUSED_EXIT)
+            }
+        });
+    }
+    if mode != LAUNCHER_ARG {
         return None;
     }
     sys::restore_default_signals();
@@ -176,9 +248,7 @@ pub fn launcher_main() -> Option<ExitCode> {
         eprintln!("safe-mcp sandbox launcher: missing or malformed launch spec");
         return Some(ExitCode::from(REFUSED_EXIT));
     };
-    let reporter = Reporter {
-        pipe: sys::adopt_inherited_fd(spec.report_fd).map(std::fs::File::from),
-    };
+    let reporter = Reporter::new(sys::adopt_inherited_fd(spec.report_fd).map(std::fs::File::from));
     // Close-on-exec from here on: the command never holds the ruleset.
     let ruleset = spec.landlock_ruleset.as_ref().and_then(|(fd, report)| {
         Some(filesystem::Prepared {
@@ -187,6 +257,235 @@ pub fn launcher_main() -> Option<ExitCode> {
         })
     });
     Some(launch(spec, ruleset.as_ref(), reporter))
+}
+
+/// A launcher started ahead of its call: join the call's v1 cgroups now, then wait for
+/// the call on the channel and carry it out exactly like a launcher started for it
+/// ([`launch`]). If the server goes away first, the parent-death signal or the closed
+/// channel ends it without running anything.
+fn warm_main(warm: WarmSpec) -> ExitCode {
+    let mut reporter =
+        Reporter::new(sys::adopt_inherited_fd(warm.report_fd).map(std::fs::File::from));
+    // Close-on-exec from here on: the command never holds a ruleset or the channel.
+    let rulesets: Vec<(i32, OwnedFd)> = warm
+        .ruleset_fds
+        .iter()
+        .filter_map(|&fd| Some((fd, sys::adopt_inherited_fd(fd)?)))
+        .collect();
+    let Some(channel) = sys::adopt_inherited_fd(warm.channel_fd) else {
+        return refuse(
+            &mut reporter,
+            "the launcher's call channel is missing".into(),
+        );
+    };
+    let mut v1_failed = Vec::new();
+    for tasks in &warm.cgroup_v1_tasks {
+        // `0` is the calling thread; the launcher has only one.
+        if let Err(e) = std::fs::write(tasks, "0") {
+            v1_failed.push(format!("{}: {e}", tasks.display()));
+        }
+    }
+    // Joined through `cgroup.procs`: the kernel's global threadgroup lock (and possibly an
+    // RCU grace period) is paid here, before the call, not on its path.
+    let v2_failed = warm.cgroup_v2.as_ref().and_then(|dir| {
+        std::fs::write(dir.join("cgroup.procs"), "0")
+            .err()
+            .map(|e| format!("{}: {e}", dir.display()))
+    });
+    let joined = LaunchEvent::CgroupJoin {
+        v2_failed,
+        v1_failed,
+    };
+    let Some(server) = rustix::process::getppid() else {
+        return ExitCode::from(REFUSED_EXIT);
+    };
+    let code = warm_child(server, &channel, rulesets, reporter, joined);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The launcher started ahead, once in the call's cgroups: compile both seccomp filters and
+/// drop every capability but `CAP_SYS_ADMIN` (needed only to make a network namespace)
+/// while waiting is free; then take the call and do only what depends on it, and become
+/// the command. Returns its exit code when it cannot.
+fn warm_child(
+    launcher: rustix::process::Pid,
+    channel: &OwnedFd,
+    mut rulesets: Vec<(i32, OwnedFd)>,
+    mut reporter: Reporter,
+    joined: LaunchEvent,
+) -> i32 {
+    use std::os::fd::IntoRawFd;
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    if rustix::process::getppid() != Some(launcher) {
+        return i32::from(REFUSED_EXIT);
+    }
+    let prebuilt: Vec<(FilterChoice, Vec<seccompiler::BpfProgram>)> = [false, true]
+        .into_iter()
+        .map(|deny| FilterChoice {
+            deny_network: deny,
+            deny_user_namespaces: deny,
+        })
+        .filter_map(|choice| Some((choice, seccomp::build(choice).ok()?)))
+        .collect();
+    if rustix::process::geteuid().is_root() {
+        // CAP_SYS_ADMIN = 21; the rest of the drop happens in `confine`.
+        let _ = drop_bounding_set(Some(21));
+    }
+    let (message, fds) = match receive_call(channel) {
+        Ok(Some(call)) => call,
+        Ok(None) => return 0,
+        Err(e) => {
+            reporter.send(&LaunchEvent::Refused {
+                reason: format!("the call could not be received: {e}"),
+            });
+            return i32::from(REFUSED_EXIT);
+        }
+    };
+    let refuse_with = |reporter: &mut Reporter, reason: String| {
+        reporter.send(&LaunchEvent::Refused { reason });
+        i32::from(REFUSED_EXIT)
+    };
+    let mut spec: LaunchSpec = match serde_json::from_slice(&message) {
+        Ok(spec) => spec,
+        Err(e) => return refuse_with(&mut reporter, format!("malformed call spec: {e}")),
+    };
+    reporter.send(&joined);
+    if spec.require
+        && let Some(why) = join_failed(&joined)
+    {
+        return refuse_with(
+            &mut reporter,
+            format!(
+                "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
+            ),
+        );
+    }
+    let mut fds = fds.into_iter();
+    match fds.next() {
+        Some(cwd) => {
+            if let Err(e) = rustix::process::fchdir(&cwd) {
+                return refuse_with(
+                    &mut reporter,
+                    format!("cannot enter the working folder: {e}"),
+                );
+            }
+        }
+        None => {
+            return refuse_with(
+                &mut reporter,
+                "the call came without its working folder".into(),
+            );
+        }
+    }
+    if spec.gate_fd.is_some() {
+        match fds.next() {
+            Some(gate) => spec.gate_fd = Some(gate.into_raw_fd()),
+            None => return refuse_with(&mut reporter, "the call came without its gate".into()),
+        }
+    }
+    drop(fds);
+    let ruleset = spec.landlock_ruleset.as_ref().and_then(|(number, report)| {
+        let at = rulesets.iter().position(|(n, _)| n == number)?;
+        Some(filesystem::Prepared {
+            fd: rulesets.swap_remove(at).1,
+            report: report.clone(),
+        })
+    });
+    drop(rulesets);
+    let exec = match exec_parts(&spec) {
+        Ok(e) => e,
+        Err(reason) => return refuse_with(&mut reporter, reason),
+    };
+    // The parent re-check: still the process that started this launcher.
+    spec.parent_pid = launcher.as_raw_nonzero().get();
+    if prepare(&spec, &mut reporter).is_err() {
+        return i32::from(REFUSED_EXIT);
+    }
+    let namespaces = if spec.namespaces && spec.fs.deny_network {
+        enter_network_namespace()
+    } else {
+        LaunchEvent::Namespaces {
+            active: Vec::new(),
+            error: None,
+        }
+    };
+    reporter.send(&namespaces);
+    if let Err(reason) = confine_with(&spec, ruleset.as_ref(), &mut reporter, &prebuilt) {
+        return refuse_with(&mut reporter, reason);
+    }
+    let _ = exec_or_report(exec.as_ref(), &mut reporter);
+    127
+}
+
+/// An empty network namespace for this process (the strict profile), with a user
+/// namespace around it only where one is needed to make it (not root).
+fn enter_network_namespace() -> LaunchEvent {
+    let uid = rustix::process::geteuid();
+    let gid = rustix::process::getegid().as_raw();
+    let mut flags = libc::CLONE_NEWNET;
+    let mut active = vec!["net".to_string()];
+    if !uid.is_root() {
+        flags |= libc::CLONE_NEWUSER;
+        active.insert(0, "user".into());
+    }
+    if let Err(e) = sys::unshare(flags) {
+        return LaunchEvent::Namespaces {
+            active: Vec::new(),
+            error: Some(format!("unshare: {e}")),
+        };
+    }
+    if !uid.is_root() {
+        let uid = uid.as_raw();
+        for (name, text) in [
+            ("setgroups", "deny".to_string()),
+            ("uid_map", format!("{uid} {uid} 1")),
+            ("gid_map", format!("{gid} {gid} 1")),
+        ] {
+            if let Err(e) = std::fs::write(format!("/proc/self/{name}"), text) {
+                return LaunchEvent::Namespaces {
+                    active,
+                    error: Some(format!("{name}: {e}")),
+                };
+            }
+        }
+    }
+    LaunchEvent::Namespaces {
+        active,
+        error: None,
+    }
+}
+
+/// One call message and its descriptors; `None` when the server closed the channel.
+fn receive_call(channel: &OwnedFd) -> std::io::Result<Option<(Vec<u8>, Vec<OwnedFd>)>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags};
+    let mut message = vec![0u8; MAX_CALL_MESSAGE];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let received = loop {
+        match rustix::net::recvmsg(
+            channel,
+            &mut [std::io::IoSliceMut::new(&mut message)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        ) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => break other?,
+        }
+    };
+    let mut fds = Vec::new();
+    for part in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(rights) = part {
+            fds.extend(rights);
+        }
+    }
+    if received.bytes == 0 && fds.is_empty() {
+        return Ok(None);
+    }
+    if received.flags.contains(ReturnFlags::TRUNC) || received.flags.contains(ReturnFlags::CTRUNC) {
+        return Err(std::io::Error::other("the call message was cut off"));
+    }
+    message.truncate(received.bytes);
+    Ok(Some((message, fds)))
 }
 
 fn refuse(reporter: &mut Reporter, reason: String) -> ExitCode {
@@ -315,6 +614,17 @@ fn confine(
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
 ) -> Result<(), String> {
+    confine_with(spec, ruleset, reporter, &[])
+}
+
+/// [`confine`] with seccomp filters compiled ahead of the call (by a launcher started
+/// ahead); a choice not among them is compiled now.
+fn confine_with(
+    spec: &LaunchSpec,
+    ruleset: Option<&filesystem::Prepared>,
+    reporter: &mut Reporter,
+    prebuilt: &[(FilterChoice, Vec<seccompiler::BpfProgram>)],
+) -> Result<(), String> {
     use std::os::fd::AsFd;
     let capabilities = drop_capabilities();
     let capabilities_error = match &capabilities {
@@ -343,7 +653,11 @@ fn confine(
         deny_network: spec.fs.deny_network,
         deny_user_namespaces: spec.fs.deny_network,
     };
-    let (seccomp, seccomp_error) = match seccomp::build(choice).and_then(|p| seccomp::install(&p)) {
+    let built = match prebuilt.iter().find(|(c, _)| *c == choice) {
+        Some((_, programs)) => Ok(programs.clone()),
+        None => seccomp::build(choice),
+    };
+    let (seccomp, seccomp_error) = match built.and_then(|p| seccomp::install(&p)) {
         Ok(()) => (Some(choice.describe().to_string()), None),
         Err(e) => (None, Some(e)),
     };
@@ -416,6 +730,7 @@ fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> ExitCode {
         });
         return ExitCode::from(REFUSED_EXIT);
     }
+    reporter.flush();
     let error = sys::execve(&exec.program, &exec.argv, &exec.env);
     reporter.send(&LaunchEvent::ExecFailed {
         reason: error.to_string(),
@@ -477,6 +792,29 @@ fn launch(
     exec_or_report(exec.as_ref(), &mut reporter)
 }
 
+/// Drop every capability still in the bounding set, except `keep`. Each drop replaces the
+/// process's credentials, so only the ones present are dropped.
+fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
+    use rustix::thread::CapabilitySet;
+    for bit in 0..64u32 {
+        if Some(bit) == keep {
+            continue;
+        }
+        let cap = CapabilitySet::from_bits_retain(1u64 << bit);
+        match rustix::thread::capability_is_in_bounding_set(cap) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            // EINVAL: beyond the kernel's last capability.
+            Err(rustix::io::Errno::INVAL) => break,
+            Err(e) => return Err(format!("PR_CAPBSET_READ {bit}: {e}")),
+        }
+        if let Err(e) = rustix::thread::remove_capability_from_bounding_set(cap) {
+            return Err(format!("PR_CAPBSET_DROP {bit}: {e}"));
+        }
+    }
+    Ok(())
+}
+
 /// Empty every capability set the command could use or regain: the bounding set (what a
 /// later `execve` can give back), ambient, inheritable, permitted and effective. For root
 /// this takes away every power beyond file access by uid 0 (no mounts, no raw I/O, no
@@ -496,15 +834,8 @@ fn drop_capabilities() -> LaunchEvent {
     let held_any = !(before.effective.is_empty()
         && before.permitted.is_empty()
         && before.inheritable.is_empty());
-    if held_any {
-        for bit in 0..64u32 {
-            let cap = CapabilitySet::from_bits_retain(1u64 << bit);
-            match rustix::thread::remove_capability_from_bounding_set(cap) {
-                // EINVAL: beyond the kernel's last capability.
-                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
-                Err(e) => return failed(format!("PR_CAPBSET_DROP {bit}: {e}")),
-            }
-        }
+    if held_any && let Err(e) = drop_bounding_set(None) {
+        return failed(e);
     }
     if let Err(e) = rustix::thread::clear_ambient_capability_set()
         && e != rustix::io::Errno::INVAL
@@ -572,6 +903,7 @@ fn in_namespaces(
     let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
     let (status_read, status_write) =
         rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
+    reporter.flush();
     let child = clone_child(spec, flags, reporter)?;
     if child == 0 {
         drop(go_write);
@@ -591,9 +923,11 @@ fn in_namespaces(
                 let _ = exec_or_report(exec, reporter);
                 127
             };
+            reporter.flush();
             std::process::exit(code);
         }
         let code = namespace_init(spec, ruleset, exec, reporter, go_read, status_write);
+        reporter.flush();
         std::process::exit(code);
     }
     drop(go_read);
@@ -677,6 +1011,7 @@ fn clone_child(
             true,
         );
         reporter.send(&joined);
+        reporter.flush();
     }
     sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))
 }
@@ -730,6 +1065,7 @@ fn namespace_init(
         // The probe: everything applied, nothing to run.
         return 0;
     };
+    reporter.flush();
     let command = match sys::fork() {
         Ok(0) => {
             let _ = rustix::process::set_parent_process_death_signal(Some(
@@ -737,6 +1073,7 @@ fn namespace_init(
             ));
             drop(status_write);
             let code = exec_or_report(Some(exec), reporter);
+            reporter.flush();
             std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 127 });
         }
         Ok(pid) => pid,

@@ -400,12 +400,15 @@ impl LaunchPipes {
     }
 
     /// The launcher's end, kept open across its `execve`, and the Landlock ruleset.
-    fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> [Option<i32>; 3] {
+    fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> Vec<i32> {
         [
             Some(self.report_write.as_raw_fd()),
             ruleset.map(|r| r.fd.as_raw_fd()),
             self.gate,
         ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 
@@ -476,23 +479,130 @@ pub(crate) fn gate_opened(gate: &impl std::os::fd::AsFd) -> bool {
     }
 }
 
+/// A launcher started ahead of its call ([`launcher::WarmSpec`]), waiting on its channel.
+/// Field order is drop order: an unused launcher is killed before its folders are removed.
+struct WarmSlot {
+    child: spawn::Spawned,
+    channel: OwnedFd,
+    report_read: OwnedFd,
+    reserved: cgroup::ReservedCall,
+}
+
+impl std::fmt::Debug for WarmSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmSlot")
+            .field("child", &self.child)
+            .finish()
+    }
+}
+
+impl WarmSlot {
+    fn start(sandbox: &Sandbox) -> std::io::Result<WarmSlot> {
+        use rustix::net::{AddressFamily, SocketFlags, SocketType};
+        let reserved = sandbox.cgroups.reserve();
+        let (report_read, report_write) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let (channel, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )?;
+        let mut ruleset_fds: Vec<i32> = [false, true]
+            .into_iter()
+            .filter_map(|deny| sandbox.fs_rules(deny).1.map(|r| r.fd.as_raw_fd()))
+            .collect();
+        ruleset_fds.dedup();
+        let warm = launcher::WarmSpec {
+            report_fd: report_write.as_raw_fd(),
+            channel_fd: theirs.as_raw_fd(),
+            ruleset_fds: ruleset_fds.clone(),
+            cgroup_v1_tasks: reserved.v1_task_files(),
+            cgroup_v2: reserved.v2_dir(),
+        };
+        let mut keep = vec![report_write.as_raw_fd(), theirs.as_raw_fd()];
+        keep.extend(ruleset_fds);
+        let argv = [
+            sandbox.config.launcher.to_string_lossy().into_owned(),
+            launcher::WARM_ARG.to_string(),
+            serde_json::to_string(&warm).map_err(std::io::Error::other)?,
+        ];
+        let child = spawn::spawn(&spawn::SpawnRequest {
+            program: &sandbox.config.launcher,
+            argv: &argv,
+            env: &[],
+            cwd: None,
+            keep: &keep,
+            gate: None,
+        })?;
+        drop((report_write, theirs));
+        Ok(WarmSlot {
+            child,
+            channel,
+            report_read,
+            reserved,
+        })
+    }
+}
+
+/// Send a call to a launcher started ahead: the spec as one message, with the working
+/// folder's handle and the gate's read end as `SCM_RIGHTS`.
+fn send_call(
+    channel: &OwnedFd,
+    spec: &LaunchSpec,
+    cwd: std::os::fd::BorrowedFd<'_>,
+    gate: Option<&Gate>,
+) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    use std::os::fd::AsFd;
+    let bytes = serde_json::to_vec(spec).map_err(std::io::Error::other)?;
+    if bytes.len() > launcher::MAX_CALL_MESSAGE {
+        return Err(std::io::Error::other("the call spec is too large to send"));
+    }
+    let mut fds = vec![cwd];
+    if let Some(gate) = gate {
+        fds.push(gate.read.as_fd());
+    }
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(std::io::Error::other("no room for the call's descriptors"));
+    }
+    let sent = rustix::net::sendmsg(
+        channel,
+        &[std::io::IoSlice::new(&bytes)],
+        &mut control,
+        SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+    )?;
+    if sent != bytes.len() {
+        return Err(std::io::Error::other("the call spec was sent in part"));
+    }
+    Ok(())
+}
+
 /// Runs commands. One per server.
 #[derive(Debug, Clone, Default)]
 pub struct Executor {
     sandbox: Option<Arc<Sandbox>>,
+    /// The launcher started ahead of the next call, if one is ready.
+    warm: Arc<std::sync::Mutex<Option<WarmSlot>>>,
 }
 
 impl Executor {
     /// An executor without the kernel sandbox: session, process group, timeout and
     /// capture only (`[terminal.sandbox] enabled = false`).
     pub fn new() -> Self {
-        Executor { sandbox: None }
+        Executor {
+            sandbox: None,
+            warm: Arc::default(),
+        }
     }
 
     /// An executor that starts every command through the sandbox launcher.
     pub fn sandboxed(config: SandboxConfig) -> Self {
         Executor {
             sandbox: Some(Arc::new(Sandbox::new(config))),
+            warm: Arc::default(),
         }
     }
 
@@ -511,7 +621,7 @@ impl Executor {
             argv: &argv,
             env: &request.env,
             cwd: Some(request.cwd.handle_fd()),
-            keep: [None, None, None],
+            keep: &[],
             gate: request.gate.map(Gate::raw),
         })
     }
@@ -591,21 +701,44 @@ impl Executor {
             let report = sandbox::unsandboxed_report(request.profile, &request.limits);
             return Ok(outcome(supervised, report));
         };
+        let result = match self.take_warm() {
+            Some(slot) => match self.run_warm(sandbox, slot, request, cancel).await {
+                Some(done) => done,
+                // The launcher started ahead is gone (killed while idle): start one now.
+                None => self.run_cold(sandbox, request, cancel).await,
+            },
+            None => self.run_cold(sandbox, request, cancel).await,
+        };
+        self.schedule_warm();
+        result
+    }
+
+    fn argv(request: &ExecRequest<'_>) -> Vec<String> {
+        let mut argv = Vec::with_capacity(request.args.len() + 1);
+        argv.push(request.argv0.clone());
+        argv.extend(request.args.iter().cloned());
+        argv
+    }
+
+    /// Start a launcher for this call now.
+    async fn run_cold(
+        &self,
+        sandbox: &Sandbox,
+        request: &ExecRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ExecOutcome, ExecError> {
         let limits = &request.limits;
         let call = sandbox
             .cgroups
             .create_call(limits.processes, limits.memory_bytes);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
         let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
-        let mut argv = Vec::with_capacity(request.args.len() + 1);
-        argv.push(request.argv0.clone());
-        argv.extend(request.args.iter().cloned());
         let spec = Self::spec(
             sandbox,
             limits,
             &call,
             Some(request.program.clone()),
-            argv,
+            Self::argv(request),
             request.env.clone(),
             &pipes,
         );
@@ -623,7 +756,7 @@ impl Executor {
             argv: &launcher_argv,
             env: &[],
             cwd: Some(request.cwd.handle_fd()),
-            keep: pipes.inherited(ruleset),
+            keep: &pipes.inherited(ruleset),
             gate: None,
         })
         .map_err(ExecError::Spawn)?;
@@ -634,6 +767,80 @@ impl Executor {
         } = pipes;
         // Only the launcher (and its clone) may hold the write end: EOF = report complete.
         drop(report_write);
+        Self::supervise_launch(request, cancel, child, report_read, call, problems, false).await
+    }
+
+    /// Hand this call to the launcher started ahead of it. `None` when the launcher cannot
+    /// take it (it died while idle): nothing was sent, nothing ran, its folders are gone.
+    async fn run_warm(
+        &self,
+        sandbox: &Sandbox,
+        slot: WarmSlot,
+        request: &ExecRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<Result<ExecOutcome, ExecError>> {
+        let limits = &request.limits;
+        let WarmSlot {
+            child,
+            channel,
+            report_read,
+            reserved,
+        } = slot;
+        let call = reserved.limit(limits.processes, limits.memory_bytes);
+        let problems = match Self::precheck(sandbox, request.profile, limits, &call) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        let pipes = match LaunchPipes::new(request.gate) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(ExecError::Spawn(e))),
+        };
+        let mut spec = Self::spec(
+            sandbox,
+            limits,
+            &call,
+            Some(request.program.clone()),
+            Self::argv(request),
+            request.env.clone(),
+            &pipes,
+        );
+        drop(pipes);
+        if spec.pid_namespace {
+            // No cgroup kills this host's trees: the PID namespace path needs a launcher
+            // started for the call.
+            drop((child, channel, report_read));
+            drop(call);
+            return None;
+        }
+        // Joined at its start; its report pipe and the call's descriptors come with it.
+        spec.cgroup_v1_tasks.clear();
+        spec.report_fd = -1;
+        spec.gate_fd = request.gate.map(|_| -1);
+        if let Err(e) = send_call(&channel, &spec, request.cwd.handle_fd(), request.gate) {
+            tracing::debug!("the launcher started ahead could not take the call: {e}");
+            // Reap it, then remove the folders it was in.
+            drop((child, channel, report_read));
+            drop(call);
+            return None;
+        }
+        drop(channel);
+        Some(
+            Self::supervise_launch(request, cancel, child, report_read, call, problems, true).await,
+        )
+    }
+
+    /// Everything after a launcher holds the call: supervise, collect its report, kill and
+    /// remove the call's cgroups, map a refusal to its error.
+    async fn supervise_launch(
+        request: &ExecRequest<'_>,
+        cancel: &CancellationToken,
+        child: spawn::Spawned,
+        report_read: OwnedFd,
+        call: CallCgroup,
+        problems: Vec<String>,
+        started_ahead: bool,
+    ) -> Result<ExecOutcome, ExecError> {
+        let limits = &request.limits;
         let reader = tokio::spawn(read_report(report_read));
         let supervised = supervise(child, limits, cancel, Some(&call)).await;
         let cgroup_report = call.report.clone();
@@ -642,7 +849,7 @@ impl Executor {
             Ok(Ok(events)) => events,
             _ => Vec::new(),
         };
-        let report = sandbox::build_report(
+        let mut report = sandbox::build_report(
             request.profile,
             limits,
             cgroup_report,
@@ -650,6 +857,7 @@ impl Executor {
             &events,
             hits,
         );
+        report.mechanisms.launcher_started_ahead = started_ahead;
         for event in &events {
             match event {
                 LaunchEvent::Refused { reason } => {
@@ -668,6 +876,61 @@ impl Executor {
             }
         }
         Ok(outcome(supervised, report))
+    }
+
+    fn take_warm(&self) -> Option<WarmSlot> {
+        self.warm.lock().ok()?.take()
+    }
+
+    /// Start the launcher for the next call, once this call's answer is on its way: it
+    /// execs, joins the next call's v1 cgroups and waits on its channel, all off the request
+    /// path. Spawned from this (the runtime's) thread: the parent-death signal follows the
+    /// thread that started a process, and this one lives as long as the server.
+    fn schedule_warm(&self) {
+        let Some(sandbox) = self.sandbox.clone() else {
+            return;
+        };
+        let slot = self.warm.clone();
+        if slot.lock().map_or(true, |s| s.is_some()) {
+            return;
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        tokio::spawn(async move {
+            // Let the answer be written first: the spawn holds this thread for a moment.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            if slot.lock().map_or(true, |s| s.is_some()) {
+                return;
+            }
+            match WarmSlot::start(&sandbox) {
+                Ok(started) => {
+                    if let Ok(mut s) = slot.lock()
+                        && s.is_none()
+                    {
+                        *s = Some(started);
+                    }
+                }
+                Err(e) => tracing::debug!("no launcher started ahead: {e}"),
+            }
+        });
+    }
+
+    /// Start the launcher for the next call now and wait until it is in place (tests, and
+    /// the benchmark's warm-up).
+    pub fn prepare_next_launcher(&self) -> std::io::Result<bool> {
+        let Some(sandbox) = self.sandbox.as_deref() else {
+            return Ok(false);
+        };
+        let started = WarmSlot::start(sandbox)?;
+        let mut slot = self
+            .warm
+            .lock()
+            .map_err(|_| std::io::Error::other("lock poisoned"))?;
+        if slot.is_none() {
+            *slot = Some(started);
+        }
+        Ok(true)
     }
 
     /// Start-up probe: run the launcher through every step with nothing to execute and

@@ -31,7 +31,7 @@ pub struct SpawnRequest<'a> {
     /// Folder to enter by handle (`None`: stay in the server's).
     pub cwd: Option<BorrowedFd<'a>>,
     /// Descriptors that must survive `execve`.
-    pub keep: [Option<RawFd>; 3],
+    pub keep: &'a [RawFd],
     /// Wait at this gate before `execve`.
     pub gate: Option<RawFd>,
 }

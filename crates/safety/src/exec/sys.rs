@@ -18,7 +18,7 @@ pub fn isolate_child(
     cmd: &mut std::process::Command,
     parent_pid: i32,
     cwd_fd: Option<RawFd>,
-    inherit: [Option<RawFd>; 3],
+    inherit: Vec<RawFd>,
 ) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the child after fork and before execve. It only calls
@@ -42,7 +42,7 @@ pub fn isolate_child(
                 let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
                 rustix::process::fchdir(fd).map_err(std::io::Error::from)?;
             }
-            for fd in inherit.into_iter().flatten() {
+            for &fd in &inherit {
                 let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
                 rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())
                     .map_err(std::io::Error::from)?;
@@ -247,7 +247,7 @@ pub struct VforkPlan<'a> {
     /// Folder to enter by handle.
     pub cwd: Option<RawFd>,
     /// Descriptors that must survive `execve` (close-on-exec cleared).
-    pub keep: [Option<RawFd>; 3],
+    pub keep: &'a [RawFd],
     /// Wait here before `execve` (see [`super::Gate`]).
     pub gate: Option<RawFd>,
     /// The server's pid (the parent-death re-check).
@@ -371,7 +371,7 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
         {
             return errno();
         }
-        for fd in plan.keep.into_iter().flatten() {
+        for &fd in plan.keep {
             if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
                 return errno();
             }
@@ -409,4 +409,14 @@ pub fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> 
     // names the same pidfd for the AsyncFd's whole life, and `as_raw_fd` of an OwnedFd
     // always returns that descriptor.
     unsafe { tokio::io::unix::AsyncFd::register(fd).ok() }
+}
+
+/// `unshare(flags)`: move the calling process into new namespaces.
+pub fn unshare(flags: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: only the single-threaded command-to-be of a launcher calls this (a user
+    // namespace cannot be entered by a multi-threaded process); the call takes no pointers.
+    if unsafe { libc::unshare(flags) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

@@ -1,0 +1,198 @@
+//! The launcher started ahead of a call: after the previous answer the server starts the
+//! next call's launcher, which joins the call's cgroups and clones the process that will
+//! become the command, then waits on its channel for the call (its spec, working folder and
+//! gate). These tests start one explicitly and check that a call taken that way is confined
+//! exactly like one whose launcher starts with it. Real processes, temporary folders.
+
+use std::path::PathBuf;
+
+use safety::exec::profile::{Profile, effective_limits};
+use safety::exec::{ExecRequest, Executor, Gate, SandboxConfig};
+use safety::jail::Jail;
+use tokio_util::sync::CancellationToken;
+
+struct Jailed {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    jail: Jail,
+    executor: Executor,
+}
+
+fn setup() -> Jailed {
+    let dir = tempfile::Builder::new()
+        .prefix("safe-mcp-warm-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path().join("jail");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let jail = Jail::open(&root).unwrap();
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let executor = Executor::sandboxed(SandboxConfig {
+        launcher: PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec")),
+        jail_root: root.clone(),
+        read_paths: safety::exec::filesystem::read_paths(&[], &path),
+        require: false,
+        namespaces: true,
+        cgroups: true,
+    });
+    Jailed {
+        _dir: dir,
+        root,
+        jail,
+        executor,
+    }
+}
+
+fn request<'a>(
+    cwd: &'a safety::jail::ContainedDir,
+    program: &str,
+    args: &[&str],
+    profile: Profile,
+    gate: Option<&'a Gate>,
+) -> ExecRequest<'a> {
+    ExecRequest {
+        program: PathBuf::from(program),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        argv0: program.rsplit('/').next().unwrap_or(program).to_string(),
+        cwd,
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        profile,
+        limits: effective_limits(profile, 30, 65536, None).unwrap(),
+        gate,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_taken_by_a_launcher_started_ahead_runs_in_its_folder() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let cwd = t.jail.resolve_cwd(Some("sub")).unwrap();
+    let r = request(&cwd, "/usr/bin/touch", &["marker"], Profile::Standard, None);
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert!(
+        t.root.join("sub/marker").exists(),
+        "not run in its working folder"
+    );
+    assert!(!t.root.join("marker").exists());
+    if rustix::process::geteuid().is_root() {
+        assert_eq!(
+            outcome.sandbox.mechanisms.capabilities.as_deref(),
+            Some("all dropped")
+        );
+    }
+    assert!(outcome.sandbox.mechanisms.landlock.is_some(), "{outcome:?}");
+    assert!(outcome.sandbox.mechanisms.seccomp.is_some(), "{outcome:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn landlock_still_refuses_a_write_outside_the_jail_on_that_path() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let r = request(
+        &cwd,
+        "/bin/sh",
+        &["-c", "cd ..; touch escaped-warm"],
+        Profile::Standard,
+        None,
+    );
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert_ne!(outcome.exit_code, Some(0), "{outcome:?}");
+    assert!(!t.root.parent().unwrap().join("escaped-warm").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_gate_still_means_nothing_runs_on_that_path() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let (gate, opener) = Gate::new().unwrap();
+    opener.refuse();
+    let r = request(
+        &cwd,
+        "/usr/bin/touch",
+        &["marker"],
+        Profile::Standard,
+        Some(&gate),
+    );
+    let result = t.executor.run(&r, &CancellationToken::new()).await;
+    assert!(result.is_err(), "{result:?}");
+    assert!(
+        !t.root.join("marker").exists(),
+        "ran although the gate was refused"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn strict_on_that_path_has_no_network() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let code = format!(
+        "import socket; s = socket.socket(); s.settimeout(2); s.connect(('127.0.0.1', {port}))"
+    );
+    let r = request(
+        &cwd,
+        "/usr/bin/python3",
+        &["-c", &code],
+        Profile::Strict,
+        None,
+    );
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert_ne!(outcome.exit_code, Some(0), "{outcome:?}");
+    assert!(
+        outcome
+            .sandbox
+            .mechanisms
+            .namespaces
+            .contains(&"net".to_string()),
+        "{outcome:?}"
+    );
+    assert!(
+        matches!(listener.accept(), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the listener saw a connection"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_started_ahead_leaves_no_survivor() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let marker = format!(
+        "1{}",
+        std::process::id() as u64 * 1_000_003 % 99_999_989 + 7
+    );
+    let script = format!("setsid sleep {marker} &");
+    let r = request(&cwd, "/bin/sh", &["-c", &script], Profile::Standard, None);
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&marker) && c.starts_with("sleep"))
+        .collect();
+    assert!(survivors.is_empty(), "{survivors:?}");
+}
