@@ -59,6 +59,14 @@ struct Pool {
 }
 
 impl Pool {
+    fn empty() -> Pool {
+        Pool {
+            bases: Vec::new(),
+            counter: AtomicU64::new(0),
+            spare: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Create a fresh, empty folder for the next call in every base (no limits yet).
     fn make_set(&self) -> FolderSet {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
@@ -543,6 +551,28 @@ impl CallCgroup {
     /// True when the whole tree can be killed by the cgroup, escapees included.
     pub fn kills_tree(&self) -> bool {
         self.report.kill
+    }
+
+    /// The same folders under other limits (a launcher started ahead had its folders
+    /// limited for the previous call's profile).
+    pub fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
+        self.finished = true;
+        let set: FolderSet = std::mem::take(&mut self.dirs)
+            .into_iter()
+            .map(|(k, d)| (k, d, Ok(())))
+            .collect();
+        ReservedCall {
+            set: Some(set),
+            pool: self.pool.take().unwrap_or_else(|| Arc::new(Pool::empty())),
+        }
+        .limit(processes, memory_bytes)
+    }
+
+    /// After the command ended: kill whatever it left in the folders, if anything.
+    pub fn kill_leftovers(&self) {
+        if !self.all_empty() {
+            self.kill();
+        }
     }
 
     /// Kill every process of the call (v2 `cgroup.kill`, else signal each listed pid).

@@ -334,7 +334,7 @@ async fn supervise(
     if let Some(call) = call {
         // Whatever outlived the command in the cgroup dies now, before the pipes are
         // drained, so a background writer cannot hold them open.
-        call.kill();
+        call.kill_leftovers();
     }
 
     // Drain with a deadline: a grandchild that left the group (setsid) may hold the pipe.
@@ -485,7 +485,9 @@ struct WarmSlot {
     child: spawn::Spawned,
     channel: OwnedFd,
     report_read: OwnedFd,
-    reserved: cgroup::ReservedCall,
+    /// The call's folders, limited ahead for `limits` (processes, memory).
+    call: CallCgroup,
+    limits: (u64, u64),
 }
 
 impl std::fmt::Debug for WarmSlot {
@@ -497,7 +499,9 @@ impl std::fmt::Debug for WarmSlot {
 }
 
 impl WarmSlot {
-    fn start(sandbox: &Sandbox) -> std::io::Result<WarmSlot> {
+    /// Start one whose folders are limited for `limits` (the previous call's), which the
+    /// call rewrites only when its own differ.
+    fn start(sandbox: &Sandbox, limits: (u64, u64)) -> std::io::Result<WarmSlot> {
         use rustix::net::{AddressFamily, SocketFlags, SocketType};
         let reserved = sandbox.cgroups.reserve();
         let (report_read, report_write) =
@@ -540,7 +544,8 @@ impl WarmSlot {
             child,
             channel,
             report_read,
-            reserved,
+            call: reserved.limit(limits.0, limits.1),
+            limits,
         })
     }
 }
@@ -586,6 +591,8 @@ pub struct Executor {
     sandbox: Option<Arc<Sandbox>>,
     /// The launcher started ahead of the next call, if one is ready.
     warm: Arc<std::sync::Mutex<Option<WarmSlot>>>,
+    /// The last call's (processes, memory) limits: the next call's folders get them ahead.
+    last_limits: Arc<std::sync::Mutex<Option<(u64, u64)>>>,
 }
 
 impl Executor {
@@ -595,6 +602,7 @@ impl Executor {
         Executor {
             sandbox: None,
             warm: Arc::default(),
+            last_limits: Arc::default(),
         }
     }
 
@@ -603,6 +611,7 @@ impl Executor {
         Executor {
             sandbox: Some(Arc::new(Sandbox::new(config))),
             warm: Arc::default(),
+            last_limits: Arc::default(),
         }
     }
 
@@ -701,6 +710,9 @@ impl Executor {
             let report = sandbox::unsandboxed_report(request.profile, &request.limits);
             return Ok(outcome(supervised, report));
         };
+        if let Ok(mut last) = self.last_limits.lock() {
+            *last = Some((request.limits.processes, request.limits.memory_bytes));
+        }
         let result = match self.take_warm() {
             Some(slot) => match self.run_warm(sandbox, slot, request, cancel).await {
                 Some(done) => done,
@@ -784,9 +796,15 @@ impl Executor {
             child,
             channel,
             report_read,
-            reserved,
+            call,
+            limits: ahead,
         } = slot;
-        let call = reserved.limit(limits.processes, limits.memory_bytes);
+        let wanted = (limits.processes, limits.memory_bytes);
+        let call = if ahead == wanted {
+            call
+        } else {
+            call.relimit(wanted.0, wanted.1)
+        };
         let problems = match Self::precheck(sandbox, request.profile, limits, &call) {
             Ok(p) => p,
             Err(e) => return Some(Err(e)),
@@ -811,6 +829,10 @@ impl Executor {
             drop((child, channel, report_read));
             drop(call);
             return None;
+        }
+        // Its ruleset is already built; the rules themselves are not needed.
+        if spec.landlock_ruleset.is_some() {
+            spec.fs.read_paths.clear();
         }
         // Joined at its start; its report pipe and the call's descriptors come with it.
         spec.cgroup_v1_tasks.clear();
@@ -894,6 +916,10 @@ impl Executor {
         if slot.lock().map_or(true, |s| s.is_some()) {
             return;
         }
+        // Set by every call before this runs; the folders are limited for it ahead.
+        let Some(limits) = self.last_limits.lock().ok().and_then(|l| *l) else {
+            return;
+        };
         if tokio::runtime::Handle::try_current().is_err() {
             return;
         }
@@ -903,7 +929,7 @@ impl Executor {
             if slot.lock().map_or(true, |s| s.is_some()) {
                 return;
             }
-            match WarmSlot::start(&sandbox) {
+            match WarmSlot::start(&sandbox, limits) {
                 Ok(started) => {
                     if let Ok(mut s) = slot.lock()
                         && s.is_none()
@@ -922,7 +948,14 @@ impl Executor {
         let Some(sandbox) = self.sandbox.as_deref() else {
             return Ok(false);
         };
-        let started = WarmSlot::start(sandbox)?;
+        let standard = Profile::Standard.limits();
+        let limits = self
+            .last_limits
+            .lock()
+            .ok()
+            .and_then(|l| *l)
+            .unwrap_or((standard.processes, standard.memory_bytes));
+        let started = WarmSlot::start(sandbox, limits)?;
         let mut slot = self
             .warm
             .lock()
