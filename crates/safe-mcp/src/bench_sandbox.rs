@@ -60,11 +60,15 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
 
     let (mut with, mut without) = (Vec::new(), Vec::new());
     let (mut lean_with, mut lean_without) = (Vec::new(), Vec::new());
+    let mut started_ahead = 0usize;
     for _ in 0..iterations {
         let t = Instant::now();
         let e = lean_on.call("run_command", &call)?;
         lean_with.push(t.elapsed());
         ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
+        if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
+            started_ahead += 1;
+        }
         let t = Instant::now();
         let e = lean_off.call("run_command", &call)?;
         lean_without.push(t.elapsed());
@@ -78,9 +82,58 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
         without.push(t.elapsed());
         ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
     }
+    // Paced: as a model uses the tools, with time between calls (here 5 ms of idle before
+    // each call; a model thinks for far longer): each call is timed on an idle machine.
+    let (mut paced_with, mut paced_without) = (Vec::new(), Vec::new());
+    let mut paced_ahead = 0usize;
+    for _ in 0..iterations {
+        std::thread::sleep(Duration::from_millis(5));
+        let t = Instant::now();
+        let e = lean_on.call("run_command", &call)?;
+        paced_with.push(t.elapsed());
+        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
+        if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
+            paced_ahead += 1;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        let t = Instant::now();
+        let e = lean_off.call("run_command", &call)?;
+        paced_without.push(t.elapsed());
+        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+    }
+    let (pw50, po50) = (
+        percentile(&mut paced_with, 0.5),
+        percentile(&mut paced_without, 0.5),
+    );
+    // Back to back: blocks of 20 calls to one server, then 20 to the other, so the
+    // launcher for the next call is started while the sandboxed server is busy with its own
+    // calls (no other server's call in between to hide it behind).
+    let (mut b2b_with, mut b2b_without) = (Vec::new(), Vec::new());
+    let mut b2b_ahead = 0usize;
+    for _ in 0..iterations.div_ceil(20) {
+        for _ in 0..20 {
+            let t = Instant::now();
+            let e = lean_on.call("run_command", &call)?;
+            b2b_with.push(t.elapsed());
+            ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
+            if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
+                b2b_ahead += 1;
+            }
+        }
+        for _ in 0..20 {
+            let t = Instant::now();
+            let e = lean_off.call("run_command", &call)?;
+            b2b_without.push(t.elapsed());
+            ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+        }
+    }
     on.cancel().await.ok();
     off.cancel().await.ok();
     drop((lean_on, lean_off));
+    let (bw50, bo50) = (
+        percentile(&mut b2b_with, 0.5),
+        percentile(&mut b2b_without, 0.5),
+    );
     let (lw50, lo50) = (
         percentile(&mut lean_with, 0.5),
         percentile(&mut lean_without, 0.5),
@@ -88,7 +141,7 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     let (w50, o50) = (percentile(&mut with, 0.5), percentile(&mut without, 0.5));
     let (w90, o90) = (percentile(&mut with, 0.9), percentile(&mut without, 0.9));
     println!("safe-mcp bench --sandbox ({iterations} interleaved rounds)");
-    println!("  through the lean line client:");
+    println!("  interleaved call by call, through the lean line client:");
     println!(
         "  run_command \"true\", sandbox off : p50 {:>9.1} µs",
         micros(lo50)
@@ -101,7 +154,37 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
         "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×)",
         micros(lw50) / micros(lo50)
     );
-    println!("  through the rmcp client:");
+    println!(
+        "  sandboxed calls taken by a launcher started ahead: {started_ahead} of {iterations}"
+    );
+    println!("  paced (5 ms idle before each call, as between a model's calls), lean line client:");
+    println!(
+        "  run_command \"true\", sandbox off : p50 {:>9.1} µs",
+        micros(po50)
+    );
+    println!(
+        "  run_command \"true\", full sandbox: p50 {:>9.1} µs",
+        micros(pw50)
+    );
+    println!(
+        "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×); started ahead: {paced_ahead} of {iterations}",
+        micros(pw50) / micros(po50)
+    );
+    println!("  back to back (blocks of 20 calls per server), lean line client:");
+    println!(
+        "  run_command \"true\", sandbox off : p50 {:>9.1} µs",
+        micros(bo50)
+    );
+    println!(
+        "  run_command \"true\", full sandbox: p50 {:>9.1} µs",
+        micros(bw50)
+    );
+    println!(
+        "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×); started ahead: {b2b_ahead} of {}",
+        micros(bw50) / micros(bo50),
+        b2b_with.len()
+    );
+    println!("  interleaved, through the rmcp client:");
     println!(
         "  run_command \"true\", sandbox off : p50 {:>9.1} µs   p90 {:>9.1} µs",
         micros(o50),

@@ -319,17 +319,31 @@ fn warm_child(
     if rustix::process::getppid() != Some(launcher) {
         return i32::from(REFUSED_EXIT);
     }
-    let prebuilt: Vec<(FilterChoice, Vec<seccompiler::BpfProgram>)> = [false, true]
-        .into_iter()
-        .map(|deny| FilterChoice {
-            deny_network: deny,
-            deny_user_namespaces: deny,
-        })
-        .filter_map(|choice| Some((choice, seccomp::build(choice).ok()?)))
-        .collect();
-    if rustix::process::geteuid().is_root() {
-        // CAP_SYS_ADMIN = 21; the rest of the drop happens in `confine`.
-        let _ = drop_bounding_set(Some(21));
+    let mut ahead = Ahead {
+        filters: [false, true]
+            .into_iter()
+            .map(|deny| FilterChoice {
+                deny_network: deny,
+                deny_user_namespaces: deny,
+            })
+            .filter_map(|choice| Some((choice, seccomp::build(choice).ok()?)))
+            .collect(),
+        ..Ahead::default()
+    };
+    if rustix::process::geteuid().is_root() && drop_bounding_set(Some(CAP_SYS_ADMIN)).is_ok() {
+        // The last one goes in `confine`: making a network namespace needs it.
+        ahead.bounding_left = Some(CAP_SYS_ADMIN);
+    }
+    // Every profile's filter now (this process needs none of what it refuses); a profile
+    // without network stacks its stricter filter on top when the call comes.
+    let standard = FilterChoice {
+        deny_network: false,
+        deny_user_namespaces: false,
+    };
+    if let Some((_, programs)) = ahead.filters.iter().find(|(c, _)| *c == standard)
+        && seccomp::install(programs).is_ok()
+    {
+        ahead.installed = Some(standard);
     }
     let (message, fds) = match receive_call(channel) {
         Ok(Some(call)) => call,
@@ -410,7 +424,7 @@ fn warm_child(
         }
     };
     reporter.send(&namespaces);
-    if let Err(reason) = confine_with(&spec, ruleset.as_ref(), &mut reporter, &prebuilt) {
+    if let Err(reason) = confine_with(&spec, ruleset.as_ref(), &mut reporter, &ahead) {
         return refuse_with(&mut reporter, reason);
     }
     let _ = exec_or_report(exec.as_ref(), &mut reporter);
@@ -614,19 +628,31 @@ fn confine(
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
 ) -> Result<(), String> {
-    confine_with(spec, ruleset, reporter, &[])
+    confine_with(spec, ruleset, reporter, &Ahead::default())
 }
 
-/// [`confine`] with seccomp filters compiled ahead of the call (by a launcher started
-/// ahead); a choice not among them is compiled now.
+/// What a launcher started ahead did before its call came.
+#[derive(Default)]
+struct Ahead {
+    /// seccomp filters compiled ahead.
+    filters: Vec<(FilterChoice, Vec<seccompiler::BpfProgram>)>,
+    /// The filter already installed (the standard one: every profile's rules).
+    installed: Option<FilterChoice>,
+    /// The bounding set already holds nothing but this capability.
+    bounding_left: Option<u32>,
+}
+
+/// [`confine`] after what a launcher started ahead already did: filters compiled ahead
+/// are used, one already installed is not installed again (a stricter one is stacked on
+/// top), and only what is left of the bounding set is dropped.
 fn confine_with(
     spec: &LaunchSpec,
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
-    prebuilt: &[(FilterChoice, Vec<seccompiler::BpfProgram>)],
+    ahead: &Ahead,
 ) -> Result<(), String> {
     use std::os::fd::AsFd;
-    let capabilities = drop_capabilities();
+    let capabilities = drop_capabilities(ahead.bounding_left);
     let capabilities_error = match &capabilities {
         LaunchEvent::Capabilities { error, .. } => error.clone(),
         _ => None,
@@ -653,11 +679,15 @@ fn confine_with(
         deny_network: spec.fs.deny_network,
         deny_user_namespaces: spec.fs.deny_network,
     };
-    let built = match prebuilt.iter().find(|(c, _)| *c == choice) {
-        Some((_, programs)) => Ok(programs.clone()),
-        None => seccomp::build(choice),
+    let installed = if ahead.installed == Some(choice) {
+        Ok(())
+    } else {
+        match ahead.filters.iter().find(|(c, _)| *c == choice) {
+            Some((_, programs)) => seccomp::install(programs),
+            None => seccomp::build(choice).and_then(|p| seccomp::install(&p)),
+        }
     };
-    let (seccomp, seccomp_error) = match built.and_then(|p| seccomp::install(&p)) {
+    let (seccomp, seccomp_error) = match installed {
         Ok(()) => (Some(choice.describe().to_string()), None),
         Err(e) => (None, Some(e)),
     };
@@ -792,6 +822,10 @@ fn launch(
     exec_or_report(exec.as_ref(), &mut reporter)
 }
 
+/// `CAP_SYS_ADMIN`: the one capability a launcher started ahead keeps until its call (a
+/// network namespace needs it).
+const CAP_SYS_ADMIN: u32 = 21;
+
 /// Drop every capability still in the bounding set, except `keep`. Each drop replaces the
 /// process's credentials, so only the ones present are dropped.
 fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
@@ -821,7 +855,7 @@ fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
 /// module loading, no `CAP_DAC_OVERRIDE`); a process that holds no capabilities has
 /// nothing to drop (and `no_new_privs`, set for seccomp, keeps set-uid and file
 /// capabilities from adding any).
-fn drop_capabilities() -> LaunchEvent {
+fn drop_capabilities(bounding_left: Option<u32>) -> LaunchEvent {
     use rustix::thread::{CapabilitySet, CapabilitySets};
     let failed = |what: String| LaunchEvent::Capabilities {
         held: "unknown".into(),
@@ -834,7 +868,21 @@ fn drop_capabilities() -> LaunchEvent {
     let held_any = !(before.effective.is_empty()
         && before.permitted.is_empty()
         && before.inheritable.is_empty());
-    if held_any && let Err(e) = drop_bounding_set(None) {
+    let dropped = match bounding_left {
+        // Only one capability is left in the bounding set (dropped before the call).
+        Some(bit) => {
+            let cap = rustix::thread::CapabilitySet::from_bits_retain(1u64 << bit);
+            match rustix::thread::capability_is_in_bounding_set(cap) {
+                Ok(true) => rustix::thread::remove_capability_from_bounding_set(cap)
+                    .map_err(|e| format!("PR_CAPBSET_DROP {bit}: {e}")),
+                Ok(false) => Ok(()),
+                Err(e) => Err(format!("PR_CAPBSET_READ {bit}: {e}")),
+            }
+        }
+        None if held_any => drop_bounding_set(None),
+        None => Ok(()),
+    };
+    if let Err(e) = dropped {
         return failed(e);
     }
     if let Err(e) = rustix::thread::clear_ambient_capability_set()

@@ -585,6 +585,9 @@ fn send_call(
     Ok(())
 }
 
+/// The queue of the thread that starts launchers ahead: the limits to write ahead.
+type StarterQueue = std::sync::Mutex<std::sync::mpsc::Sender<(u64, u64)>>;
+
 /// Runs commands. One per server.
 #[derive(Debug, Clone, Default)]
 pub struct Executor {
@@ -593,6 +596,11 @@ pub struct Executor {
     warm: Arc<std::sync::Mutex<Option<WarmSlot>>>,
     /// The last call's (processes, memory) limits: the next call's folders get them ahead.
     last_limits: Arc<std::sync::Mutex<Option<(u64, u64)>>>,
+    /// The thread that starts launchers ahead of their calls ([`Executor::schedule_warm`]).
+    starter: Arc<std::sync::OnceLock<StarterQueue>>,
+    /// A launcher is being started ahead; `warm_done` is notified when that ends.
+    warm_pending: Arc<AtomicBool>,
+    warm_done: Arc<Notify>,
 }
 
 impl Executor {
@@ -603,6 +611,9 @@ impl Executor {
             sandbox: None,
             warm: Arc::default(),
             last_limits: Arc::default(),
+            starter: Arc::default(),
+            warm_pending: Arc::default(),
+            warm_done: Arc::default(),
         }
     }
 
@@ -612,6 +623,9 @@ impl Executor {
             sandbox: Some(Arc::new(Sandbox::new(config))),
             warm: Arc::default(),
             last_limits: Arc::default(),
+            starter: Arc::default(),
+            warm_pending: Arc::default(),
+            warm_done: Arc::default(),
         }
     }
 
@@ -713,7 +727,7 @@ impl Executor {
         if let Ok(mut last) = self.last_limits.lock() {
             *last = Some((request.limits.processes, request.limits.memory_bytes));
         }
-        let result = match self.take_warm() {
+        let result = match self.take_warm_or_wait().await {
             Some(slot) => match self.run_warm(sandbox, slot, request, cancel).await {
                 Some(done) => done,
                 // The launcher started ahead is gone (killed while idle): start one now.
@@ -904,42 +918,84 @@ impl Executor {
         self.warm.lock().ok()?.take()
     }
 
-    /// Start the launcher for the next call, once this call's answer is on its way: it
-    /// execs, joins the next call's v1 cgroups and waits on its channel, all off the request
-    /// path. Spawned from this (the runtime's) thread: the parent-death signal follows the
-    /// thread that started a process, and this one lives as long as the server.
+    /// The launcher started ahead, waiting (at most 50 ms) for one that is being started:
+    /// it is further along than a launcher started now would be.
+    async fn take_warm_or_wait(&self) -> Option<WarmSlot> {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(50);
+        loop {
+            let done = self.warm_done.notified();
+            if let Some(slot) = self.take_warm() {
+                return Some(slot);
+            }
+            if !self.warm_pending.load(Ordering::SeqCst) {
+                return None;
+            }
+            if tokio::time::timeout_at(deadline, done).await.is_err() {
+                return self.take_warm();
+            }
+        }
+    }
+
+    /// Start the launcher for the next call, off the request path: a dedicated thread (the
+    /// "starter") spawns it, so the runtime's thread is never held by the spawn; the
+    /// launcher execs, joins the next call's cgroups and waits on its channel. The starter
+    /// lives as long as the executor, which matters: the parent-death signal follows the
+    /// thread that started a process.
     fn schedule_warm(&self) {
         let Some(sandbox) = self.sandbox.clone() else {
             return;
         };
-        let slot = self.warm.clone();
-        if slot.lock().map_or(true, |s| s.is_some()) {
+        if self.warm.lock().map_or(true, |s| s.is_some()) {
             return;
         }
         // Set by every call before this runs; the folders are limited for it ahead.
         let Some(limits) = self.last_limits.lock().ok().and_then(|l| *l) else {
             return;
         };
-        if tokio::runtime::Handle::try_current().is_err() {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
-        }
-        tokio::spawn(async move {
-            // Let the answer be written first: the spawn holds this thread for a moment.
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            if slot.lock().map_or(true, |s| s.is_some()) {
-                return;
-            }
-            match WarmSlot::start(&sandbox, limits) {
-                Ok(started) => {
-                    if let Ok(mut s) = slot.lock()
-                        && s.is_none()
-                    {
-                        *s = Some(started);
+        };
+        let slot = self.warm.clone();
+        let pending = self.warm_pending.clone();
+        let done = self.warm_done.clone();
+        let starter = self.starter.get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<(u64, u64)>();
+            let spawned = std::thread::Builder::new()
+                .name("launcher-starter".into())
+                .spawn(move || {
+                    while let Ok(limits) = rx.recv() {
+                        if slot.lock().map_or(true, |s| s.is_some()) {
+                            pending.store(false, Ordering::SeqCst);
+                            done.notify_waiters();
+                            continue;
+                        }
+                        // The pidfd and pipes are registered with the server's reactor.
+                        let _entered = runtime.enter();
+                        match WarmSlot::start(&sandbox, limits) {
+                            Ok(started) => {
+                                if let Ok(mut s) = slot.lock()
+                                    && s.is_none()
+                                {
+                                    *s = Some(started);
+                                }
+                            }
+                            Err(e) => tracing::debug!("no launcher started ahead: {e}"),
+                        }
+                        pending.store(false, Ordering::SeqCst);
+                        done.notify_waiters();
                     }
-                }
-                Err(e) => tracing::debug!("no launcher started ahead: {e}"),
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("no launcher starter thread: {e}");
             }
+            std::sync::Mutex::new(tx)
         });
+        if let Ok(tx) = starter.lock() {
+            self.warm_pending.store(true, Ordering::SeqCst);
+            if tx.send(limits).is_err() {
+                self.warm_pending.store(false, Ordering::SeqCst);
+            }
+        }
     }
 
     /// Start the launcher for the next call now and wait until it is in place (tests, and
