@@ -158,6 +158,20 @@ pub async fn run(iterations: usize) -> Result<()> {
         client::call(&session, "no_such_tool", unknown.clone()).await?;
         mcp.rmcp.push(t.elapsed());
     }
+    // explain_command on its own: back to back (nothing else between calls), and paced
+    // (2 ms idle before each, as between a model's calls).
+    let (mut ex_b2b, mut ex_paced) = (Vec::new(), Vec::new());
+    for _ in 0..iterations {
+        let t = Instant::now();
+        lean.call("explain_command", &explain)?;
+        ex_b2b.push(t.elapsed());
+    }
+    for _ in 0..iterations {
+        std::thread::sleep(Duration::from_millis(2));
+        let t = Instant::now();
+        lean.call("explain_command", &explain)?;
+        ex_paced.push(t.elapsed());
+    }
     session.cancel().await.ok();
     plain.cancel().await.ok();
     drop((lean, lean_plain));
@@ -188,8 +202,13 @@ pub async fn run(iterations: usize) -> Result<()> {
         on_lean / off_lean,
     );
     println!(
-        "  explain_command round trip p50       : {ex_lean:>9.1} µs   (target < 100 µs); p99 {:.1} µs   [rmcp {ex_rmcp:.1} µs]",
+        "  explain_command, interleaved, p50    : {ex_lean:>9.1} µs   (target < 100 µs); p99 {:.1} µs   [rmcp {ex_rmcp:.1} µs]",
         micros(percentile(&mut ex.lean, 0.99))
+    );
+    println!(
+        "  explain_command alone, back to back  : {:>9.1} µs   p50 (target < 100 µs); paced (2 ms idle before each) {:.1} µs",
+        micros(percentile(&mut ex_b2b, 0.5)),
+        micros(percentile(&mut ex_paced, 0.5))
     );
     println!(
         "  MCP floor: unknown-tool round trip    : {mcp_lean:>9.1} µs   (explain / floor {:.2}×)   [rmcp {mcp_rmcp:.1} µs]",

@@ -122,6 +122,9 @@ struct SyncShared {
     stop: bool,
     /// A background `fdatasync` failed: every later append fails (fail-closed).
     failed: Option<String>,
+    /// The syncer is letting records gather and will sync when its short wait ends: a
+    /// record nothing waits on need not wake it.
+    lingering: bool,
 }
 
 impl std::fmt::Debug for SyncShared {
@@ -131,6 +134,7 @@ impl std::fmt::Debug for SyncShared {
             .field("pending", &self.pending)
             .field("stop", &self.stop)
             .field("failed", &self.failed)
+            .field("lingering", &self.lingering)
             .finish()
     }
 }
@@ -161,8 +165,11 @@ impl Syncer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         s.pending = true;
+        let waiting = waiter.is_some();
         s.waiters.extend(waiter);
-        wake.notify_one();
+        if waiting || !s.lingering {
+            wake.notify_one();
+        }
     }
 
     fn failure(&self) -> Option<String> {
@@ -208,6 +215,7 @@ fn sync_loop(file: &File, shared: &(Mutex<SyncShared>, std::sync::Condvar)) {
         // stream of dry runs must not cost one disk flush each). A waiter or a stop
         // ends the wait at once.
         let lingered = std::time::Instant::now() + SYNC_LINGER;
+        s.lingering = true;
         while s.waiters.is_empty() && !s.stop {
             let left = lingered.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
@@ -218,6 +226,7 @@ fn sync_loop(file: &File, shared: &(Mutex<SyncShared>, std::sync::Condvar)) {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
         }
+        s.lingering = false;
         s.pending = false;
         let waiters = std::mem::take(&mut s.waiters);
         drop(s);
