@@ -364,15 +364,8 @@ fn warm_child(
         Err(e) => return refuse_with(&mut reporter, format!("malformed call spec: {e}")),
     };
     reporter.send(&joined);
-    if spec.require
-        && let Some(why) = join_failed(&joined)
-    {
-        return refuse_with(
-            &mut reporter,
-            format!(
-                "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
-            ),
-        );
+    if let Some(reason) = required_join_refusal(&spec, &joined) {
+        return refuse_with(&mut reporter, reason);
     }
     let mut fds = fds.into_iter();
     match fds.next() {
@@ -547,6 +540,14 @@ fn join_cgroups(spec: &LaunchSpec, v2_now: bool) -> LaunchEvent {
         v2_failed,
         v1_failed,
     }
+}
+
+/// Why the call must not run: the kernel sandbox is required and a cgroup join failed.
+fn required_join_refusal(spec: &LaunchSpec, joined: &LaunchEvent) -> Option<String> {
+    let why = join_failed(joined).filter(|_| spec.require)?;
+    Some(format!(
+        "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
+    ))
 }
 
 fn join_failed(event: &LaunchEvent) -> Option<String> {
@@ -783,15 +784,8 @@ fn launch(
     // the launcher joins it now.
     let joined = join_cgroups(&spec, !spec.namespaces);
     reporter.send(&joined);
-    if spec.require
-        && let Some(why) = join_failed(&joined)
-    {
-        return refuse(
-            &mut reporter,
-            format!(
-                "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
-            ),
-        );
+    if let Some(reason) = required_join_refusal(&spec, &joined) {
+        return refuse(&mut reporter, reason);
     }
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;

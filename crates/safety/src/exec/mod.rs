@@ -739,6 +739,24 @@ impl Executor {
         result
     }
 
+    /// The launcher's spec for this request.
+    fn call_spec(
+        sandbox: &Sandbox,
+        request: &ExecRequest<'_>,
+        call: &CallCgroup,
+        pipes: &LaunchPipes,
+    ) -> LaunchSpec {
+        Self::spec(
+            sandbox,
+            &request.limits,
+            call,
+            Some(request.program.clone()),
+            Self::argv(request),
+            request.env.clone(),
+            pipes,
+        )
+    }
+
     fn argv(request: &ExecRequest<'_>) -> Vec<String> {
         let mut argv = Vec::with_capacity(request.args.len() + 1);
         argv.push(request.argv0.clone());
@@ -759,15 +777,7 @@ impl Executor {
             .create_call(limits.processes, limits.memory_bytes);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
         let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
-        let spec = Self::spec(
-            sandbox,
-            limits,
-            &call,
-            Some(request.program.clone()),
-            Self::argv(request),
-            request.env.clone(),
-            &pipes,
-        );
+        let spec = Self::call_spec(sandbox, request, &call, &pipes);
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let (_, ruleset) = sandbox.fs_rules(!limits.network);
@@ -827,15 +837,7 @@ impl Executor {
             Ok(p) => p,
             Err(e) => return Some(Err(ExecError::Spawn(e))),
         };
-        let mut spec = Self::spec(
-            sandbox,
-            limits,
-            &call,
-            Some(request.program.clone()),
-            Self::argv(request),
-            request.env.clone(),
-            &pipes,
-        );
+        let mut spec = Self::call_spec(sandbox, request, &call, &pipes);
         drop(pipes);
         if spec.pid_namespace {
             // No cgroup kills this host's trees: the PID namespace path needs a launcher
