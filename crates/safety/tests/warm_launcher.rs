@@ -196,3 +196,26 @@ async fn a_command_started_ahead_leaves_no_survivor() {
         .collect();
     assert!(survivors.is_empty(), "{survivors:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_launcher_killed_while_idle_is_replaced_for_the_call() {
+    let t = setup();
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    // kill -9 the launcher that waits for the next call.
+    let idle = t.executor.next_launcher_pid().expect("a launcher waits");
+    let cmdline = std::fs::read(format!("/proc/{idle}/cmdline")).unwrap();
+    assert!(String::from_utf8_lossy(&cmdline).contains("__sandbox-warm"));
+    let pid = rustix::process::Pid::from_raw(idle).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let r = request(&cwd, "/usr/bin/touch", &["marker"], Profile::Standard, None);
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    assert!(
+        !outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert!(outcome.sandbox.mechanisms.launcher, "{outcome:?}");
+    assert!(t.root.join("marker").exists());
+}

@@ -1000,6 +1000,12 @@ impl Executor {
         }
     }
 
+    /// The pid of the launcher waiting for the next call, if one is (tests).
+    pub fn next_launcher_pid(&self) -> Option<i32> {
+        let slot = self.warm.lock().ok()?;
+        slot.as_ref().map(|s| s.child.pid().as_raw_nonzero().get())
+    }
+
     /// Start the launcher for the next call now and wait until it is in place (tests, and
     /// the benchmark's warm-up).
     pub fn prepare_next_launcher(&self) -> std::io::Result<bool> {
