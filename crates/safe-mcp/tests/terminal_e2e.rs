@@ -182,6 +182,10 @@ async fn escapes_return_path_escape_and_nothing_runs() {
         json!({"command": "cat /etc/passwd"}),
         json!({"command": "cat link"}),
         json!({"command": "cat sub/../../secret.txt"}),
+        // `..` after a folder that does not exist: the kernel never resolves it, a program
+        // that creates or normalises the path would climb out with it.
+        json!({"command": "cat sub/missing/../../../secret.txt"}),
+        json!({"command": "ls sub/missing/../../.."}),
     ];
     for args in cases {
         let e = run(&s, args.clone()).await;

@@ -197,29 +197,34 @@ impl Jail {
     }
 
     /// Check one path named by a request, taken relative to `cwd`. A path that does not exist
-    /// yet is judged by its deepest existing ancestor, walked through the kernel the same way.
+    /// yet is judged by its deepest existing ancestor, walked through the kernel the same way;
+    /// a `..` in the part that does not exist is refused: the kernel never saw it, and a
+    /// program that creates folders (`mkdir -p`, `git init`) or normalises the path itself
+    /// would climb out with it (`sub/missing/../../../x`).
     pub fn check_path(&self, cwd: &ContainedDir, path: &str) -> Result<(), JailError> {
+        let escape = || JailError::Escape {
+            path: path.to_string(),
+        };
         let rel = self.relative_to_root(cwd.relative(), path)?;
         let components: Vec<Component> = rel.components().collect();
         for keep in (0..=components.len()).rev() {
             let prefix: PathBuf = components.iter().take(keep).collect();
             match self.open_beneath(&prefix, OFlags::PATH) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    let rest = components.get(keep..).unwrap_or_default();
+                    if rest.contains(&Component::ParentDir) {
+                        return Err(escape());
+                    }
+                    return Ok(());
+                }
                 Err(Errno::NOENT) | Err(Errno::NOTDIR) => continue,
-                Err(Errno::XDEV) | Err(Errno::LOOP) => {
-                    return Err(JailError::Escape {
-                        path: path.to_string(),
-                    });
-                }
-                // Anything else (EACCES, ENAMETOOLONG): not provably inside, so refuse.
-                Err(_) => {
-                    return Err(JailError::Escape {
-                        path: path.to_string(),
-                    });
-                }
+                // XDEV/LOOP: out through `..` or a symlink. Anything else (EACCES,
+                // ENAMETOOLONG): not provably inside, so refused too.
+                Err(_) => return Err(escape()),
             }
         }
-        Ok(())
+        // The empty prefix is the root itself, which always opens.
+        Err(escape())
     }
 
     /// Does `name` name an existing entry (link or not) relative to `cwd`? Used to treat
