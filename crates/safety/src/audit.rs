@@ -103,6 +103,8 @@ pub struct AuditLog {
     state: Mutex<ChainState>,
     /// The background syncer of [`AuditLog::append_sync_behind`], started on first use.
     syncer: std::sync::OnceLock<Syncer>,
+    /// `fdatasync`s completed on this log (synchronous and background).
+    syncs: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How long the syncer lets records that nothing waits on gather before one `fdatasync`.
@@ -147,12 +149,12 @@ struct Syncer {
 }
 
 impl Syncer {
-    fn start(file: File) -> std::io::Result<Syncer> {
+    fn start(file: File, syncs: Arc<std::sync::atomic::AtomicU64>) -> std::io::Result<Syncer> {
         let shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)> = Arc::default();
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("audit-sync".into())
-            .spawn(move || sync_loop(&file, &theirs))?;
+            .spawn(move || sync_loop(&file, &theirs, &syncs))?;
         Ok(Syncer {
             shared,
             thread: Mutex::new(Some(thread)),
@@ -197,7 +199,11 @@ impl Syncer {
     }
 }
 
-fn sync_loop(file: &File, shared: &(Mutex<SyncShared>, std::sync::Condvar)) {
+fn sync_loop(
+    file: &File,
+    shared: &(Mutex<SyncShared>, std::sync::Condvar),
+    syncs: &std::sync::atomic::AtomicU64,
+) {
     let (lock, wake) = shared;
     loop {
         let mut s = lock
@@ -233,7 +239,11 @@ fn sync_loop(file: &File, shared: &(Mutex<SyncShared>, std::sync::Condvar)) {
         // Every line written before this call is covered by it (a waiter is registered
         // after its line is written); lines written while it runs set `pending` again and
         // get the next round.
-        let result = file.sync_data().map_err(|e| {
+        let result = file.sync_data();
+        if result.is_ok() {
+            syncs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        let result = result.map_err(|e| {
             tracing::error!("audit log fdatasync failed: {e}");
             let why = format!("fdatasync of the audit log failed: {e}");
             let mut s = lock
@@ -332,7 +342,14 @@ impl AuditLog {
                 buf: Vec::with_capacity(1024),
             }),
             syncer: std::sync::OnceLock::new(),
+            syncs: Arc::default(),
         })
+    }
+
+    /// How many `fdatasync`s of this log have completed (tests observe the ordering of
+    /// [`AuditLog::append_then`]'s callbacks with it).
+    pub fn completed_syncs(&self) -> u64 {
+        self.syncs.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The log's path.
@@ -414,7 +431,7 @@ impl AuditLog {
                 Some(s) => s,
                 None => {
                     let file = state.file.try_clone().map_err(io)?;
-                    let started = Syncer::start(file).map_err(io)?;
+                    let started = Syncer::start(file, self.syncs.clone()).map_err(io)?;
                     self.syncer.get_or_init(|| started)
                 }
             }),
@@ -458,6 +475,7 @@ impl AuditLog {
         let written = file.write_all(&state.buf).and_then(|()| match syncer {
             // Covers this line and every line written behind before it.
             None => file.sync_data().map(|()| {
+                self.syncs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if let Some(s) = self.syncer.get() {
                     s.covered();
                 }

@@ -33,6 +33,9 @@ use crate::policy::layers::{
 use crate::redact::{RedactError, Redactor};
 use crate::result::{Envelope, ResultCode};
 
+/// Why an entry whose name cannot be one path component is skipped by a plan.
+const UNUSABLE_NAME: &str = "the name cannot be used as a destination";
+
 /// Default `[files] max_plan_moves`.
 pub const DEFAULT_MAX_PLAN_MOVES: u64 = 500;
 /// Default `[files] max_list_entries`.
@@ -630,7 +633,7 @@ impl Organizer {
                     skips.push(skip_value(
                         name,
                         ResultCode::PolicyDenied,
-                        "the name cannot be used as a destination",
+                        UNUSABLE_NAME,
                         None,
                     ));
                     continue 'entries;
@@ -646,7 +649,7 @@ impl Organizer {
                             skips.push(skip_value(
                                 name,
                                 ResultCode::PolicyDenied,
-                                "the name cannot be used as a destination",
+                                UNUSABLE_NAME,
                                 None,
                             ));
                             continue 'entries;

@@ -162,6 +162,7 @@ const fn rule(
     }
 }
 
+/// [`rule`] whose anchors match in any ASCII case.
 const fn rule_ci(
     name: &'static str,
     anchors: &'static [&'static str],
@@ -171,14 +172,8 @@ const fn rule_ci(
     example_secret: &'static str,
 ) -> BuiltinRule {
     BuiltinRule {
-        name,
-        anchors,
         anchors_ignore_case: true,
-        left,
-        pattern,
-        extends_back: false,
-        example,
-        example_secret,
+        ..rule(name, anchors, left, pattern, example, example_secret)
     }
 }
 

@@ -308,6 +308,15 @@ impl TerminalCore {
         }
     }
 
+    /// The answer to a tool this server does not have.
+    pub fn unknown_tool(&self, name: &str) -> Envelope {
+        Envelope::new(
+            name,
+            ResultCode::InvalidRequest,
+            format!("unknown tool '{name}': this server has {RUN_COMMAND} and {EXPLAIN_COMMAND}"),
+        )
+    }
+
     /// Server instructions for the model: how to use the tools under this policy.
     pub fn instructions(&self) -> String {
         let allowed = self.config.terminal.allowlist.commands.join(", ");
@@ -440,7 +449,9 @@ impl TerminalCore {
             "cwd": vetted.cwd.absolute().to_string_lossy(),
             "env": self.environment(),
         });
-        hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+        let mut bytes = Vec::new();
+        crate::audit::canonical_json(&canonical, &mut bytes);
+        hex::encode(Sha256::digest(&bytes))
     }
 
     /// `explain_command`: the same parse, evaluation and containment as `run_command`, then

@@ -3,16 +3,8 @@
 
 use std::path::Path;
 
-/// (rule id, line) of every finding, in report order.
-fn hits(file: &str, source: &str) -> Vec<(&'static str, usize)> {
-    let mut found: Vec<_> = scan::scan_text(Path::new(file), source)
-        .expect("fixture parses")
-        .into_iter()
-        .map(|f| (f.rule_id, f.line))
-        .collect();
-    found.sort();
-    found
-}
+mod common;
+use common::hits;
 
 fn rule_ids(file: &str, source: &str) -> Vec<&'static str> {
     let mut ids: Vec<_> = hits(file, source).into_iter().map(|(id, _)| id).collect();

@@ -2,14 +2,10 @@
 
 use std::path::Path;
 
+mod common;
+
 fn hits(source: &str) -> Vec<(&'static str, usize)> {
-    let mut found: Vec<_> = scan::scan_text(Path::new("server.py"), source)
-        .expect("fixture parses")
-        .into_iter()
-        .map(|f| (f.rule_id, f.line))
-        .collect();
-    found.sort();
-    found
+    common::hits("server.py", source)
 }
 
 #[test]

@@ -3,14 +3,10 @@
 
 use std::path::Path;
 
+mod common;
+
 fn hits(source: &str) -> Vec<(&'static str, usize)> {
-    let mut found: Vec<_> = scan::scan_text(Path::new("main.rs"), source)
-        .expect("fixture parses")
-        .into_iter()
-        .map(|f| (f.rule_id, f.line))
-        .collect();
-    found.sort();
-    found
+    common::hits("main.rs", source)
 }
 
 #[test]

@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use safety::result::{Envelope, ResultCode};
+use safety::result::Envelope;
 use safety::terminal::{EXPLAIN_COMMAND, RUN_COMMAND, TerminalCore};
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -146,11 +146,7 @@ impl TerminalServer {
         match request.name.as_ref() {
             RUN_COMMAND => self.core.run_command(args, &ctx.ct).await,
             EXPLAIN_COMMAND => self.core.explain_command(args),
-            other => Envelope::new(
-                other,
-                ResultCode::InvalidRequest,
-                format!("unknown tool '{other}': this server has run_command and explain_command"),
-            ),
+            other => self.core.unknown_tool(other),
         }
     }
 }

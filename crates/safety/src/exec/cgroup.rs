@@ -60,8 +60,12 @@ struct Pool {
 
 impl Pool {
     fn empty() -> Pool {
+        Pool::with(Vec::new())
+    }
+
+    fn with(bases: Vec<Base>) -> Pool {
         Pool {
-            bases: Vec::new(),
+            bases,
             counter: AtomicU64::new(0),
             spare: Mutex::new(Vec::new()),
         }
@@ -385,11 +389,7 @@ impl Cgroups {
                 )),
             }
         }
-        let pool = Arc::new(Pool {
-            bases,
-            counter: AtomicU64::new(0),
-            spare: Mutex::new(Vec::new()),
-        });
+        let pool = Arc::new(Pool::with(bases));
         pool.refill();
         Cgroups { pool, problems }
     }
@@ -397,11 +397,7 @@ impl Cgroups {
     /// No cgroup at all (sandbox off, or tests of the fallback paths).
     pub fn none() -> Cgroups {
         Cgroups {
-            pool: Arc::new(Pool {
-                bases: Vec::new(),
-                counter: AtomicU64::new(0),
-                spare: Mutex::new(Vec::new()),
-            }),
+            pool: Arc::new(Pool::empty()),
             problems: vec!["cgroups not used".into()],
         }
     }
@@ -458,7 +454,7 @@ impl ReservedCall {
             .collect()
     }
 
-    /// The v2 folder a launcher started ahead clones the command-to-be into.
+    /// The v2 folder a launcher started ahead joins (through `cgroup.procs`, before its call).
     pub fn v2_dir(&self) -> Option<PathBuf> {
         self.set
             .iter()
@@ -600,18 +596,13 @@ impl CallCgroup {
     }
 
     /// Kill what is left, wait (bounded) until the folders are empty, read the limit
-    /// counters, remove the folders. Returns the counters and whether the tree was empty.
-    pub async fn finish(mut self) -> (LimitHits, bool) {
+    /// counters, remove the folders (after the answer). Returns the counters.
+    pub async fn finish(mut self) -> LimitHits {
         self.finished = true;
         let started = Instant::now();
-        let mut emptied = self.all_empty();
-        if !emptied {
+        if !self.all_empty() {
             self.kill();
-            while started.elapsed() < EMPTY_DEADLINE {
-                if self.all_empty() {
-                    emptied = true;
-                    break;
-                }
+            while started.elapsed() < EMPTY_DEADLINE && !self.all_empty() {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
         }
@@ -636,7 +627,7 @@ impl CallCgroup {
             Ok(runtime) => drop(runtime.spawn_blocking(cleanup)),
             Err(_) => cleanup(),
         }
-        (hits, emptied)
+        hits
     }
 
     fn hits(&self) -> LimitHits {

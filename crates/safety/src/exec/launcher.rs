@@ -4,18 +4,21 @@
 //! process, and Landlock and seccomp (without TSYNC) bind only the calling thread.
 //!
 //! Order (each step named after the attack it stops):
-//! 0. (in the server's `pre_exec`, before this binary even starts) `setsid`, parent-death
-//!    signal with a re-check, working folder entered by handle;
+//! 0. (in the server's spawn, `sys::spawn_vfork`, before this binary even starts) `setsid`,
+//!    parent-death signal with a re-check, working folder entered by handle;
 //! 1. join the call's cgroups before anything forks, so every process the command starts
 //!    is born inside them, `setsid` or not: v1 by writing `0` to `tasks` (one thread, no
-//!    global lock), v2 by cloning PID 1 straight into it (`CLONE_INTO_CGROUP`); moving a
-//!    whole process through `cgroup.procs` would wait ~10 ms for an RCU grace period;
+//!    global lock); v2 by cloning the process that becomes the command straight into it
+//!    (`CLONE_INTO_CGROUP`) when namespaces are on, else through `cgroup.procs`, whose
+//!    global lock can wait for an RCU grace period (a launcher started ahead pays that
+//!    before its call);
 //! 2. rlimits: core dumps off, open files, file size, CPU time (and memory per process
 //!    when no memory cgroup exists);
-//! 3. user (+ network) namespaces, and a PID namespace where no cgroup kills the tree: the
-//!    launcher clones a child (straight into the call's cgroup v2); with a PID namespace that
-//!    child is PID 1 of it, //!    fresh PID namespace; when that child ends, the kernel kills everything left inside;
-//! 4. Landlock; 5. seccomp, last; 6. `execve`.
+//! 3. namespaces only where they do something: network for a profile without network, PID
+//!    where no cgroup kills the tree (the clone is then PID 1; when it ends, the kernel
+//!    kills everything left inside), user only for a process that is not root and needs
+//!    one to make the others;
+//! 4. every capability dropped; 5. Landlock; 6. seccomp, last; 7. the start gate, `execve`.
 //!
 //! What was really applied goes back to the server as JSON lines on an inherited pipe, so
 //! each result reports the truth of its own call, not a start-up guess.
@@ -24,7 +27,7 @@ use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
@@ -259,15 +262,18 @@ pub fn launcher_main() -> Option<ExitCode> {
     Some(launch(spec, ruleset.as_ref(), reporter))
 }
 
-/// A launcher started ahead of its call: join the call's v1 cgroups now, then wait for
-/// the call on the channel and carry it out exactly like a launcher started for it
-/// ([`launch`]). If the server goes away first, the parent-death signal or the closed
-/// channel ends it without running anything.
+/// A launcher started ahead of its call. While waiting is free: join the call's cgroups,
+/// compile both seccomp filters and install the one every profile shares, drop every
+/// capability but `CAP_SYS_ADMIN` (needed only to make a network namespace). Then take the
+/// call from the channel, do only what depends on it, and become the command. If the
+/// server goes away first, the parent-death signal (set by the server's spawn) or the
+/// closed channel ends it without running anything.
 fn warm_main(warm: WarmSpec) -> ExitCode {
+    use std::os::fd::IntoRawFd;
     let mut reporter =
         Reporter::new(sys::adopt_inherited_fd(warm.report_fd).map(std::fs::File::from));
     // Close-on-exec from here on: the command never holds a ruleset or the channel.
-    let rulesets: Vec<(i32, OwnedFd)> = warm
+    let mut rulesets: Vec<(i32, OwnedFd)> = warm
         .ruleset_fds
         .iter()
         .filter_map(|&fd| Some((fd, sys::adopt_inherited_fd(fd)?)))
@@ -278,47 +284,8 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
             "the launcher's call channel is missing".into(),
         );
     };
-    let mut v1_failed = Vec::new();
-    for tasks in &warm.cgroup_v1_tasks {
-        // `0` is the calling thread; the launcher has only one.
-        if let Err(e) = std::fs::write(tasks, "0") {
-            v1_failed.push(format!("{}: {e}", tasks.display()));
-        }
-    }
-    // Joined through `cgroup.procs`: the kernel's global threadgroup lock (and possibly an
-    // RCU grace period) is paid here, before the call, not on its path.
-    let v2_failed = warm.cgroup_v2.as_ref().and_then(|dir| {
-        std::fs::write(dir.join("cgroup.procs"), "0")
-            .err()
-            .map(|e| format!("{}: {e}", dir.display()))
-    });
-    let joined = LaunchEvent::CgroupJoin {
-        v2_failed,
-        v1_failed,
-    };
-    let Some(server) = rustix::process::getppid() else {
-        return ExitCode::from(REFUSED_EXIT);
-    };
-    let code = warm_child(server, &channel, rulesets, reporter, joined);
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
-}
-
-/// The launcher started ahead, once in the call's cgroups: compile both seccomp filters and
-/// drop every capability but `CAP_SYS_ADMIN` (needed only to make a network namespace)
-/// while waiting is free; then take the call and do only what depends on it, and become
-/// the command. Returns its exit code when it cannot.
-fn warm_child(
-    launcher: rustix::process::Pid,
-    channel: &OwnedFd,
-    mut rulesets: Vec<(i32, OwnedFd)>,
-    mut reporter: Reporter,
-    joined: LaunchEvent,
-) -> i32 {
-    use std::os::fd::IntoRawFd;
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    if rustix::process::getppid() != Some(launcher) {
-        return i32::from(REFUSED_EXIT);
-    }
+    // Off the call's path, so the v2 move through `cgroup.procs` is fine here.
+    let joined = join_cgroups(&warm.cgroup_v1_tasks, warm.cgroup_v2.as_deref());
     let mut ahead = Ahead {
         filters: [false, true]
             .into_iter()
@@ -345,40 +312,38 @@ fn warm_child(
     {
         ahead.installed = Some(standard);
     }
-    let (message, fds) = match receive_call(channel) {
+    let (message, fds) = match receive_call(&channel) {
         Ok(Some(call)) => call,
-        Ok(None) => return 0,
+        // The server dropped the slot (shut down, or never used it): nothing to do.
+        Ok(None) => return ExitCode::SUCCESS,
         Err(e) => {
-            reporter.send(&LaunchEvent::Refused {
-                reason: format!("the call could not be received: {e}"),
-            });
-            return i32::from(REFUSED_EXIT);
+            return refuse(
+                &mut reporter,
+                format!("the call could not be received: {e}"),
+            );
         }
     };
-    let refuse_with = |reporter: &mut Reporter, reason: String| {
-        reporter.send(&LaunchEvent::Refused { reason });
-        i32::from(REFUSED_EXIT)
-    };
+    drop(channel);
     let mut spec: LaunchSpec = match serde_json::from_slice(&message) {
         Ok(spec) => spec,
-        Err(e) => return refuse_with(&mut reporter, format!("malformed call spec: {e}")),
+        Err(e) => return refuse(&mut reporter, format!("malformed call spec: {e}")),
     };
     reporter.send(&joined);
     if let Some(reason) = required_join_refusal(&spec, &joined) {
-        return refuse_with(&mut reporter, reason);
+        return refuse(&mut reporter, reason);
     }
     let mut fds = fds.into_iter();
     match fds.next() {
         Some(cwd) => {
             if let Err(e) = rustix::process::fchdir(&cwd) {
-                return refuse_with(
+                return refuse(
                     &mut reporter,
                     format!("cannot enter the working folder: {e}"),
                 );
             }
         }
         None => {
-            return refuse_with(
+            return refuse(
                 &mut reporter,
                 "the call came without its working folder".into(),
             );
@@ -387,7 +352,7 @@ fn warm_child(
     if spec.gate_fd.is_some() {
         match fds.next() {
             Some(gate) => spec.gate_fd = Some(gate.into_raw_fd()),
-            None => return refuse_with(&mut reporter, "the call came without its gate".into()),
+            None => return refuse(&mut reporter, "the call came without its gate".into()),
         }
     }
     drop(fds);
@@ -401,12 +366,10 @@ fn warm_child(
     drop(rulesets);
     let exec = match exec_parts(&spec) {
         Ok(e) => e,
-        Err(reason) => return refuse_with(&mut reporter, reason),
+        Err(reason) => return refuse(&mut reporter, reason),
     };
-    // The parent re-check: still the process that started this launcher.
-    spec.parent_pid = launcher.as_raw_nonzero().get();
-    if prepare(&spec, &mut reporter).is_err() {
-        return i32::from(REFUSED_EXIT);
+    if let Err(code) = prepare(&spec, &mut reporter) {
+        return code;
     }
     let namespaces = if spec.namespaces && spec.fs.deny_network {
         enter_network_namespace()
@@ -418,17 +381,15 @@ fn warm_child(
     };
     reporter.send(&namespaces);
     if let Err(reason) = confine_with(&spec, ruleset.as_ref(), &mut reporter, &ahead) {
-        return refuse_with(&mut reporter, reason);
+        return refuse(&mut reporter, reason);
     }
-    let _ = exec_or_report(exec.as_ref(), &mut reporter);
-    127
+    exec_or_report(exec.as_ref(), &mut reporter)
 }
 
 /// An empty network namespace for this process (the strict profile), with a user
 /// namespace around it only where one is needed to make it (not root).
 fn enter_network_namespace() -> LaunchEvent {
     let uid = rustix::process::geteuid();
-    let gid = rustix::process::getegid().as_raw();
     let mut flags = libc::CLONE_NEWNET;
     let mut active = vec!["net".to_string()];
     if !uid.is_root() {
@@ -441,24 +402,14 @@ fn enter_network_namespace() -> LaunchEvent {
             error: Some(format!("unshare: {e}")),
         };
     }
-    if !uid.is_root() {
-        let uid = uid.as_raw();
-        for (name, text) in [
-            ("setgroups", "deny".to_string()),
-            ("uid_map", format!("{uid} {uid} 1")),
-            ("gid_map", format!("{gid} {gid} 1")),
-        ] {
-            if let Err(e) = std::fs::write(format!("/proc/self/{name}"), text) {
-                return LaunchEvent::Namespaces {
-                    active,
-                    error: Some(format!("{name}: {e}")),
-                };
-            }
-        }
-    }
+    let mapped = if uid.is_root() {
+        Ok(())
+    } else {
+        write_id_maps(Path::new("/proc/self"))
+    };
     LaunchEvent::Namespaces {
         active,
-        error: None,
+        error: mapped.err(),
     }
 }
 
@@ -522,20 +473,22 @@ fn set_limit(
 }
 
 /// Step 1 (v1 part, and v2 when no namespace child will be cloned into it).
-fn join_cgroups(spec: &LaunchSpec, v2_now: bool) -> LaunchEvent {
+/// Move this process (one thread) into the call's cgroups: v1 through `tasks` (no global
+/// lock), v2 through `cgroup.procs` (the kernel's global threadgroup lock, which can wait
+/// for an RCU grace period: callers on a call's path clone into v2 instead when they can).
+fn join_cgroups(v1_tasks: &[PathBuf], v2: Option<&Path>) -> LaunchEvent {
     let mut v1_failed = Vec::new();
-    for tasks in &spec.cgroup_v1_tasks {
+    for tasks in v1_tasks {
         // `0` is the calling thread; the launcher has only one.
         if let Err(e) = std::fs::write(tasks, "0") {
             v1_failed.push(format!("{}: {e}", tasks.display()));
         }
     }
-    let v2_failed = match (&spec.cgroup_v2, v2_now) {
-        (Some(dir), true) => std::fs::write(dir.join("cgroup.procs"), "0")
+    let v2_failed = v2.and_then(|dir| {
+        std::fs::write(dir.join("cgroup.procs"), "0")
             .err()
-            .map(|e| format!("{}: {e}", dir.display())),
-        _ => None,
-    };
+            .map(|e| format!("{}: {e}", dir.display()))
+    });
     LaunchEvent::CgroupJoin {
         v2_failed,
         v1_failed,
@@ -613,8 +566,8 @@ fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
             &mut problems,
         );
     }
-    // The server may have died between spawn and here; the parent-death signal set in
-    // pre_exec covers later deaths, this covers the window before it.
+    // The server may have died between spawn and here; the parent-death signal set by its
+    // spawn covers later deaths, this covers the window before it.
     let ppid = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
     if ppid != spec.parent_pid {
         return Err(ExitCode::from(REFUSED_EXIT));
@@ -782,7 +735,8 @@ fn launch(
     // folder (`clone3(CLONE_INTO_CGROUP)`): moving a process through `cgroup.procs` takes
     // the kernel's global threadgroup lock and can wait for an RCU grace period. Without,
     // the launcher joins it now.
-    let joined = join_cgroups(&spec, !spec.namespaces);
+    let v2_now = spec.cgroup_v2.as_deref().filter(|_| !spec.namespaces);
+    let joined = join_cgroups(&spec.cgroup_v1_tasks, v2_now);
     reporter.send(&joined);
     if let Some(reason) = required_join_refusal(&spec, &joined) {
         return refuse(&mut reporter, reason);
@@ -798,6 +752,15 @@ fn launch(
                     active: Vec::new(),
                     error: Some(error.clone()),
                 });
+                // No clone was made, so nothing was born in the v2 folder: the launcher,
+                // which becomes the command, joins it now (else no tree kill, unreported).
+                if spec.cgroup_v2.is_some() {
+                    let joined = join_cgroups(&[], spec.cgroup_v2.as_deref());
+                    reporter.send(&joined);
+                    if let Some(reason) = required_join_refusal(&spec, &joined) {
+                        return refuse(&mut reporter, reason);
+                    }
+                }
                 if spec.require_namespaces {
                     return refuse(
                         &mut reporter,
@@ -976,7 +939,7 @@ fn in_namespaces(
     drop(status_write);
     // A new user namespace needs its id maps, written from outside (here).
     let mapped = if user_namespace {
-        write_id_maps(child)
+        write_id_maps(&PathBuf::from(format!("/proc/{child}")))
     } else {
         Ok(())
     };
@@ -1045,21 +1008,16 @@ fn clone_child(
                 Err(e) => return Err(format!("clone3: {e}")),
             }
         }
-        let joined = join_cgroups(
-            &LaunchSpec {
-                cgroup_v1_tasks: Vec::new(),
-                ..spec.clone()
-            },
-            true,
-        );
+        let joined = join_cgroups(&[], Some(dir));
         reporter.send(&joined);
         reporter.flush();
     }
     sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))
 }
 
-fn write_id_maps(child: libc::pid_t) -> Result<(), String> {
-    let proc_dir = PathBuf::from(format!("/proc/{child}"));
+/// Map a new user namespace's ids to our own (only ever for a process that is not root),
+/// through `proc_dir` of the process in it (`/proc/<pid>` from outside, `/proc/self`).
+fn write_id_maps(proc_dir: &Path) -> Result<(), String> {
     let uid = rustix::process::geteuid().as_raw();
     let gid = rustix::process::getegid().as_raw();
     let write = |name: &str, text: &str| {

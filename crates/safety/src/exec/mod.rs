@@ -284,7 +284,7 @@ async fn supervise(
     cancel: &CancellationToken,
     call: Option<&CallCgroup>,
 ) -> Supervised {
-    let pid = Some(child.pid());
+    let pid = child.pid();
     let cap = limits.max_output_bytes;
     let kill_at = limits.overflow_kill_bytes();
     let overflow = Arc::new((AtomicBool::new(false), Notify::new()));
@@ -318,12 +318,11 @@ async fn supervise(
     }
     // Kill the whole group: on a stop, the command itself; after a normal exit, any
     // process it left behind in its group (a backgrounded `sleep &`).
-    if let Some(pid) = pid {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    let status: Option<rustix::process::WaitStatus> = match waited {
-        (Some(status), stop) => Some(status).filter(|_| stop == Stop::Exited),
-        (None, _) => child.wait().await.ok(),
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    // A status comes back only with `Exited`; after a stop the killed child is reaped here.
+    let status = match waited.0 {
+        Some(status) => Some(status),
+        None => child.wait().await.ok(),
     };
     let stop = if overflow.0.load(Ordering::SeqCst) && waited.1 == Stop::Exited {
         // The stream hit the kill threshold just as the child ended.
@@ -351,8 +350,8 @@ async fn supervise(
 
 fn outcome(s: Supervised, sandbox: SandboxReport) -> ExecOutcome {
     ExecOutcome {
-        exit_code: s.status.and_then(spawn::exit_code),
-        signal: s.status.and_then(spawn::signal),
+        exit_code: s.status.and_then(|st| st.exit_status()),
+        signal: s.status.and_then(|st| st.terminating_signal()),
         stop: s.stop,
         stdout: s.stdout,
         stderr: s.stderr,
@@ -601,31 +600,22 @@ pub struct Executor {
     /// A launcher is being started ahead; `warm_done` is notified when that ends.
     warm_pending: Arc<AtomicBool>,
     warm_done: Arc<Notify>,
+    /// Calls here cannot use a launcher started ahead (they need a PID namespace).
+    warm_unusable: Arc<AtomicBool>,
 }
 
 impl Executor {
     /// An executor without the kernel sandbox: session, process group, timeout and
     /// capture only (`[terminal.sandbox] enabled = false`).
     pub fn new() -> Self {
-        Executor {
-            sandbox: None,
-            warm: Arc::default(),
-            last_limits: Arc::default(),
-            starter: Arc::default(),
-            warm_pending: Arc::default(),
-            warm_done: Arc::default(),
-        }
+        Executor::default()
     }
 
     /// An executor that starts every command through the sandbox launcher.
     pub fn sandboxed(config: SandboxConfig) -> Self {
         Executor {
             sandbox: Some(Arc::new(Sandbox::new(config))),
-            warm: Arc::default(),
-            last_limits: Arc::default(),
-            starter: Arc::default(),
-            warm_pending: Arc::default(),
-            warm_done: Arc::default(),
+            ..Executor::default()
         }
     }
 
@@ -636,12 +626,9 @@ impl Executor {
 
     /// Start the command itself, without the launcher (sandbox off).
     fn spawn_plain(request: &ExecRequest<'_>) -> std::io::Result<spawn::Spawned> {
-        let mut argv = Vec::with_capacity(request.args.len() + 1);
-        argv.push(request.argv0.clone());
-        argv.extend(request.args.iter().cloned());
         spawn::spawn(&spawn::SpawnRequest {
             program: &request.program,
-            argv: &argv,
+            argv: &Self::argv(request),
             env: &request.env,
             cwd: Some(request.cwd.handle_fd()),
             keep: &[],
@@ -656,7 +643,7 @@ impl Executor {
         program: Option<PathBuf>,
         argv: Vec<String>,
         env: Vec<(String, String)>,
-        pipes: &LaunchPipes,
+        (report_fd, gate_fd): (i32, Option<i32>),
     ) -> LaunchSpec {
         let config = &sandbox.config;
         let (fs, ruleset) = sandbox.fs_rules(!limits.network);
@@ -674,8 +661,8 @@ impl Executor {
             pid_namespace: config.namespaces && !call.kills_tree(),
             cgroup_v2: call.v2_dir(),
             cgroup_v1_tasks: call.v1_task_files(),
-            report_fd: pipes.report_write.as_raw_fd(),
-            gate_fd: pipes.gate,
+            report_fd,
+            gate_fd,
             parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
             require: config.require,
             require_namespaces: config.require && !call.kills_tree(),
@@ -740,12 +727,19 @@ impl Executor {
     }
 
     /// The launcher's spec for this request.
+    /// The launcher's spec for this request. Without `pipes` (a launcher started ahead,
+    /// which has its report pipe and gets the gate with the call) the descriptor numbers
+    /// are placeholders it fills in.
     fn call_spec(
         sandbox: &Sandbox,
         request: &ExecRequest<'_>,
         call: &CallCgroup,
-        pipes: &LaunchPipes,
+        pipes: Option<&LaunchPipes>,
     ) -> LaunchSpec {
+        let fds = match pipes {
+            Some(p) => (p.report_write.as_raw_fd(), p.gate),
+            None => (-1, request.gate.map(|_| -1)),
+        };
         Self::spec(
             sandbox,
             &request.limits,
@@ -753,7 +747,7 @@ impl Executor {
             Some(request.program.clone()),
             Self::argv(request),
             request.env.clone(),
-            pipes,
+            fds,
         )
     }
 
@@ -777,7 +771,7 @@ impl Executor {
             .create_call(limits.processes, limits.memory_bytes);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
         let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
-        let spec = Self::call_spec(sandbox, request, &call, &pipes);
+        let spec = Self::call_spec(sandbox, request, &call, Some(&pipes));
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let (_, ruleset) = sandbox.fs_rules(!limits.network);
@@ -833,15 +827,11 @@ impl Executor {
             Ok(p) => p,
             Err(e) => return Some(Err(e)),
         };
-        let pipes = match LaunchPipes::new(request.gate) {
-            Ok(p) => p,
-            Err(e) => return Some(Err(ExecError::Spawn(e))),
-        };
-        let mut spec = Self::call_spec(sandbox, request, &call, &pipes);
-        drop(pipes);
+        let mut spec = Self::call_spec(sandbox, request, &call, None);
         if spec.pid_namespace {
             // No cgroup kills this host's trees: the PID namespace path needs a launcher
-            // started for the call.
+            // started for the call. Starting more ahead would be wasted work.
+            self.warm_unusable.store(true, Ordering::SeqCst);
             drop((child, channel, report_read));
             drop(call);
             return None;
@@ -852,8 +842,6 @@ impl Executor {
         }
         // Joined at its start; its report pipe and the call's descriptors come with it.
         spec.cgroup_v1_tasks.clear();
-        spec.report_fd = -1;
-        spec.gate_fd = request.gate.map(|_| -1);
         if let Err(e) = send_call(&channel, &spec, request.cwd.handle_fd(), request.gate) {
             tracing::debug!("the launcher started ahead could not take the call: {e}");
             // Reap it, then remove the folders it was in.
@@ -882,7 +870,7 @@ impl Executor {
         let reader = tokio::spawn(read_report(report_read));
         let supervised = supervise(child, limits, cancel, Some(&call)).await;
         let cgroup_report = call.report.clone();
-        let (hits, _emptied) = call.finish().await;
+        let hits = call.finish().await;
         let events = match tokio::time::timeout(DRAIN_DEADLINE, reader).await {
             Ok(Ok(events)) => events,
             _ => Vec::new(),
@@ -947,7 +935,9 @@ impl Executor {
         let Some(sandbox) = self.sandbox.clone() else {
             return;
         };
-        if self.warm.lock().map_or(true, |s| s.is_some()) {
+        if self.warm_unusable.load(Ordering::SeqCst)
+            || self.warm.lock().map_or(true, |s| s.is_some())
+        {
             return;
         }
         // Set by every call before this runs; the folders are limited for it ahead.
@@ -1071,7 +1061,8 @@ impl Executor {
     ) -> std::io::Result<Vec<LaunchEvent>> {
         use std::io::Read;
         let pipes = LaunchPipes::new(None)?;
-        let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), &pipes);
+        let fds = (pipes.report_write.as_raw_fd(), None);
+        let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), fds);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let mut cmd = std::process::Command::new(&sandbox.config.launcher);
         cmd.arg(LAUNCHER_ARG)

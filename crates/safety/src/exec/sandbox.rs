@@ -85,7 +85,7 @@ pub struct Mechanisms {
     /// The command went through the sandbox launcher at all.
     pub launcher: bool,
     /// The launcher was started ahead of the call (after the previous answer) and had
-    /// joined the call's v1 cgroups before the call came.
+    /// joined the call's cgroups before the call came.
     pub launcher_started_ahead: bool,
     /// Landlock (null when not applied).
     pub landlock: Option<LandlockReport>,

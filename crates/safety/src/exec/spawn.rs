@@ -183,16 +183,6 @@ impl Drop for Spawned {
     }
 }
 
-/// The exit code, when the child exited normally.
-pub fn exit_code(status: WaitStatus) -> Option<i32> {
-    status.exit_status()
-}
-
-/// The signal that ended the child, if one did.
-pub fn signal(status: WaitStatus) -> Option<i32> {
-    status.terminating_signal()
-}
-
 impl std::fmt::Debug for Spawned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spawned").field("pid", &self.pid).finish()
