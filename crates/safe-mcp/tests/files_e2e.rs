@@ -17,17 +17,6 @@ fn bin() -> String {
     std::env::var("FILES_E2E_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_safe-mcp").to_string())
 }
 
-fn files_wired() -> bool {
-    let out = std::process::Command::new(bin())
-        .args(["files", "--help"])
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        eprintln!("SKIP: `safe-mcp files` is not wired into the binary yet");
-    }
-    out.status.success()
-}
-
 /// A sandbox as `scripts/make_demo_sandbox.sh` makes it, with a copy of the example policy.
 fn sandbox() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -80,9 +69,6 @@ fn without_volatile(mut env: Value) -> Value {
 
 #[tokio::test]
 async fn demo_sequence_through_the_real_binary_matches_the_seed() {
-    if !files_wired() {
-        return;
-    }
     let (dir, policy) = sandbox();
     let (s, _) = start(&policy).await;
     let plan = call(&s, "plan_organize", json!({})).await;
@@ -136,9 +122,6 @@ async fn demo_sequence_through_the_real_binary_matches_the_seed() {
 
 #[tokio::test]
 async fn real_server_sigkilled_mid_apply_recovers_on_restart() {
-    if !files_wired() {
-        return;
-    }
     let (dir, policy) = sandbox();
     let ws = dir.path().join("sandbox/files");
     for entry in std::fs::read_dir(&ws).unwrap() {

@@ -2,7 +2,7 @@
 //! official rmcp client: the sandbox report on the wire, MCP cancellation killing a whole
 //! process tree, server death taking its commands with it, and the start-up summary line.
 //! Kernel features are checked through the server's own report; a missing one is a loud
-//! SKIP (a failure under SAFE_MCP_SANDBOX_TESTS_STRICT=1).
+//! SKIP (a failure under STRICT_SANDBOX_TESTS=1).
 
 #[path = "../src/bench_sandbox.rs"]
 #[allow(dead_code)]
@@ -93,7 +93,7 @@ async fn wait_until(deadline: Duration, mut done: impl FnMut() -> bool) -> bool 
 fn skip_unless(report: &Value, what: &str, ok: bool) -> bool {
     if !ok {
         let message = format!("SKIPPED: {what} is not available here; sandbox report: {report}");
-        if std::env::var_os("SAFE_MCP_SANDBOX_TESTS_STRICT").is_some() {
+        if std::env::var_os("STRICT_SANDBOX_TESTS").is_some() {
             panic!("{message}");
         }
         eprintln!("\n!!!!!!!! {message} !!!!!!!!\n");

@@ -125,7 +125,15 @@ async fn a_refused_gate_still_means_nothing_runs_on_that_path() {
         Profile::Standard,
         Some(&gate),
     );
+    let waiting = t.executor.next_launcher_pid();
+    assert!(waiting.is_some());
     let result = t.executor.run(&r, &CancellationToken::new()).await;
+    // The refusal has no sandbox report to look at: the launcher that waited was used up.
+    assert_ne!(
+        t.executor.next_launcher_pid(),
+        waiting,
+        "the call did not take it"
+    );
     assert!(result.is_err(), "{result:?}");
     assert!(
         !t.root.join("marker").exists(),

@@ -104,7 +104,7 @@ impl Setup {
     }
 
     /// True when the start-up probe found `feature`; otherwise print a loud SKIP line (or
-    /// fail, under SAFE_MCP_SANDBOX_TESTS_STRICT=1) and return false.
+    /// fail, under STRICT_SANDBOX_TESTS=1) and return false.
     pub fn has(&self, feature: Feature, test: &str) -> bool {
         let probe = self.core.sandbox_probe().to_value();
         let m = &probe["mechanisms"];
@@ -124,7 +124,7 @@ impl Setup {
                 "SKIPPED {test}: this kernel/host lacks {feature:?} (start-up probe: {})",
                 self.core.sandbox_probe().summary()
             );
-            if std::env::var_os("SAFE_MCP_SANDBOX_TESTS_STRICT").is_some() {
+            if std::env::var_os("STRICT_SANDBOX_TESTS").is_some() {
                 panic!("{message}");
             }
             eprintln!("\n!!!!!!!! {message} !!!!!!!!\n");
