@@ -50,8 +50,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut audit_time, mut bare_time) = (Duration::ZERO, Duration::ZERO);
     let mut line_len = 0usize;
     for n in 0..iterations + warmup {
+        let fields = record(n);
         let t = Instant::now();
-        log.append(record(n))?;
+        log.append(fields)?;
         let a = t.elapsed();
         // The bare floor writes a line of the same length the audit log just wrote.
         if line_len == 0 {

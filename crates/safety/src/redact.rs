@@ -977,16 +977,17 @@ impl Builtin {
         // Lower-case a chunk at a time and search that. Consecutive chunks overlap by
         // `fold_overlap` bytes, and a chunk only reports hits that start before the overlap
         // (unless it is the last), so every hit is seen whole exactly once.
-        let mut buf = [0u8; FOLD_CHUNK];
+        // Sized to the text (most redacted strings are short: zeroing a whole chunk per call
+        // cost more than the search).
+        let mut buf = Vec::with_capacity(bytes.len().min(FOLD_CHUNK));
         let mut base = 0;
         while base < bytes.len() {
             let src = bytes.get(base..).unwrap_or_default();
             let len = src.len().min(FOLD_CHUNK);
             let last = base + len >= bytes.len();
-            for (d, s) in buf.iter_mut().zip(src.iter().take(len)) {
-                *d = s.to_ascii_lowercase();
-            }
-            let chunk = buf.get(..len).unwrap_or_default();
+            buf.clear();
+            buf.extend(src.iter().take(len).map(u8::to_ascii_lowercase));
+            let chunk = buf.as_slice();
             let report_below = if last {
                 len
             } else {
@@ -1279,6 +1280,62 @@ impl Redactor {
         if !self.enabled {
             return;
         }
+        if self.json_may_hold_secret(value) {
+            self.redact_json_each(value);
+        } else {
+            replace_credential_values(value);
+        }
+    }
+
+    /// Whether any string of `value` (key or value) may hold a secret, in one pass: the
+    /// strings are joined with `\n` between them and the built-in rules (and the entropy
+    /// fallback) search the joined text once, instead of once per string; operator patterns,
+    /// which may use `^`/`$`, see each string on its own.
+    ///
+    /// Never `false` where a string alone would have a span: a built-in rule is tried at the
+    /// same anchor with the same left context (`\n`, like the edge of a text, is neither
+    /// alphanumeric nor a digit) and no built-in pattern looks at the end of its text (no
+    /// `$`, `\z`; `\b` sees `\n` as it sees the end), so text added on the right can only
+    /// lengthen or add matches. A match that runs across a `\n` only sends the value to the
+    /// thorough path. `tests/redact_search.rs` compares both paths on generated records.
+    fn json_may_hold_secret(&self, value: &serde_json::Value) -> bool {
+        fn push<'v>(s: &'v str, out: &mut String, each: &mut Vec<&'v str>) {
+            out.push_str(s);
+            out.push('\n');
+            each.push(s);
+        }
+        fn join<'v>(value: &'v serde_json::Value, out: &mut String, each: &mut Vec<&'v str>) {
+            match value {
+                serde_json::Value::String(s) => push(s, out, each),
+                serde_json::Value::Array(items) => items.iter().for_each(|v| join(v, out, each)),
+                serde_json::Value::Object(map) => {
+                    for (k, v) in map {
+                        push(k, out, each);
+                        join(v, out, each);
+                    }
+                }
+                serde_json::Value::Null
+                | serde_json::Value::Bool(_)
+                | serde_json::Value::Number(_) => {}
+            }
+        }
+        let (mut joined, mut each) = (String::with_capacity(512), Vec::new());
+        join(value, &mut joined, &mut each);
+        let mut spans = Vec::new();
+        self.push_builtin_spans(&joined, &mut spans);
+        !spans.is_empty()
+            || self.extras.iter().any(|extra| {
+                each.iter()
+                    .any(|s| extra.regex.find_iter(s).any(|m| !m.is_empty()))
+            })
+    }
+
+    /// [`Redactor::redact_json`] done string by string (what it falls back to whenever its
+    /// one-pass check finds anything). Public so tests can compare the two.
+    pub fn redact_json_each(&self, value: &mut serde_json::Value) {
+        if !self.enabled {
+            return;
+        }
         match value {
             serde_json::Value::String(s) => {
                 if let Cow::Owned(red) = self.redact_cow(s) {
@@ -1287,7 +1344,7 @@ impl Redactor {
             }
             serde_json::Value::Array(items) => {
                 for item in items {
-                    self.redact_json(item);
+                    self.redact_json_each(item);
                 }
             }
             serde_json::Value::Object(map) => {
@@ -1312,7 +1369,7 @@ impl Redactor {
                         (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
                             *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
                         }
-                        _ => self.redact_json(v),
+                        _ => self.redact_json_each(v),
                     }
                 }
             }
@@ -1336,23 +1393,8 @@ impl Redactor {
         if !self.enabled || text.is_empty() {
             return spans;
         }
-        let bytes = text.as_bytes();
-        let builtin = &*self.builtin;
-        // Per rule: end of its last match, so one rule never rescans its own match (keeps the
-        // work linear on adversarial output full of anchors).
-        let mut rule_end: Vec<usize> = Vec::new();
-        // Hits in increasing order, so each rule sees its candidates in order (which
-        // `rule_end` relies on).
-        for hit in builtin.hits(bytes) {
-            let checks = builtin
-                .sets
-                .get(hit.set)
-                .and_then(|(set, _)| set.checks.get(hit.pattern));
-            for check in checks.into_iter().flatten() {
-                builtin.try_anchor(text, hit.at, check, &mut rule_end, &mut spans);
-            }
-        }
-        let base = builtin.rules.len();
+        self.push_builtin_spans(text, &mut spans);
+        let base = self.builtin.rules.len();
         for (i, extra) in self.extras.iter().enumerate() {
             if extra.secret_groups.is_empty() {
                 for m in extra.regex.find_iter(text) {
@@ -1387,10 +1429,30 @@ impl Redactor {
                 }
             }
         }
-        if self.entropy_fallback {
-            self.entropy_spans(bytes, base + self.extras.len(), &mut spans);
-        }
         merge(spans)
+    }
+
+    /// The spans of the built-in rules and of the entropy fallback in `text`, unmerged.
+    fn push_builtin_spans<'s>(&'s self, text: &str, spans: &mut Vec<Span<'s>>) {
+        let builtin = &*self.builtin;
+        // Per rule: end of its last match, so one rule never rescans its own match (keeps the
+        // work linear on adversarial output full of anchors).
+        let mut rule_end: Vec<usize> = Vec::new();
+        // Hits in increasing order, so each rule sees its candidates in order (which
+        // `rule_end` relies on).
+        for hit in builtin.hits(text.as_bytes()) {
+            let checks = builtin
+                .sets
+                .get(hit.set)
+                .and_then(|(set, _)| set.checks.get(hit.pattern));
+            for check in checks.into_iter().flatten() {
+                builtin.try_anchor(text, hit.at, check, &mut rule_end, spans);
+            }
+        }
+        if self.entropy_fallback {
+            let order = builtin.rules.len() + self.extras.len();
+            self.entropy_spans(text.as_bytes(), order, spans);
+        }
     }
 
     fn entropy_spans<'s>(&'s self, bytes: &[u8], order: usize, spans: &mut Vec<Span<'s>>) {
@@ -1491,27 +1553,74 @@ impl Redactor {
     }
 }
 
-/// A string value under one of these keys is a credential whatever it looks like.
-fn credential_key(key: &str) -> Option<&'static str> {
-    let lower = key.to_ascii_lowercase();
-    let has = |needle: &str| lower.contains(needle);
-    if has("password") || has("passwd") || has("passphrase") || lower == "pwd" {
-        Some("password-assignment")
-    } else if has("authorization") {
-        Some("authorization-header")
-    } else if has("secret")
-        || has("api_key")
-        || has("apikey")
-        || has("api-key")
-        || has("token")
-        || has("private_key")
-        || has("credential")
-    {
-        Some("secret-assignment")
-    } else {
-        None
+/// What [`Redactor::redact_json_each`] does to a value no rule finds anything in: a non-empty
+/// string under a credential key is replaced by the key rule's marker, everything else stays.
+fn replace_credential_values(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Array(items) => items.iter_mut().for_each(replace_credential_values),
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (credential_key(key), &*v) {
+                    (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
+                        *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
+                    }
+                    _ => replace_credential_values(v),
+                }
+            }
+        }
+        serde_json::Value::String(_)
+        | serde_json::Value::Null
+        | serde_json::Value::Bool(_)
+        | serde_json::Value::Number(_) => {}
     }
 }
+
+/// A string value under one of these keys is a credential whatever it looks like.
+fn credential_key(key: &str) -> Option<&'static str> {
+    if key.eq_ignore_ascii_case("pwd") {
+        return Some("password-assignment");
+    }
+    // The earliest word in the list that occurs anywhere in the key decides.
+    let first = match &*CREDENTIAL_KEYS {
+        Some(words) => words
+            .find_overlapping_iter(key)
+            .map(|m| m.pattern().as_usize())
+            .min(),
+        None => {
+            let lower = key.to_ascii_lowercase();
+            CREDENTIAL_KEY_WORDS
+                .iter()
+                .position(|(word, _)| lower.contains(word))
+        }
+    };
+    first
+        .and_then(|i| CREDENTIAL_KEY_WORDS.get(i))
+        .map(|(_, rule)| *rule)
+}
+
+/// Words that make a key name a credential (ASCII case ignored), in priority order, with the
+/// rule their value is redacted under.
+const CREDENTIAL_KEY_WORDS: &[(&str, &str)] = &[
+    ("password", "password-assignment"),
+    ("passwd", "password-assignment"),
+    ("passphrase", "password-assignment"),
+    ("authorization", "authorization-header"),
+    ("secret", "secret-assignment"),
+    ("api_key", "secret-assignment"),
+    ("apikey", "secret-assignment"),
+    ("api-key", "secret-assignment"),
+    ("token", "secret-assignment"),
+    ("private_key", "secret-assignment"),
+    ("credential", "secret-assignment"),
+];
+
+/// One search for all of [`CREDENTIAL_KEY_WORDS`] (a key is checked on every audit record).
+static CREDENTIAL_KEYS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(CREDENTIAL_KEY_WORDS.iter().map(|(word, _)| word))
+        .ok()
+});
 
 /// Run an anchored rule on `hay` (which starts at the anchor). Returns the span to replace
 /// and the end of the whole match, relative to `hay`.

@@ -267,3 +267,118 @@ fn every_example_is_found_at_every_offset_around_a_chunk_boundary() {
         }
     }
 }
+
+/// A string of a JSON value: a few pieces (examples, anchors with tails, noise) joined.
+fn json_string() -> impl Strategy<Value = String> {
+    proptest::collection::vec(piece(), 0..4).prop_map(|p| p.concat())
+}
+
+/// A key: a credential word now and then, else like any string.
+fn json_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::sample::select(vec![
+            "command",
+            "cwd",
+            "password",
+            "DB_Passwd",
+            "pwd",
+            "authorization",
+            "api-key",
+            "token_file",
+            "private_key",
+        ])
+        .prop_map(str::to_string),
+        json_string(),
+    ]
+}
+
+/// Records like the audit log's: objects of strings, numbers and nested values.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        json_string().prop_map(serde_json::Value::String),
+        any::<i64>().prop_map(serde_json::Value::from),
+        Just(serde_json::Value::Null),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+            proptest::collection::vec((json_key(), inner), 0..6)
+                .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// Redactors whose one-pass JSON check is compared with the string-by-string path: the
+/// defaults, the entropy fallback on, and operator patterns anchored with `^`/`$` (which the
+/// one-pass check must not run over the joined text) and with a secret group.
+static JSON_REDACTORS: LazyLock<Vec<Redactor>> = LazyLock::new(|| {
+    let extra = |name: &str, regex: &str| safety::redact::ExtraPattern {
+        name: name.to_string(),
+        regex: regex.to_string(),
+    };
+    [
+        RedactionSettings::default(),
+        RedactionSettings {
+            entropy_fallback: true,
+            ..RedactionSettings::default()
+        },
+        RedactionSettings {
+            extra_patterns: vec![
+                extra("whole-ticket", r"^[a-z]{2}[0-9]{2}$"),
+                extra("internal", r"corp=(?P<secret>[0-9]{3,})"),
+            ],
+            ..RedactionSettings::default()
+        },
+    ]
+    .iter()
+    .map(|s| match Redactor::new(s) {
+        Ok(r) => r,
+        Err(e) => panic!("redactor does not build: {e}"),
+    })
+    .collect()
+});
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn redact_json_in_one_pass_equals_string_by_string(value in json_value()) {
+        for r in JSON_REDACTORS.iter() {
+            let (mut fast, mut each) = (value.clone(), value.clone());
+            r.redact_json(&mut fast);
+            r.redact_json_each(&mut each);
+            prop_assert_eq!(fast, each);
+        }
+    }
+}
+
+#[test]
+fn redact_json_finds_every_example_and_anchored_operator_pattern_in_a_record() {
+    // Each built-in example alone as one value among harmless ones, and a value an operator
+    // pattern anchored at both ends matches only as a whole string.
+    for r in JSON_REDACTORS.iter() {
+        for rule in BUILTIN_RULES {
+            let mut value = serde_json::json!({
+                "event": "outcome",
+                "arguments": {"command": rule.example, "cwd": "."},
+                "code": "OK",
+            });
+            r.redact_json(&mut value);
+            let text = value.to_string();
+            assert!(
+                !text.contains(rule.example_secret),
+                "{}: secret survived in {text}",
+                rule.name
+            );
+        }
+    }
+    let Some(anchored) = JSON_REDACTORS.get(2) else {
+        panic!("no redactor with operator patterns")
+    };
+    let mut value = serde_json::json!({"a": "ok", "ticket": "ab12", "b": "ab12 and more"});
+    anchored.redact_json(&mut value);
+    assert_eq!(
+        value,
+        serde_json::json!({"a": "ok", "ticket": "[REDACTED:whole-ticket]", "b": "ab12 and more"})
+    );
+}
