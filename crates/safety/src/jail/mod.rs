@@ -143,6 +143,22 @@ impl Jail {
     pub fn resolve_cwd(&self, cwd: Option<&str>) -> Result<ContainedDir, JailError> {
         let given = cwd.unwrap_or("");
         let relative = self.relative_to_root(Path::new(""), given)?;
+        if relative.as_os_str().is_empty() {
+            // The root itself (the usual case): a second handle to the folder opened when
+            // the jail was, and the name resolved then; no path walk.
+            let handle = self
+                .dir
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| JailError::Invalid {
+                    reason: format!("the jail root cannot be opened: {e}"),
+                })?;
+            return Ok(ContainedDir {
+                relative,
+                absolute: self.root.clone(),
+                handle,
+            });
+        }
         let handle = match self.open_beneath(&relative, OFlags::PATH | OFlags::DIRECTORY) {
             Ok(fd) => fd,
             Err(Errno::XDEV) | Err(Errno::LOOP) => {
@@ -166,14 +182,6 @@ impl Jail {
                 });
             }
         };
-        if relative.as_os_str().is_empty() {
-            // The root itself: its name was resolved when the jail was opened.
-            return Ok(ContainedDir {
-                relative,
-                absolute: self.root.clone(),
-                handle,
-            });
-        }
         // The kernel's own name for the folder it opened (symlinks inside already resolved).
         let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(&handle)))
             .map_err(|e| JailError::Invalid {
