@@ -1058,6 +1058,13 @@ impl Builtin {
         if text.get(start..end).is_some_and(is_marker) {
             return;
         }
+        // `cat: secret.txt: No such file or directory` names a file, it assigns nothing.
+        if text
+            .get(start..)
+            .is_some_and(|rest| OS_ERROR_MESSAGES.iter().any(|m| rest.starts_with(m)))
+        {
+            return;
+        }
         if let Some(slot) = rule_end.get_mut(check.rule) {
             *slot = at + found.2;
         }
@@ -1164,6 +1171,27 @@ struct Span<'a> {
 }
 
 /// Exactly one `[REDACTED:<name>]` marker.
+/// Messages of the C library's `strerror` that follow `file: ` in a failing command's output.
+/// A key/value rule's value never starts with one of them: `secret.txt: No such file or
+/// directory` is a file name and an error, not a secret.
+pub const OS_ERROR_MESSAGES: &[&str] = &[
+    "No such file or directory",
+    "Permission denied",
+    "Is a directory",
+    "Not a directory",
+    "File exists",
+    "Operation not permitted",
+    "Directory not empty",
+    "Read-only file system",
+    "Too many levels of symbolic links",
+    "No space left on device",
+    "File name too long",
+    "Input/output error",
+    "Invalid argument",
+    "Text file busy",
+    "Device or resource busy",
+];
+
 fn is_marker(s: &str) -> bool {
     s.strip_prefix("[REDACTED:")
         .and_then(|rest| rest.strip_suffix(']'))

@@ -160,9 +160,35 @@ fn common_non_secrets_are_untouched() {
         "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "SGVsbG8gd29ybGQ=",
         "Content-Type: application/json",
+        // errors about files whose names contain a credential word
+        "cat: secret.txt: No such file or directory",
+        "ls: cannot access 'api_key.json': No such file or directory",
+        "cat: password.txt: Permission denied",
+        "cat: tokens/access_token: Is a directory",
     ];
     for sample in samples {
         assert_eq!(r.redact(sample), sample, "changed: {sample}");
+    }
+}
+
+#[test]
+fn a_value_that_only_looks_like_an_os_error_is_still_redacted() {
+    // The exception is for the exact error texts; anything else after the key is a value.
+    let r = default_redactor();
+    for (text, secret) in [
+        (
+            "secret.txt: Nosuchfile-but-a-secret",
+            "Nosuchfile-but-a-secret",
+        ),
+        ("password: Permission-denied-42", "Permission-denied-42"),
+        (
+            "api_key=No_such_file_or_directory",
+            "No_such_file_or_directory",
+        ),
+    ] {
+        let out = r.redact(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+        assert!(out.contains("[REDACTED:"), "{text} -> {out}");
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use proptest::prelude::*;
 use regex::Regex;
-use safety::redact::{BUILTIN_RULES, LeftContext, RedactionSettings, Redactor};
+use safety::redact::{BUILTIN_RULES, LeftContext, OS_ERROR_MESSAGES, RedactionSettings, Redactor};
 
 fn redactor() -> Redactor {
     match Redactor::new(&RedactionSettings::default()) {
@@ -128,6 +128,12 @@ impl Reference {
                     }
                     let (mut start, end) = (at + s, at + e);
                     if is_marker(&text[start..end]) {
+                        continue;
+                    }
+                    if OS_ERROR_MESSAGES
+                        .iter()
+                        .any(|m| text[start..].starts_with(m))
+                    {
                         continue;
                     }
                     rule_end[i] = at + whole.end;
