@@ -1,8 +1,7 @@
 //! End-to-end: the real `safe-mcp files` binary driven through the rmcp client over stdio.
 //! The demo sequence gives the seed's envelopes (SPEC §5.2), and a server SIGKILLed in the
-//! middle of apply_plan recovers on restart.
-//!
-//! Until `safe-mcp files` is wired into the binary these tests print a loud SKIP line.
+//! middle of apply_plan (frozen first, so the journal and the files on disk show the step
+//! in progress at the moment of the kill) recovers on restart.
 
 use std::path::{Path, PathBuf};
 
@@ -120,10 +119,48 @@ async fn demo_sequence_through_the_real_binary_matches_the_seed() {
     );
 }
 
-#[tokio::test]
+/// The state letter of `/proc/PID/stat` (`R`, `S`, `T` stopped, `Z` zombie), if it exists.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+fn signal(pid: u32, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {sig} {pid}");
+}
+
+/// Names of the regular files directly in `dir`.
+fn files_in(dir: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The journal's records, one JSON value per line.
+fn journal_records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_server_sigkilled_mid_apply_recovers_on_restart() {
     let (dir, policy) = sandbox();
     let ws = dir.path().join("sandbox/files");
+    let docs = ws.join("Documents");
+    let journal = dir.path().join("state/organizer-journal.json");
     for entry in std::fs::read_dir(&ws).unwrap() {
         let p = entry.unwrap().path();
         if std::fs::symlink_metadata(&p).unwrap().is_file()
@@ -135,7 +172,7 @@ async fn real_server_sigkilled_mid_apply_recovers_on_restart() {
             std::fs::remove_file(p).unwrap();
         }
     }
-    const N: usize = 2000;
+    const N: usize = 4000;
     for i in 0..N {
         std::fs::write(ws.join(format!("f{i}.txt")), format!("content {i}")).unwrap();
     }
@@ -143,51 +180,140 @@ async fn real_server_sigkilled_mid_apply_recovers_on_restart() {
         .unwrap()
         .replace("max_plan_moves = 500", "max_plan_moves = 5000");
     std::fs::write(&policy, text).unwrap();
-    for (round, delay_ms) in [40u64, 90, 160, 320].into_iter().enumerate() {
-        let (s, pid) = start(&policy).await;
-        let plan = call(&s, "plan_organize", json!({})).await;
-        let id = plan["detail"]["plan_id"].clone();
-        let mut params = CallToolRequestParams::new("apply_plan");
-        params = params.with_arguments(json!({"plan_id": id}).as_object().unwrap().clone());
-        let peer = s.peer().clone();
-        let apply = tokio::spawn(async move { peer.call_tool(params).await });
-        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
-        let pid = pid.unwrap().to_string();
-        std::process::Command::new("kill")
-            .args(["-9", &pid])
-            .status()
-            .unwrap();
-        let _ = apply.await;
-        drop(s);
+    // Each round freezes the server (SIGSTOP) once this many files reached their
+    // destination, checks on disk that the apply is in progress, then SIGKILLs it.
+    for (round, threshold) in [1, N / 3, 2 * N / 3].into_iter().enumerate() {
+        let mut caught = None;
+        for attempt in 0..5 {
+            let (s, pid) = start(&policy).await;
+            let pid = pid.unwrap();
+            let plan = call(&s, "plan_organize", json!({})).await;
+            assert_eq!(plan["detail"]["move_count"], N, "{}", plan["reason"]);
+            let id = plan["detail"]["plan_id"].clone();
+            let params = CallToolRequestParams::new("apply_plan")
+                .with_arguments(json!({ "plan_id": id }).as_object().unwrap().clone());
+            let peer = s.peer().clone();
+            let apply = tokio::spawn(async move { peer.call_tool(params).await });
+            let watching = std::time::Instant::now();
+            while files_in(&docs).len() < threshold && !apply.is_finished() {
+                assert!(
+                    watching.elapsed() < std::time::Duration::from_secs(60),
+                    "apply_plan made no progress"
+                );
+                tokio::task::yield_now().await;
+            }
+            signal(pid, "-STOP");
+            let stopping = std::time::Instant::now();
+            while process_state(pid) != Some('T') {
+                assert!(stopping.elapsed() < std::time::Duration::from_secs(5));
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // Frozen: nothing changes on disk until it dies. Is it mid-apply?
+            let moved = files_in(&docs);
+            let records = journal_records(&journal);
+            let last = records.last().cloned().unwrap_or_default();
+            let open_step = last["t"] == "begin"
+                && last["op"] == "do"
+                && last["action"]["moves"].as_array().map(Vec::len) == Some(N);
+            signal(pid, "-KILL");
+            let _ = apply.await;
+            drop(s);
+            let dying = std::time::Instant::now();
+            while !matches!(process_state(pid), None | Some('Z')) {
+                assert!(dying.elapsed() < std::time::Duration::from_secs(5));
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if open_step && !moved.is_empty() && moved.len() < N {
+                caught = Some((moved, last["action_id"].clone()));
+                break;
+            }
+            // The apply had finished (or not begun) when the stop landed: put the files
+            // back and try again.
+            eprintln!(
+                "round {round} attempt {attempt}: not mid-apply ({} moved, last record {})",
+                moved.len(),
+                last["t"]
+            );
+            let (s, _) = start(&policy).await;
+            loop {
+                let env = call(&s, "undo_last_action", json!({})).await;
+                if env["code"] == json!("INVALID_REQUEST") {
+                    break;
+                }
+                assert_eq!(env["code"], json!("OK"), "{env}");
+            }
+            s.cancel().await.ok();
+        }
+        let (moved, action_id) =
+            caught.unwrap_or_else(|| panic!("round {round}: never stopped mid-apply"));
+        eprintln!(
+            "round {round}: killed with {} of {N} files moved",
+            moved.len()
+        );
+
+        // After the kill, before the restart: the step is still open in the journal and
+        // every file is at one place, as the frozen server left it.
+        assert_eq!(files_in(&docs), moved);
+        let last = journal_records(&journal).last().cloned().unwrap();
+        assert_eq!(last["t"], "begin", "{last}");
+        assert_eq!(last["action_id"], action_id);
+
         // Restart: recovery runs before the first call is answered.
         let (s, _) = start(&policy).await;
+        let listing = call(&s, "list_files", json!({})).await;
+        assert_eq!(listing["code"], "OK", "{listing}");
         let mut places = 0;
         for i in 0..N {
             let name = format!("f{i}.txt");
-            let here = [ws.join(&name), ws.join("Documents").join(&name)];
+            let here = [ws.join(&name), docs.join(&name)];
             let found: Vec<&PathBuf> = here.iter().filter(|p| p.is_file()).collect();
             assert_eq!(found.len(), 1, "{name}");
             assert_eq!(
                 std::fs::read_to_string(found[0]).unwrap(),
                 format!("content {i}")
             );
-            places += usize::from(found[0].ends_with(format!("Documents/{name}")));
+            places += usize::from(found[0].starts_with(&docs));
         }
-        eprintln!("round {round}: {places} of {N} files had moved when the server was killed");
-        // Undo whatever the journal says happened; then everything is back.
-        loop {
-            let env = call(&s, "undo_last_action", json!({})).await;
-            if env["code"] == json!("INVALID_REQUEST") {
-                break;
-            }
-            assert_eq!(env["code"], json!("OK"), "{env}");
-        }
+        // Recovery moved nothing; it recorded what had happened.
+        assert_eq!(places, moved.len());
+        assert_eq!(files_in(&docs), moved);
+        // The journal no longer holds an open step: its undo stack's top is the
+        // interrupted action, cut down to exactly the moves that took effect.
+        let records = journal_records(&journal);
+        assert!(
+            !records.iter().any(|r| r["t"] == "begin"
+                && !records
+                    .iter()
+                    .any(|e| e["t"] == "end" && e["action_id"] == r["action_id"])),
+            "a step is still open after the restart"
+        );
+        let snapshot = records
+            .iter()
+            .rev()
+            .find(|r| r["t"] == "snapshot")
+            .expect("the restart compacts the journal into a snapshot");
+        let top = snapshot["undo"].as_array().unwrap().last().unwrap();
+        assert_eq!(top["id"], action_id, "{top}");
+        let in_journal: std::collections::BTreeSet<String> = top["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["src"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(in_journal, moved);
+        // Undo puts back exactly what the killed apply had moved, then nothing is left.
+        let env = call(&s, "undo_last_action", json!({})).await;
+        assert_eq!(env["code"], json!("OK"), "{env}");
+        assert_eq!(env["detail"]["moved"], moved.len(), "{env}");
+        let env = call(&s, "undo_last_action", json!({})).await;
+        assert_eq!(env["code"], json!("INVALID_REQUEST"), "{env}");
         for i in 0..N {
             assert!(
                 ws.join(format!("f{i}.txt")).is_file(),
                 "f{i}.txt not back after undo"
             );
         }
+        assert!(files_in(&docs).is_empty());
         s.cancel().await.ok();
     }
 }

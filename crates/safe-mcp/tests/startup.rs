@@ -298,3 +298,381 @@ fn shipped_example_policy_starts_against_a_sandbox() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+// ---- Each remaining fatal condition (SPEC §3, config.rs, policy, journal, audit). ----
+
+/// A files-server policy beside [`GOOD`]: workspace `ws`, journal in `state/`.
+fn files_policy(s: &Sandbox, extra: &str) -> PathBuf {
+    std::fs::create_dir_all(s.path().join("ws")).unwrap();
+    s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"ws\"\njournal = \"state/j.json\"\n{extra}"
+    ))
+}
+
+fn start_with(server: &str, policy: &Path) -> Output {
+    start(server, &["--config", policy.to_str().unwrap()], &[])
+}
+
+/// Start a server, complete the MCP handshake on its stdin, then close it: a server that
+/// got past start-up answers `initialize` and exits cleanly at EOF.
+fn start_and_greet(server: &str, policy: &Path) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .arg(server)
+        .arg("--config")
+        .arg(policy)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("SAFE_MCP_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run safe-mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    // A server that refused to start has closed its stdin: a failed write is its answer.
+    let _ = stdin.write_all(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"startup-test","version":"1"}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    drop(stdin);
+    child.wait_with_output().expect("wait for safe-mcp")
+}
+
+#[test]
+fn files_policy_of_these_tests_starts() {
+    // The base the files tests below break one thing of: it must start as it is, so each
+    // refusal below is caused by the one change that test makes.
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    for server in ["files", "terminal"] {
+        let out = start_and_greet(server, &p);
+        assert!(
+            out.status.success() && fatal_line(&out).is_empty(),
+            "{server}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("\"serverInfo\""),
+            "{server} did not answer initialize: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn policy_path_that_cannot_be_read_is_fatal() {
+    // Tests may run as root, for whom mode 000 hides nothing: a folder stands at the path.
+    let s = Sandbox::new();
+    let p = s.path().join("policy.toml");
+    std::fs::create_dir(&p).unwrap();
+    let out = start_with("terminal", &p);
+    assert_fatal(
+        &out,
+        &format!("policy file '{}' cannot be read", p.display()),
+    );
+}
+
+#[test]
+fn unset_audit_log_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&GOOD.replace("audit_log = \"state/audit.jsonl\"", ""));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "audit_log is not set: set it in the policy file or via SAFE_MCP_AUDIT_LOG",
+    );
+}
+
+#[test]
+fn bad_audit_fail_mode_is_fatal_and_named() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!("audit_fail_mode = \"sometimes\"\n{GOOD}"));
+    let out = start_with("terminal", &p);
+    assert_fatal(&out, "is invalid: unknown variant `sometimes`");
+    assert_fatal(&out, "in `audit_fail_mode`");
+}
+
+#[test]
+fn unknown_files_skip_predicate_is_fatal_and_named() {
+    let s = Sandbox::new();
+    let p = files_policy(
+        &s,
+        "[[files.skip]]\nlayer = \"protection\"\nwhen = [\"dotfiles\"]\nreason = \"x\"\n",
+    );
+    let out = start_with("files", &p);
+    assert_fatal(&out, "is invalid: unknown variant `dotfiles`");
+    assert_fatal(&out, "in `files.skip.when`");
+}
+
+#[test]
+fn unknown_files_skip_layer_is_fatal_and_named() {
+    let s = Sandbox::new();
+    let p = files_policy(
+        &s,
+        "[[files.skip]]\nlayer = \"politeness\"\nwhen = [\"dotfile\"]\nreason = \"x\"\n",
+    );
+    let out = start_with("files", &p);
+    assert_fatal(&out, "is invalid: unknown variant `politeness`");
+    assert_fatal(&out, "in `files.skip.layer`");
+}
+
+#[test]
+fn invalid_args_pattern_regex_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nargs_patterns = [\"-l\", \"(unclosed\"]\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.rules[0] ('ls'): args pattern '(unclosed' does not compile",
+    );
+}
+
+#[test]
+fn rule_command_that_is_not_a_bare_name_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"/bin/ls\"\ndeny_args = [\"-R\"]\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.rules[0] ('/bin/ls'): command must be a bare program name",
+    );
+}
+
+#[test]
+fn rule_with_an_empty_deny_args_entry_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\ndeny_args = [\"-R\", \"  \"]\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.rules[0] ('ls'): deny_args holds an empty entry",
+    );
+}
+
+#[test]
+fn rule_with_a_relative_executable_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nexecutable = \"bin/ls\"\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.rules[0] ('ls'): executable 'bin/ls' must be an absolute path",
+    );
+}
+
+#[test]
+fn rule_with_an_unknown_profile_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nprofile = \"lenient\"\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.rules[0] ('ls'): profile 'lenient' is not one of strict, standard, permissive",
+    );
+}
+
+#[test]
+fn unknown_sandbox_profile_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[terminal.sandbox]\nprofile = \"lenient\"\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.sandbox.profile: 'lenient' is not one of strict, standard, permissive",
+    );
+}
+
+#[test]
+fn requiring_a_disabled_kernel_sandbox_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[terminal.sandbox]\nenabled = false\nrequire_kernel_sandbox = true\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.sandbox.require_kernel_sandbox: cannot be true while [terminal.sandbox] enabled = false",
+    );
+}
+
+#[test]
+fn zero_timeout_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!("{GOOD}\n[terminal.limits]\ntimeout_seconds = 0\n"));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.limits.timeout_seconds: must be at least 1",
+    );
+}
+
+#[test]
+fn zero_output_cap_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[terminal.limits]\nmax_output_bytes = 0\n"
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.limits.max_output_bytes: must be at least 1",
+    );
+}
+
+#[test]
+fn relative_path_entry_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&GOOD.replace(
+        "jail_root = \"jail\"",
+        "jail_root = \"jail\"\npath = \"/usr/bin:bin\"",
+    ));
+    assert_fatal(
+        &start_with("terminal", &p),
+        "terminal.path: every PATH entry must be an absolute folder",
+    );
+}
+
+#[test]
+fn bad_boolean_override_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(GOOD);
+    let out = start(
+        "terminal",
+        &["--config", p.to_str().unwrap()],
+        &[("SAFE_MCP_SANDBOX_ENABLED", "perhaps")],
+    );
+    assert_fatal(
+        &out,
+        "environment variable SAFE_MCP_SANDBOX_ENABLED: 'perhaps' is not true or false",
+    );
+}
+
+#[test]
+fn override_into_a_key_that_is_not_a_table_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy("audit_log = \"state/audit.jsonl\"\nterminal = 5\n");
+    let out = start(
+        "terminal",
+        &["--config", p.to_str().unwrap()],
+        &[(
+            "SAFE_MCP_JAIL_ROOT",
+            s.path().join("jail").to_str().unwrap(),
+        )],
+    );
+    assert_fatal(
+        &out,
+        "environment variable SAFE_MCP_JAIL_ROOT: policy key 'terminal' is not a table",
+    );
+}
+
+#[test]
+fn unset_journal_is_fatal() {
+    let s = Sandbox::new();
+    std::fs::create_dir_all(s.path().join("ws")).unwrap();
+    let p = s.policy(&format!("{GOOD}\n[files]\nworkspace_root = \"ws\"\n"));
+    assert_fatal(
+        &start_with("files", &p),
+        "files.journal is not set: set it in the policy file or via SAFE_MCP_JOURNAL",
+    );
+}
+
+#[test]
+fn missing_workspace_root_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"nope\"\njournal = \"state/j.json\"\n"
+    ));
+    let ws = s.path().join("nope");
+    assert_fatal(
+        &start_with("files", &p),
+        &format!("files.workspace_root '{}' does not exist", ws.display()),
+    );
+}
+
+#[test]
+fn workspace_root_that_is_a_file_is_fatal() {
+    let s = Sandbox::new();
+    std::fs::write(s.path().join("afile"), "x").unwrap();
+    let p = s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"afile\"\njournal = \"state/j.json\"\n"
+    ));
+    let ws = s.path().join("afile");
+    assert_fatal(
+        &start_with("files", &p),
+        &format!("files.workspace_root '{}' is not a directory", ws.display()),
+    );
+}
+
+#[test]
+fn audit_log_inside_workspace_is_fatal() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        "audit_log = \"state/audit.jsonl\"",
+        "audit_log = \"ws/audit.jsonl\"",
+    );
+    std::fs::write(&p, text).unwrap();
+    let out = start_with("files", &p);
+    assert_fatal(&out, "audit_log '");
+    assert_fatal(&out, "lies inside files.workspace_root");
+}
+
+#[test]
+fn journal_whose_folder_does_not_exist_is_fatal() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("state/j.json", "no-such-folder/j.json");
+    std::fs::write(&p, text).unwrap();
+    let out = start_with("files", &p);
+    assert_fatal(
+        &out,
+        &format!(
+            "its folder '{}' does not exist",
+            s.path().join("no-such-folder").display()
+        ),
+    );
+}
+
+#[test]
+fn corrupt_journal_is_fatal() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    std::fs::write(s.path().join("state/j.json"), "{\"t\":\"begin\", garbage\n").unwrap();
+    let out = start_with("files", &p);
+    assert_fatal(&out, "is corrupt at line 1");
+    assert_fatal(&out, "j.json");
+}
+
+#[test]
+fn audit_log_that_cannot_be_opened_is_fatal_for_files_when_closed() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    // A folder at the log's path: no mode bit is involved, so this holds for root too.
+    std::fs::create_dir(s.path().join("state/audit.jsonl")).unwrap();
+    let out = start_with("files", &p);
+    assert_fatal(&out, "audit log '");
+    assert_fatal(&out, "audit.jsonl' cannot be written");
+}
+
+#[test]
+fn audit_log_with_a_broken_last_record_is_fatal_for_files() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    std::fs::write(
+        s.path().join("state/audit.jsonl"),
+        "{\"seq\":1,\"prev\":\"forged\",\"hash\":\"nope\"}\n",
+    )
+    .unwrap();
+    let out = start_with("files", &p);
+    assert_fatal(&out, "is broken at its end");
+}

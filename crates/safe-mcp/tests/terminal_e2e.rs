@@ -42,6 +42,11 @@ impl Fixture {
     }
 
     fn with_mode(mode: &str) -> Self {
+        Self::with_policy(mode, "")
+    }
+
+    /// The test policy with `mode` as `audit_fail_mode` and `extra` appended.
+    fn with_policy(mode: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let jail = dir.path().join("jail");
         std::fs::create_dir_all(jail.join("sub")).unwrap();
@@ -50,7 +55,7 @@ impl Fixture {
         std::fs::write(dir.path().join("secret.txt"), "outside\n").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret.txt"), jail.join("link")).unwrap();
         let policy = dir.path().join("policy.toml");
-        std::fs::write(&policy, POLICY.replace("FAILMODE", mode)).unwrap();
+        std::fs::write(&policy, POLICY.replace("FAILMODE", mode) + extra).unwrap();
         Fixture { dir, policy }
     }
 
@@ -552,4 +557,204 @@ async fn explain_runs_nothing_and_names_the_decision() {
         .unwrap();
     assert_eq!(e["detail"]["decided_by"], "parser");
     assert!(e["detail"].get("argv").is_none());
+}
+
+// ---- "No shell is ever invoked", observed in /proc while the command runs. ----
+
+/// Programs that are shells: none may stand between the server and a command.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
+
+fn proc_argv(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+fn proc_exe(pid: i32) -> PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default()
+}
+
+fn proc_parent(pid: i32) -> Option<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|p| p.trim().parse().ok())
+}
+
+fn all_pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn is_shell(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| SHELLS.contains(&n))
+}
+
+/// The canonical path of `program` on the policy's default PATH.
+fn on_default_path(program: &str) -> PathBuf {
+    ["/usr/local/bin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+        .unwrap_or_else(|| panic!("{program} is not on the default PATH"))
+}
+
+/// One process of a chain from a command up to the server.
+#[derive(Debug)]
+struct Link {
+    pid: i32,
+    exe: PathBuf,
+    argv: Vec<String>,
+}
+
+/// Run `command` (its `{}` replaced by a unique `sleep` argument of about 2 s), and while
+/// it runs, find the `sleep` by its marker and walk its parents up to the server. Returns
+/// the chain, the sleep first and the server last, and the call's envelope.
+async fn chain_while_running(f: &Fixture, s: &Session, command: &str) -> (Vec<Link>, Value) {
+    let me = i32::try_from(std::process::id()).unwrap();
+    let policy = f.policy.to_string_lossy().into_owned();
+    let servers: Vec<i32> = all_pids()
+        .into_iter()
+        .filter(|p| proc_parent(*p) == Some(me))
+        .filter(|p| {
+            let argv = proc_argv(*p);
+            argv.get(1).is_some_and(|a| a == "terminal") && argv.contains(&policy)
+        })
+        .collect();
+    assert_eq!(
+        servers.len(),
+        1,
+        "the server started by this test: {servers:?}"
+    );
+    let server = servers[0];
+    assert_eq!(
+        proc_exe(server),
+        Path::new(BIN).canonicalize().unwrap(),
+        "the server"
+    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let marker = format!("2.{}{nanos}", std::process::id());
+    let command = command.replace("{}", &marker);
+    let watch = async {
+        let started = std::time::Instant::now();
+        let sleep = loop {
+            let found: Vec<i32> = all_pids()
+                .into_iter()
+                .filter(|p| {
+                    let argv = proc_argv(*p);
+                    argv.first().is_some_and(|a| a == "sleep") && argv.contains(&marker)
+                })
+                .collect();
+            if found.len() == 1 {
+                break found[0];
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_millis(1800),
+                "the command never showed up in /proc: {found:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        let mut chain = Vec::new();
+        let mut pid = sleep;
+        for _ in 0..8 {
+            chain.push(Link {
+                pid,
+                exe: proc_exe(pid),
+                argv: proc_argv(pid),
+            });
+            if pid == server {
+                return chain;
+            }
+            pid = proc_parent(pid).unwrap_or_else(|| panic!("no parent of {pid}: {chain:?}"));
+        }
+        panic!("the chain from the command does not reach the server {server}: {chain:?}");
+    };
+    let (chain, e) = tokio::join!(watch, run(s, json!({ "command": command })));
+    let shown: Vec<String> = chain
+        .iter()
+        .map(|l| format!("{} {}", l.pid, l.exe.display()))
+        .collect();
+    eprintln!("{command}: {}", shown.join(" <- "));
+    (chain, e)
+}
+
+async fn no_shell_between_the_server_and_the_command(f: &Fixture, sandboxed: bool) {
+    let s = f.connect().await;
+    let bin = Path::new(BIN).canonicalize().unwrap();
+    let launchers = [bin.clone(), bin.with_file_name("safe-mcp-sandbox-exec")];
+    let sleep = on_default_path("sleep");
+
+    // Twice: with the sandbox, the first call starts its launcher then (it clones the
+    // command), the next one may use a launcher started ahead (which becomes the command).
+    for _ in 0..2 {
+        let (chain, e) = chain_while_running(f, &s, "sleep {}").await;
+        assert_eq!(code(&e), "OK", "{e}");
+        assert_eq!(e["detail"]["exit_code"], 0, "{e}");
+        let mechanisms = &e["detail"]["sandbox"]["mechanisms"];
+        assert_eq!(mechanisms["launcher"], sandboxed, "{e}");
+        // The process running the command is the program itself, not a shell running it.
+        assert_eq!(chain[0].exe, sleep, "{chain:?}");
+        assert_eq!(chain[0].argv[0], "sleep", "{chain:?}");
+        // Between it and the server: nothing, or only the sandbox launcher.
+        let between = &chain[1..chain.len() - 1];
+        if !sandboxed {
+            assert!(
+                between.is_empty(),
+                "the server's own child is the command: {chain:?}"
+            );
+        } else if mechanisms["launcher_started_ahead"] == false {
+            assert!(
+                !between.is_empty(),
+                "a launcher started for the call stays: {chain:?}"
+            );
+        }
+        for link in between {
+            assert!(
+                launchers.contains(&link.exe),
+                "{} ({:?}) is neither the command nor the launcher: {chain:?}",
+                link.exe.display(),
+                link.argv
+            );
+        }
+        for link in &chain {
+            assert!(!is_shell(&link.exe), "a shell in the chain: {chain:?}");
+            assert!(
+                !link.argv.first().is_some_and(|a| is_shell(Path::new(a))),
+                "a shell in the chain: {chain:?}"
+            );
+        }
+    }
+
+    // Control: the same method sees a shell when the model asks for one by name (`sh` is
+    // allow-listed in this test policy), so the assertions above are not vacuous.
+    let (chain, e) = chain_while_running(f, &s, "sh -c \"sleep {}; true\"").await;
+    assert_eq!(code(&e), "OK", "{e}");
+    assert_eq!(chain[0].exe, sleep, "{chain:?}");
+    assert!(is_shell(&chain[1].exe), "the shell was not seen: {chain:?}");
+    s.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn no_shell_is_ever_invoked_sandbox_off() {
+    let f = Fixture::with_policy("closed", "\n[terminal.sandbox]\nenabled = false\n");
+    no_shell_between_the_server_and_the_command(&f, false).await;
+}
+
+#[tokio::test]
+async fn no_shell_is_ever_invoked_sandbox_on() {
+    let f = Fixture::new();
+    no_shell_between_the_server_and_the_command(&f, true).await;
 }

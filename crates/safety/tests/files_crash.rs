@@ -19,6 +19,15 @@ use safety::organizer::Organizer;
 use safety::result::ResultCode;
 
 const FILES: usize = 3000;
+/// Files each `churn` child moves (and undoes and redoes some of).
+const CHURN_FILES: usize = 120;
+
+fn unix_micros() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros()
+}
 
 fn child_organizer() -> Organizer {
     let policy = std::env::var("FILES_CRASH_POLICY").unwrap();
@@ -59,15 +68,39 @@ fn crash_child() {
         "churn" => {
             let tag = std::env::var("FILES_CRASH_TAG").unwrap();
             println!("MARK:begin");
-            for k in 0..120 {
-                let _ = org.move_file(&format!("{tag}{k}.txt"), &format!("D{tag}/{tag}{k}.txt"));
+            // Both children start their work together, so their steps interleave.
+            let go = std::path::PathBuf::from(std::env::var("FILES_CRASH_GO").unwrap());
+            let waiting = std::time::Instant::now();
+            while !go.exists() {
+                assert!(waiting.elapsed() < Duration::from_secs(60), "no go signal");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            println!("MARK:start {}", unix_micros());
+            // Every result is reported to the parent, which checks it.
+            let report = |env: safety::result::Envelope| {
+                let moves = match env.detail.get("moves") {
+                    Some(m) => m.clone(),
+                    None if env.ok => serde_json::json!([{
+                        "src": env.detail["src"], "dest": env.detail["dest"]
+                    }]),
+                    None => serde_json::json!([]),
+                };
+                let line = serde_json::json!({
+                    "tool": env.action, "code": env.code.as_str(),
+                    "reason": env.reason, "moves": moves,
+                });
+                println!("MARK:op {line}");
+            };
+            for k in 0..CHURN_FILES {
+                report(org.move_file(&format!("{tag}{k}.txt"), &format!("D{tag}/{tag}{k}.txt")));
                 if k % 4 == 3 {
-                    let _ = org.undo_last_action();
+                    report(org.undo_last_action());
                 }
                 if k % 8 == 7 {
-                    let _ = org.redo_last_action();
+                    report(org.redo_last_action());
                 }
             }
+            println!("MARK:end {}", unix_micros());
         }
         other => panic!("unknown mode {other}"),
     }
@@ -103,6 +136,7 @@ fn spawn_child(
         .env("FILES_CRASH_MODE", mode)
         .env("FILES_CRASH_TAG", tag)
         .env("FILES_CRASH_POLICY", &sb.policy)
+        .env("FILES_CRASH_GO", sb.state.join("go"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     for (k, v) in &sb.env {
@@ -125,15 +159,24 @@ fn spawn_child(
 }
 
 /// Wait for a child that is not killed; returns the `MARK:took` figure (µs) if any.
-fn wait_done(mut child: std::process::Child, mut out: BufReader<std::process::ChildStdout>) -> u64 {
-    let mut rest = String::new();
-    let _ = std::io::Read::read_to_string(&mut out, &mut rest);
-    assert!(child.wait().unwrap().success());
-    assert!(rest.contains("MARK:done"), "{rest}");
+fn wait_done(child: std::process::Child, out: BufReader<std::process::ChildStdout>) -> u64 {
+    let rest = wait_output(child, out);
     rest.lines()
         .find_map(|l| l.split("MARK:took ").nth(1))
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Wait for a child that is not killed; returns what it printed after `MARK:begin`.
+fn wait_output(
+    mut child: std::process::Child,
+    mut out: BufReader<std::process::ChildStdout>,
+) -> String {
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut out, &mut rest);
+    assert!(child.wait().unwrap().success(), "{rest}");
+    assert!(rest.contains("MARK:done"), "{rest}");
+    rest
 }
 
 /// Every file exists exactly once with its content; the journal's stacks agree with
@@ -273,22 +316,167 @@ fn sigkill_during_apply_or_undo_recovers_to_one_place_per_file() {
     );
 }
 
+/// What one `churn` child reported.
+struct Churn {
+    tag: &'static str,
+    ops: Vec<serde_json::Value>,
+    start: u128,
+    end: u128,
+}
+
+impl Churn {
+    fn parse(tag: &'static str, output: &str) -> Churn {
+        let field = |name: &str| -> u128 {
+            output
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or_else(|| panic!("child {tag} printed no {name}: {output}"))
+        };
+        Churn {
+            tag,
+            ops: output
+                .lines()
+                .filter_map(|l| l.strip_prefix("MARK:op "))
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+            start: field("MARK:start "),
+            end: field("MARK:end "),
+        }
+    }
+
+    fn of(&self, tool: &str) -> Vec<&serde_json::Value> {
+        self.ops.iter().filter(|o| o["tool"] == tool).collect()
+    }
+}
+
 #[test]
 fn two_processes_on_one_workspace_serialise_and_keep_the_journal_whole() {
+    use std::collections::{BTreeMap, BTreeSet};
     let sb = Sandbox::new();
     for tag in ["a", "b"] {
-        for k in 0..120 {
+        for k in 0..CHURN_FILES {
             sb.write(&format!("{tag}{k}.txt"), &format!("content {k}"));
         }
     }
     let (c1, o1) = spawn_child(&sb, "churn", "a");
     let (c2, o2) = spawn_child(&sb, "churn", "b");
-    wait_done(c1, o1);
-    wait_done(c2, o2);
+    std::fs::write(sb.state.join("go"), "").unwrap();
+    let runs = [
+        Churn::parse("a", &wait_output(c1, o1)),
+        Churn::parse("b", &wait_output(c2, o2)),
+    ];
+    // The two really worked at the same time: their runs overlap.
+    assert!(
+        runs[0].start < runs[1].end && runs[1].start < runs[0].end,
+        "the children did not run at the same time"
+    );
+
+    // What each process got. Its own moves always succeed (its files are its own); an
+    // undo always finds something (this process pushed more than it undid); a redo finds
+    // nothing only when the other process's new work cleared the shared redo stack.
+    let mut net: BTreeMap<String, i64> = BTreeMap::new();
+    let (mut ok_steps, mut refused, mut crossed) = (0usize, 0usize, 0usize);
+    for run in &runs {
+        let moves = run.of("move_file");
+        assert_eq!(moves.len(), CHURN_FILES, "{}", run.tag);
+        for (k, m) in moves.iter().enumerate() {
+            assert_eq!(m["code"], "OK", "{}: {m}", run.tag);
+            let t = run.tag;
+            assert_eq!(
+                m["moves"],
+                serde_json::json!([{"src": format!("{t}{k}.txt"), "dest": format!("D{t}/{t}{k}.txt")}]),
+                "{m}"
+            );
+        }
+        assert_eq!(run.of("undo_last_action").len(), CHURN_FILES / 4);
+        assert_eq!(run.of("redo_last_action").len(), CHURN_FILES / 8);
+        for op in &run.ops {
+            let code = op["code"].as_str().unwrap();
+            let tool = op["tool"].as_str().unwrap();
+            match (tool, code) {
+                (_, "OK") => ok_steps += 1,
+                ("redo_last_action", "INVALID_REQUEST") => {
+                    assert_eq!(op["reason"], "nothing to redo", "{op}");
+                    refused += 1;
+                    crossed += 1;
+                    continue;
+                }
+                _ => panic!("{}: unexpected result {op}", run.tag),
+            }
+            let list = op["moves"].as_array().unwrap();
+            assert_eq!(list.len(), 1, "{op}");
+            let (src, dest) = (
+                list[0]["src"].as_str().unwrap(),
+                list[0]["dest"].as_str().unwrap(),
+            );
+            // The file's name at the workspace root, and which way it went.
+            let (name, forward) = if dest.contains('/') {
+                (src, 1)
+            } else {
+                (dest, -1)
+            };
+            if !name.starts_with(run.tag) {
+                crossed += 1;
+            }
+            *net.entry(name.to_string()).or_default() += forward;
+        }
+    }
+    eprintln!("{crossed} results of one process were shaped by the other's work");
+
+    // The final state is exactly what the results add up to: a file is at its
+    // destination when it went forward once more than back, else at its source.
     let org = sb.organizer();
-    check_consistent(&sb, &org, "a", 120);
-    check_consistent(&sb, &org, "b", 120);
+    check_consistent(&sb, &org, "a", CHURN_FILES);
+    check_consistent(&sb, &org, "b", CHURN_FILES);
+    let tree = Sandbox::tree(&sb.ws);
+    let mut at_dest = BTreeSet::new();
+    for tag in ["a", "b"] {
+        for k in 0..CHURN_FILES {
+            let name = format!("{tag}{k}.txt");
+            let n = net.get(&name).copied().unwrap_or(0);
+            assert!(
+                n == 0 || n == 1,
+                "{name} went forward {n} more times than back"
+            );
+            let dest = format!("D{tag}/{name}");
+            let (here, not_there) = if n == 1 {
+                (&dest, &name)
+            } else {
+                (&name, &dest)
+            };
+            assert_eq!(
+                tree.get(here),
+                Some(&format!("content {k}")),
+                "{name}: net {n}"
+            );
+            assert!(!tree.contains_key(not_there), "{name} is at both places");
+            if n == 1 {
+                at_dest.insert(name);
+            }
+        }
+    }
+    // The shared journal agrees: its undo stack holds exactly the files at their
+    // destination, its redo stack only files at their source.
+    let history = org.history().unwrap();
+    let in_undo: BTreeSet<String> = history
+        .undo
+        .iter()
+        .flat_map(|a| a.moves.iter().map(|m| m.src.clone()))
+        .collect();
+    assert_eq!(in_undo, at_dest);
+    for action in &history.redo {
+        for m in &action.moves {
+            assert!(!at_dest.contains(&m.src), "{} is on the redo stack", m.src);
+        }
+    }
+    // The shared audit log is one unbroken chain: an intent and an outcome for every step
+    // that happened, an outcome alone for every refusal, nothing lost or doubled.
+    let report = safety::audit::verify(&sb.state.join("audit.jsonl")).unwrap();
+    assert_eq!(report.broken, None);
+    assert_eq!(report.records as usize, 2 * ok_steps + refused);
+
     undo_everything(&org);
-    original_layout(&sb, "a", 120);
-    original_layout(&sb, "b", 120);
+    original_layout(&sb, "a", CHURN_FILES);
+    original_layout(&sb, "b", CHURN_FILES);
 }
