@@ -247,10 +247,19 @@ pub async fn serve_stdio(config: Config) -> Result<(), FilesServeError> {
         "files server ready on {}",
         organizer.workspace_root().display()
     );
-    let running = FilesServer::new(organizer)
+    let running = match FilesServer::new(organizer)
         .serve(rmcp::transport::stdio_pipes())
         .await
-        .map_err(|e| FilesServeError::Session(e.to_string()))?;
+    {
+        Ok(running) => running,
+        // The client closed stdin before the handshake: nothing to serve, a clean exit
+        // (as the terminal server does).
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(why)) => {
+            tracing::info!("client closed the connection before initialize ({why})");
+            return Ok(());
+        }
+        Err(e) => return Err(FilesServeError::Session(e.to_string())),
+    };
     running
         .waiting()
         .await

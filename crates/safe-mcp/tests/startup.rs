@@ -190,6 +190,32 @@ fn journal_inside_workspace_is_fatal() {
 }
 
 #[test]
+fn journal_inside_the_terminal_jail_is_fatal_for_both_servers() {
+    // One policy for both servers: the terminal's commands write in the jail, so the
+    // organiser's journal (its undo history) must not be there.
+    let s = Sandbox::new();
+    std::fs::create_dir_all(s.path().join("ws")).unwrap();
+    let p = s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"ws\"\njournal = \"jail/journal.json\"\n"
+    ));
+    for server in ["terminal", "files"] {
+        let out = start(server, &["--config", p.to_str().unwrap()], &[]);
+        assert_fatal(&out, "files.journal");
+        assert_fatal(&out, "lies inside terminal.jail_root");
+    }
+    // The same policy with the journal outside the jail starts the terminal server.
+    let p = s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"ws\"\njournal = \"state/journal.json\"\n"
+    ));
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &[]);
+    assert!(
+        fatal_line(&out).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn unknown_safe_mcp_variable_is_fatal() {
     let s = Sandbox::new();
     let p = s.policy(GOOD);
@@ -297,6 +323,23 @@ fn shipped_example_policy_starts_against_a_sandbox() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Both servers exit cleanly (status 0, no `fatal:` line) when the client closes stdin
+/// before the handshake: nothing to serve is not an error.
+#[test]
+fn both_servers_exit_cleanly_when_stdin_closes_before_initialize() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    for server in ["terminal", "files"] {
+        let out = start_with(server, &p);
+        assert!(
+            out.status.success() && fatal_line(&out).is_empty(),
+            "{server}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 // ---- Each remaining fatal condition (SPEC §3, config.rs, policy, journal, audit). ----

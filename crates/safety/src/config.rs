@@ -664,6 +664,20 @@ fn resolve_and_validate(
                     root: jail,
                 });
             }
+            // One policy file may configure both servers: the organiser's journal must not
+            // be where this server's commands can write either.
+            if let Some(journal) = file.files.journal.as_deref() {
+                let journal = canonical_state_path(&resolve(base, journal));
+                if is_within(&jail, &journal) {
+                    return Err(ConfigError::StateInsideRoot {
+                        key: "files.journal",
+                        path: journal,
+                        root_key: "terminal.jail_root",
+                        root: jail,
+                    });
+                }
+            }
+            let t = &mut file.terminal;
             t.jail_root = Some(jail);
             t.sandbox.read_paths = t
                 .sandbox
@@ -727,6 +741,21 @@ fn resolve_and_validate(
                         root: ws,
                     });
                 }
+            }
+            // The terminal server of the same policy runs commands in its jail: the journal
+            // must not be there (a missing jail is the terminal server's own start-up error).
+            let jail = file
+                .terminal
+                .jail_root
+                .as_deref()
+                .and_then(|j| resolve(base, j).canonicalize().ok());
+            if let Some(jail) = jail.filter(|j| is_within(j, &journal)) {
+                return Err(ConfigError::StateInsideRoot {
+                    key: "files.journal",
+                    path: journal,
+                    root_key: "terminal.jail_root",
+                    root: jail,
+                });
             }
             f.workspace_root = Some(ws);
             f.journal = Some(journal);
