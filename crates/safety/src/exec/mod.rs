@@ -337,8 +337,8 @@ async fn supervise(
     }
 
     // Drain with a deadline: a grandchild that left the group (setsid) may hold the pipe.
-    let (stdout, a) = drain(stdout).await;
-    let (stderr, b) = drain(stderr).await;
+    // Both at once: an escaped process holding both pipes costs one deadline, not two.
+    let ((stdout, a), (stderr, b)) = tokio::join!(drain(stdout), drain(stderr));
     Supervised {
         status,
         stop,
