@@ -36,7 +36,7 @@
 //! file, re-reads the chain head if another process appended since, writes, fsyncs, unlocks.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Seek, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -437,8 +437,9 @@ impl AuditLog {
             }),
         };
         let _lock = lock(&state.file).map_err(io)?;
-        // Another process sharing the log may have appended since our last record.
-        let len = state.file.metadata().map_err(io)?.len();
+        // Another process sharing the log may have appended since our last record (the end
+        // of the file, from `lseek`: no metadata copied out).
+        let len = (&state.file).seek(std::io::SeekFrom::End(0)).map_err(io)?;
         if len != state.len {
             let (seq, hash) = read_chain_head(&state.file, len).map_err(|e| match e {
                 TailError::Io(source) => AuditError::Io {
@@ -458,12 +459,8 @@ impl AuditLog {
             .seq
             .checked_add(1)
             .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
-        record.insert("seq".to_string(), Value::from(seq));
-        record.insert("ts".to_string(), Value::String(ts));
-        record.insert("prev".to_string(), Value::String(state.last_hash.clone()));
-
         state.buf.clear();
-        canonical_json(&Value::Object(record), &mut state.buf);
+        canonical_record(&record, seq, &ts, &state.last_hash, &mut state.buf);
         let hash = hex::encode(Sha256::digest(&state.buf));
         // The canonical text ends with the object's `}`: put `hash` before it, last.
         state.buf.pop();
@@ -614,6 +611,45 @@ fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
         );
     }
     Ok(CheckedRecord { seq, prev, hash })
+}
+
+/// The canonical JSON of `record` with the chain fields `seq`, `ts` and `prev` added: the
+/// same bytes as [`canonical_json`] of the record with those three keys inserted (a caller's
+/// field of those names was renamed before), without building that record.
+fn canonical_record(
+    record: &Map<String, Value>,
+    seq: u64,
+    ts: &str,
+    prev: &str,
+    out: &mut Vec<u8>,
+) {
+    enum Member<'a> {
+        Value(&'a Value),
+        Seq,
+        Text(&'a str),
+    }
+    let mut members: Vec<(&str, Member<'_>)> = record
+        .iter()
+        .map(|(k, v)| (k.as_str(), Member::Value(v)))
+        .collect();
+    members.push(("seq", Member::Seq));
+    members.push(("ts", Member::Text(ts)));
+    members.push(("prev", Member::Text(prev)));
+    members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    out.push(b'{');
+    for (i, (key, member)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_string(key, out);
+        out.push(b':');
+        match member {
+            Member::Value(v) => canonical_json(v, out),
+            Member::Seq => out.extend_from_slice(seq.to_string().as_bytes()),
+            Member::Text(t) => write_json_string(t, out),
+        }
+    }
+    out.push(b'}');
 }
 
 /// Append the canonical serialisation of `value` to `out` (see the module documentation).
@@ -776,6 +812,29 @@ mod tests {
             String::from_utf8_lossy(&out),
             r#"{"a":{"c":2.5,"z":[true,null,"x\"y"]},"b":1}"#
         );
+    }
+
+    #[test]
+    fn canonical_record_is_canonical_json_of_the_record_with_the_chain_fields() {
+        // Keys that sort before, between and after `prev`, `seq` and `ts`, a renamed caller
+        // field, nesting, escapes and a large sequence number.
+        let record = serde_json::json!({
+            "zeta": [1, {"b": 2, "a": "\u{1}\"x"}], "tool": "run_command", "a": null,
+            "event_seq": 7, "q": "é", "sequence": true, "p": 1.5, "prevalent": "x", "u": {}
+        });
+        let Value::Object(record) = record else {
+            panic!("not an object")
+        };
+        let (seq, ts, prev) = (u64::MAX, "2026-11-30T07:00:00.000001Z", GENESIS_PREV);
+        let mut ours = Vec::new();
+        canonical_record(&record, seq, ts, prev, &mut ours);
+        let mut merged = record.clone();
+        merged.insert("seq".into(), Value::from(seq));
+        merged.insert("ts".into(), Value::from(ts));
+        merged.insert("prev".into(), Value::from(prev));
+        let mut expected = Vec::new();
+        canonical_json(&Value::Object(merged), &mut expected);
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&expected));
     }
 
     #[test]
