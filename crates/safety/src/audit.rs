@@ -834,7 +834,10 @@ mod tests {
         merged.insert("prev".into(), Value::from(prev));
         let mut expected = Vec::new();
         canonical_json(&Value::Object(merged), &mut expected);
-        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&expected));
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&expected)
+        );
     }
 
     #[test]

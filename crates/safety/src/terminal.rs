@@ -501,8 +501,7 @@ impl TerminalCore {
                 e.set("would_run", true);
                 e.set("executable", v.program.to_string_lossy().into_owned());
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
-                e.set("profile", v.profile.name());
-                e.set("limits", limits_json(&limits));
+                // The profile and its limits are in `sandbox`, as in run_command's detail.
                 e.set("sandbox", self.expected_sandbox(v.profile, &limits));
                 e.set("canonical_hash", self.canonical_hash(&v));
                 e

@@ -382,7 +382,9 @@ async fn every_result_reports_the_profile_limits_and_mechanisms() {
         .explain_command(json!({"command": "true"}).as_object());
     assert_eq!(x.detail["sandbox"]["profile"], "standard");
     assert_eq!(x.detail["sandbox"]["source"], "start-up probe");
-    assert_eq!(x.detail["limits"]["processes"], 128);
+    assert_eq!(x.detail["sandbox"]["limits"]["processes"], 128);
+    // Said once: not also beside `sandbox`.
+    assert!(x.detail.get("limits").is_none() && x.detail.get("profile").is_none());
     // A caller may lower the timeout, never raise it.
     let e = t
         .run(json!({"command": "true", "timeout_seconds": 31}))
