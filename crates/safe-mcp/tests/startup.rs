@@ -352,6 +352,13 @@ fn files_policy(s: &Sandbox, extra: &str) -> PathBuf {
     ))
 }
 
+/// Start `server` on [`GOOD`] followed by `extra`, and assert the fatal line names `needle`.
+fn fatal_with_good_policy_and(server: &str, extra: &str, needle: &str) {
+    let s = Sandbox::new();
+    let p = s.policy(&format!("{GOOD}{extra}"));
+    assert_fatal(&start_with(server, &p), needle);
+}
+
 fn start_with(server: &str, policy: &Path) -> Output {
     start(server, &["--config", policy.to_str().unwrap()], &[])
 }
@@ -466,106 +473,81 @@ fn unknown_files_skip_layer_is_fatal_and_named() {
 
 #[test]
 fn invalid_args_pattern_regex_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nargs_patterns = [\"-l\", \"(unclosed\"]\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[[terminal.rules]]\ncommand = \"ls\"\nargs_patterns = [\"-l\", \"(unclosed\"]\n",
         "terminal.rules[0] ('ls'): args pattern '(unclosed' does not compile",
     );
 }
 
 #[test]
 fn rule_command_that_is_not_a_bare_name_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[[terminal.rules]]\ncommand = \"/bin/ls\"\ndeny_args = [\"-R\"]\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[[terminal.rules]]\ncommand = \"/bin/ls\"\ndeny_args = [\"-R\"]\n",
         "terminal.rules[0] ('/bin/ls'): command must be a bare program name",
     );
 }
 
 #[test]
 fn rule_with_an_empty_deny_args_entry_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\ndeny_args = [\"-R\", \"  \"]\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[[terminal.rules]]\ncommand = \"ls\"\ndeny_args = [\"-R\", \"  \"]\n",
         "terminal.rules[0] ('ls'): deny_args holds an empty entry",
     );
 }
 
 #[test]
 fn rule_with_a_relative_executable_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nexecutable = \"bin/ls\"\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[[terminal.rules]]\ncommand = \"ls\"\nexecutable = \"bin/ls\"\n",
         "terminal.rules[0] ('ls'): executable 'bin/ls' must be an absolute path",
     );
 }
 
 #[test]
 fn rule_with_an_unknown_profile_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nprofile = \"lenient\"\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[[terminal.rules]]\ncommand = \"ls\"\nprofile = \"lenient\"\n",
         "terminal.rules[0] ('ls'): profile 'lenient' is not one of strict, standard, permissive",
     );
 }
 
 #[test]
 fn unknown_sandbox_profile_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[terminal.sandbox]\nprofile = \"lenient\"\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[terminal.sandbox]\nprofile = \"lenient\"\n",
         "terminal.sandbox.profile: 'lenient' is not one of strict, standard, permissive",
     );
 }
 
 #[test]
 fn requiring_a_disabled_kernel_sandbox_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[terminal.sandbox]\nenabled = false\nrequire_kernel_sandbox = true\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[terminal.sandbox]\nenabled = false\nrequire_kernel_sandbox = true\n",
         "terminal.sandbox.require_kernel_sandbox: cannot be true while [terminal.sandbox] enabled = false",
     );
 }
 
 #[test]
 fn zero_timeout_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!("{GOOD}\n[terminal.limits]\ntimeout_seconds = 0\n"));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[terminal.limits]\ntimeout_seconds = 0\n",
         "terminal.limits.timeout_seconds: must be at least 1",
     );
 }
 
 #[test]
 fn zero_output_cap_is_fatal() {
-    let s = Sandbox::new();
-    let p = s.policy(&format!(
-        "{GOOD}\n[terminal.limits]\nmax_output_bytes = 0\n"
-    ));
-    assert_fatal(
-        &start_with("terminal", &p),
+    fatal_with_good_policy_and(
+        "terminal",
+        "\n[terminal.limits]\nmax_output_bytes = 0\n",
         "terminal.limits.max_output_bytes: must be at least 1",
     );
 }

@@ -623,18 +623,25 @@ fn canonical_record(
     prev: &str,
     out: &mut Vec<u8>,
 ) {
-    enum Member<'a> {
-        Value(&'a Value),
-        Seq,
-        Text(&'a str),
-    }
     let mut members: Vec<(&str, Member<'_>)> = record
         .iter()
         .map(|(k, v)| (k.as_str(), Member::Value(v)))
         .collect();
-    members.push(("seq", Member::Seq));
+    members.push(("seq", Member::Seq(seq)));
     members.push(("ts", Member::Text(ts)));
     members.push(("prev", Member::Text(prev)));
+    write_object(members, out);
+}
+
+/// A member of an object being written canonically.
+enum Member<'a> {
+    Value(&'a Value),
+    Seq(u64),
+    Text(&'a str),
+}
+
+/// Write an object's members sorted by the bytes of their keys, without blanks.
+fn write_object(mut members: Vec<(&str, Member<'_>)>, out: &mut Vec<u8>) {
     members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     out.push(b'{');
     for (i, (key, member)) in members.into_iter().enumerate() {
@@ -645,7 +652,7 @@ fn canonical_record(
         out.push(b':');
         match member {
             Member::Value(v) => canonical_json(v, out),
-            Member::Seq => out.extend_from_slice(seq.to_string().as_bytes()),
+            Member::Seq(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Member::Text(t) => write_json_string(t, out),
         }
     }
@@ -670,20 +677,12 @@ pub fn canonical_json(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(map) => {
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push(b'{');
-            for (i, (key, item)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_json_string(key, out);
-                out.push(b':');
-                canonical_json(item, out);
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_object(
+            map.iter()
+                .map(|(k, v)| (k.as_str(), Member::Value(v)))
+                .collect(),
+            out,
+        ),
     }
 }
 

@@ -656,22 +656,18 @@ fn resolve_and_validate(
                 env: "SAFE_MCP_JAIL_ROOT",
             })?;
             let jail = canonical_root("terminal.jail_root", &resolve(base, &jail))?;
-            if is_within(&jail, &audit_log) {
-                return Err(ConfigError::StateInsideRoot {
-                    key: "audit_log",
-                    path: audit_log,
-                    root_key: "terminal.jail_root",
-                    root: jail,
-                });
-            }
-            // One policy file may configure both servers: the organiser's journal must not
-            // be where this server's commands can write either.
-            if let Some(journal) = file.files.journal.as_deref() {
-                let journal = canonical_state_path(&resolve(base, journal));
-                if is_within(&jail, &journal) {
+            // One policy file may configure both servers: the organiser's journal must not be
+            // where this server's commands can write either.
+            let journal =
+                (file.files.journal.as_deref()).map(|j| canonical_state_path(&resolve(base, j)));
+            for (key, path) in [
+                ("audit_log", Some(&audit_log)),
+                ("files.journal", journal.as_ref()),
+            ] {
+                if let Some(path) = path.filter(|p| is_within(&jail, p)) {
                     return Err(ConfigError::StateInsideRoot {
-                        key: "files.journal",
-                        path: journal,
+                        key,
+                        path: path.clone(),
                         root_key: "terminal.jail_root",
                         root: jail,
                     });
