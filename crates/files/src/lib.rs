@@ -139,9 +139,10 @@ pub fn tools() -> Vec<Tool> {
 
 /// The MCP result for an envelope: structured content, the same JSON as text, and
 /// `isError` exactly when `ok` is false.
-pub fn envelope_result(envelope: &Envelope) -> CallToolResult {
-    let value = envelope.to_value();
-    if envelope.ok {
+pub fn envelope_result(envelope: Envelope) -> CallToolResult {
+    let ok = envelope.ok;
+    let value = envelope.into_value();
+    if ok {
         CallToolResult::structured(value)
     } else {
         CallToolResult::structured_error(value)
@@ -233,7 +234,7 @@ impl ServerHandler for FilesServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let envelope = self.call(request, context).await;
-        Ok(envelope_result(&envelope).into())
+        Ok(envelope_result(envelope).into())
     }
 }
 

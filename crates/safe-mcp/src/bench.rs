@@ -149,10 +149,16 @@ pub async fn run(iterations: usize) -> Result<()> {
     // (2 ms idle before each, as between a model's calls), with the MCP floor paced the same
     // way: after 2 ms idle the server (and the client) start cold, whatever the call.
     let (mut ex_b2b, mut ex_paced, mut mcp_paced) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mcp_b2b = Vec::new();
     for _ in 0..iterations {
         let t = Instant::now();
         lean_plain.call("explain_command", &explain)?;
         ex_b2b.push(t.elapsed());
+    }
+    for _ in 0..iterations {
+        let t = Instant::now();
+        lean_plain.call("no_such_tool", &unknown)?;
+        mcp_b2b.push(t.elapsed());
     }
     for _ in 0..iterations {
         std::thread::sleep(Duration::from_millis(2));
@@ -220,8 +226,9 @@ pub async fn run(iterations: usize) -> Result<()> {
         micros(percentile(&mut ex.lean, 0.99))
     );
     println!(
-        "  explain_command alone, back to back  : {:>9.1} µs   p50 (target < 100 µs)",
+        "  explain_command alone, back to back  : {:>9.1} µs   p50 (target < 100 µs); unknown tool back to back {:.1} µs",
         micros(percentile(&mut ex_b2b, 0.5)),
+        micros(percentile(&mut mcp_b2b, 0.5)),
     );
     println!(
         "  explain_command, paced (2 ms idle)    : {:>8.1} µs   p50; unknown tool paced the same way {:.1} µs",

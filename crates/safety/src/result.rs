@@ -101,6 +101,18 @@ impl Envelope {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// [`Envelope::to_value`] without copying: the detail is moved into the value.
+    pub fn into_value(self) -> Value {
+        let mut map = Map::new();
+        map.insert("action".into(), Value::String(self.action));
+        map.insert("code".into(), Value::from(self.code.as_str()));
+        map.insert("detail".into(), Value::Object(self.detail));
+        map.insert("duration_ms".into(), Value::from(self.duration_ms));
+        map.insert("ok".into(), Value::Bool(self.ok));
+        map.insert("reason".into(), Value::String(self.reason));
+        Value::Object(map)
+    }
+
     /// Pretty JSON with sorted keys and two-space indentation (the demo's format).
     pub fn to_pretty_json(&self) -> String {
         serde_json::to_string_pretty(&self.to_value()).unwrap_or_default()
@@ -117,6 +129,24 @@ mod tests {
         assert!(Envelope::new("x", ResultCode::OutputTruncated, "r").ok);
         assert!(!Envelope::new("x", ResultCode::Timeout, "r").ok);
         assert!(!Envelope::new("x", ResultCode::PolicyDenied, "r").ok);
+    }
+
+    #[test]
+    fn into_value_is_to_value() {
+        let mut e = Envelope::new(
+            "explain_command",
+            ResultCode::PolicyDenied,
+            "'rm' is denied",
+        );
+        e.set("argv", serde_json::json!(["rm", "-rf", "/"]));
+        e.set(
+            "sandbox",
+            serde_json::json!({"limits": {"processes": 128}, "profile": "standard"}),
+        );
+        e.duration_ms = 7;
+        assert_eq!(e.clone().into_value(), e.to_value());
+        let ok = Envelope::new("run_command", ResultCode::Ok, "ran");
+        assert_eq!(ok.clone().into_value(), ok.to_value());
     }
 
     #[test]

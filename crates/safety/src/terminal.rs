@@ -194,6 +194,9 @@ pub struct TerminalCore {
     /// What the start-up probe found, for a network-on and a network-off profile.
     probe_online: SandboxReport,
     probe_offline: SandboxReport,
+    /// explain_command's `detail.sandbox` per profile (strict, standard, permissive): a
+    /// function of the profile, the policy and the start-up probe alone, so built once.
+    explain_sandbox: [std::sync::OnceLock<Value>; 3],
 }
 
 /// What stage one to three decided for a command string.
@@ -296,6 +299,7 @@ impl TerminalCore {
             executor,
             probe_online,
             probe_offline,
+            explain_sandbox: Default::default(),
         })
     }
 
@@ -345,6 +349,22 @@ impl TerminalCore {
             limits.max_output_bytes,
             timeout_override,
         )
+    }
+
+    /// [`TerminalCore::expected_sandbox`] for explain_command (whose limits depend on the
+    /// profile alone), built on first use and cloned after.
+    fn explain_sandbox(&self, profile: Profile, limits: &ExecLimits) -> Value {
+        let slot = match profile {
+            Profile::Strict => 0,
+            Profile::Standard => 1,
+            Profile::Permissive => 2,
+        };
+        match self.explain_sandbox.get(slot) {
+            Some(cell) => cell
+                .get_or_init(|| self.expected_sandbox(profile, limits))
+                .clone(),
+            None => self.expected_sandbox(profile, limits),
+        }
     }
 
     /// `detail.sandbox` for explain_command: the call's profile and limits, the mechanisms
@@ -502,7 +522,7 @@ impl TerminalCore {
                 e.set("executable", v.program.to_string_lossy().into_owned());
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
                 // The profile and its limits are in `sandbox`, as in run_command's detail.
-                e.set("sandbox", self.expected_sandbox(v.profile, &limits));
+                e.set("sandbox", self.explain_sandbox(v.profile, &limits));
                 e.set("canonical_hash", self.canonical_hash(&v));
                 e
             }

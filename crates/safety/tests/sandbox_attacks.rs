@@ -414,6 +414,23 @@ async fn a_rule_profile_tightens_one_program() {
     );
     let e = t.run(json!({"command": "true"})).await;
     assert_eq!(e["detail"]["sandbox"]["profile"], "standard", "{e}");
+    // explain_command says the same, each program under its own profile, in any order
+    // (its answer per profile is built once and reused).
+    for (command, profile, network) in [
+        ("true", "standard", "on"),
+        ("sleep 0", "strict", "off"),
+        ("true", "standard", "on"),
+        ("sleep 1", "strict", "off"),
+    ] {
+        let x = t
+            .core
+            .explain_command(json!({ "command": command }).as_object());
+        assert_eq!(x.detail["sandbox"]["profile"], profile, "{command}");
+        assert_eq!(
+            x.detail["sandbox"]["limits"]["network"], network,
+            "{command}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,9 +6,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -104,21 +103,15 @@ pub fn tools() -> Vec<Tool> {
 
 /// Convert an envelope into the MCP result: structured content, the same JSON as text,
 /// `isError` exactly when `ok` is false.
-pub fn to_call_result(envelope: &Envelope) -> CallToolResult {
-    let value = envelope.to_value();
-    let mut result = if envelope.ok {
+pub fn to_call_result(envelope: Envelope) -> CallToolResult {
+    let ok = envelope.ok;
+    // One text block with the same JSON (structured() adds it).
+    let value = envelope.into_value();
+    if ok {
         CallToolResult::structured(value)
     } else {
         CallToolResult::structured_error(value)
-    };
-    // Same JSON, one text block (structured() already adds it; keep exactly one).
-    result.content.truncate(1);
-    if result.content.is_empty() {
-        result
-            .content
-            .push(ContentBlock::text(envelope.to_value().to_string()));
     }
-    result
 }
 
 /// The terminal MCP server.
@@ -176,7 +169,7 @@ impl ServerHandler for TerminalServer {
     ) -> Result<CallToolResponse, McpError> {
         let envelope = self.dispatch(&request, &context).await;
         tracing::info!(tool = %envelope.action, code = envelope.code.as_str(), ms = envelope.duration_ms, "call");
-        Ok(to_call_result(&envelope).into())
+        Ok(to_call_result(envelope).into())
     }
 }
 
