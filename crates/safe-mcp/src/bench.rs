@@ -109,6 +109,15 @@ pub async fn run(iterations: usize) -> Result<()> {
     hi(&lean_plain.call("run_command", &echo)?)?;
     lean_plain.call("explain_command", &explain)?;
     floor_once(&mut floor_log, &record).await?;
+    // The same flow in-process (no MCP), interleaved with the rest.
+    let off_config = safety::config::load(
+        &policy,
+        safety::config::Server::Terminal,
+        &[("SAFE_MCP_SANDBOX_ENABLED".to_string(), "false".to_string())],
+    )?;
+    let core = safety::terminal::TerminalCore::start(off_config)?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut in_process = Vec::new();
 
     let (mut floor, mut bare) = (vec![], vec![]);
     let (mut run_off, mut ex, mut mcp) = (Pair::new(), Pair::new(), Pair::new());
@@ -119,6 +128,13 @@ pub async fn run(iterations: usize) -> Result<()> {
         let t = Instant::now();
         spawn_once().await?;
         bare.push(t.elapsed());
+        let t = Instant::now();
+        let env = core.run_command(echo.as_object(), &cancel).await;
+        in_process.push(t.elapsed());
+        anyhow::ensure!(
+            env.detail.get("stdout") == Some(&json!("hi\n")),
+            "unexpected {env:?}"
+        );
 
         let t = Instant::now();
         let env = lean_plain.call("run_command", &echo)?;
@@ -200,7 +216,6 @@ pub async fn run(iterations: usize) -> Result<()> {
     drop((lean, lean_plain));
     let audit = audit_append_vs_bare(dir.path(), (iterations * 5).max(1000))?;
     let core_explain = explain_in_process(&policy, iterations.max(200))?;
-    let core_run = run_in_process(&policy, iterations.max(200)).await?;
     let redaction = redaction_throughput()?;
     let fl50 = micros(percentile(&mut floor, 0.5));
     let bare50 = micros(percentile(&mut bare, 0.5));
@@ -220,6 +235,11 @@ pub async fn run(iterations: usize) -> Result<()> {
         off_lean / fl50,
         off_lean / bare50,
         off_rmcp / fl50,
+    );
+    println!(
+        "  run_command in-process, sandbox off   : {:>8.1} µs   (core only, no MCP, interleaved with the above; vs floor {:.3}×)",
+        micros(percentile(&mut in_process, 0.5)),
+        micros(percentile(&mut in_process, 0.5)) / fl50
     );
     println!(
         "  explain_command, between runs, p50   : {ex_lean:>9.1} µs   (target < 100 µs); p99 {:.1} µs   [rmcp {ex_rmcp:.1} µs]",
@@ -252,11 +272,6 @@ pub async fn run(iterations: usize) -> Result<()> {
     println!(
         "  explain_command in-process (core only): {:>8.1} µs",
         micros(core_explain)
-    );
-    println!(
-        "  run_command in-process, sandbox off   : {:>8.1} µs   (core only, no MCP; vs floor {:.2}×)",
-        micros(core_run),
-        micros(core_run) / fl50
     );
     println!(
         "  audit append (redact+hash+write+fsync): {:>8.1} µs   vs bare write+fsync {:.1} µs: ratio {:.3}× (target ≤ 1.1×)",
@@ -371,26 +386,6 @@ fn explain_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
         let t = Instant::now();
         std::hint::black_box(core.explain_command(args));
         samples.push(t.elapsed());
-    }
-    Ok(percentile(&mut samples, 0.5))
-}
-
-/// Median time of `TerminalCore::run_command("echo hi")` in-process with the sandbox off.
-async fn run_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
-    let env = [("SAFE_MCP_SANDBOX_ENABLED".to_string(), "false".to_string())];
-    let config = safety::config::load(policy, safety::config::Server::Terminal, &env)?;
-    let core = safety::terminal::TerminalCore::start(config)?;
-    let args = json!({ "command": "echo hi" });
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let mut samples = Vec::new();
-    for _ in 0..iterations {
-        let t = Instant::now();
-        let env = core.run_command(args.as_object(), &cancel).await;
-        samples.push(t.elapsed());
-        anyhow::ensure!(
-            env.detail.get("stdout") == Some(&json!("hi\n")),
-            "unexpected {env:?}"
-        );
     }
     Ok(percentile(&mut samples, 0.5))
 }
