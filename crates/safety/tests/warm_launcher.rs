@@ -227,3 +227,78 @@ async fn a_launcher_killed_while_idle_is_replaced_for_the_call() {
     assert!(outcome.sandbox.mechanisms.launcher, "{outcome:?}");
     assert!(t.root.join("marker").exists());
 }
+
+/// A Python program that forks children (each sleeps) until the kernel refuses, prints how
+/// many processes it held (itself included), then kills them.
+const HOLD_PROCESSES: &str = "import os, time\nn, kids = 1, []\nwhile n < 200:\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    kids.append(pid)\n    n += 1\nprint(n)\nfor k in kids:\n    os.kill(k, 9)\n";
+
+fn processes_held(outcome: &safety::exec::ExecOutcome) -> u64 {
+    String::from_utf8_lossy(&outcome.stdout.head)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no count printed: {outcome:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_command_holds_exactly_its_process_limit() {
+    // A launcher started ahead becomes the command, so pids.max is the profile's own number:
+    // the command can hold exactly that many processes, itself included, not one more.
+    let t = setup();
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let limit = effective_limits(Profile::Strict, 30, 65536, None)
+        .unwrap()
+        .processes;
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let r = request(
+        &cwd,
+        "/usr/bin/python3",
+        &["-c", HOLD_PROCESSES],
+        Profile::Strict,
+        None,
+    );
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
+        assert!(
+            std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
+            "no cgroup process limit on this host: {outcome:?}"
+        );
+        eprintln!("skipped: no cgroup process limit on this host");
+        return;
+    }
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
+    // The first launcher was limited ahead for another profile and limited again for this
+    // call; the next one is limited ahead for this call's profile already.
+    assert!(t.executor.prepare_next_launcher().unwrap());
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert!(
+        outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
+
+    // A launcher started for its call may keep itself (and a PID namespace's init) beside
+    // the command: at most that many more.
+    let t = setup();
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let r = request(
+        &cwd,
+        "/usr/bin/python3",
+        &["-c", HOLD_PROCESSES],
+        Profile::Strict,
+        None,
+    );
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    assert!(
+        !outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    let held = processes_held(&outcome);
+    assert!(
+        (limit..=limit + safety::exec::cgroup::LAUNCHER_PROCESSES).contains(&held),
+        "{held} processes held under a limit of {limit}: {outcome:?}"
+    );
+}

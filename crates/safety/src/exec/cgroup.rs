@@ -409,8 +409,11 @@ impl Cgroups {
 
     /// Take fresh folders for one call (made ahead of time, else now) and write its
     /// limits. Each call gets folders no process has ever been in.
+    /// A launcher started for its call may stay in the folders beside the command, with a
+    /// PID namespace's init: [`LAUNCHER_PROCESSES`] more are allowed.
     pub fn create_call(&self, processes: u64, memory_bytes: u64) -> CallCgroup {
-        self.reserve().limit(processes, memory_bytes)
+        self.reserve()
+            .limit(processes, memory_bytes, LAUNCHER_PROCESSES)
     }
 
     /// Take fresh folders for a call whose limits are not known yet (a launcher started
@@ -427,6 +430,10 @@ impl Cgroups {
         }
     }
 }
+
+/// Processes of ours a launcher started for its call may keep in the call's folders: the
+/// launcher itself, and the init of a PID namespace.
+pub const LAUNCHER_PROCESSES: u64 = 2;
 
 /// Fresh call folders, limits not yet written. Dropped unused, they are removed.
 #[derive(Debug)]
@@ -463,8 +470,10 @@ impl ReservedCall {
             .map(|(_, d, _)| d.clone())
     }
 
-    /// Write the call's limits and make it a [`CallCgroup`].
-    pub fn limit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
+    /// Write the call's limits and make it a [`CallCgroup`]. `beside` is how many of our
+    /// own processes live in the folders beside the command's tree (0 for a launcher started
+    /// ahead, which becomes the command): `pids.max` is `processes + beside`.
+    pub fn limit(mut self, processes: u64, memory_bytes: u64, beside: u64) -> CallCgroup {
         let set = self.set.take().unwrap_or_default();
         let mut call = CallCgroup {
             dirs: Vec::new(),
@@ -473,8 +482,7 @@ impl ReservedCall {
             finished: false,
             pool: Some(self.pool.clone()),
         };
-        // The launcher and the namespace init live in the cgroup too: two extra processes.
-        let pids_max = processes.saturating_add(2).to_string();
+        let pids_max = processes.saturating_add(beside).to_string();
         for (kind, dir, made) in set {
             if let Err(e) = made {
                 call.problems.push(e);
@@ -550,7 +558,7 @@ impl CallCgroup {
     }
 
     /// The same folders under other limits (a launcher started ahead had its folders
-    /// limited for the previous call's profile).
+    /// limited for the previous call's profile; it becomes the command, so nothing beside).
     pub fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
         self.finished = true;
         let set: FolderSet = std::mem::take(&mut self.dirs)
@@ -561,7 +569,7 @@ impl CallCgroup {
             set: Some(set),
             pool: self.pool.take().unwrap_or_else(|| Arc::new(Pool::empty())),
         }
-        .limit(processes, memory_bytes)
+        .limit(processes, memory_bytes, 0)
     }
 
     /// After the command ended: kill whatever it left in the folders, if anything.

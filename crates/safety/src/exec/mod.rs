@@ -543,7 +543,8 @@ impl WarmSlot {
             child,
             channel,
             report_read,
-            call: reserved.limit(limits.0, limits.1),
+            // It becomes the command: nothing of ours beside it.
+            call: reserved.limit(limits.0, limits.1, 0),
             limits,
         })
     }
