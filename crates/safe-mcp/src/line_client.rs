@@ -21,16 +21,16 @@ pub struct LineClient {
 }
 
 impl LineClient {
-    /// Start `bin ARGS...` with exactly `env` (plus `PATH` and `SAFE_MCP_LOG=warn`) and
-    /// complete the MCP handshake.
+    /// Start `bin ARGS...` with exactly `env` (plus `PATH`) and complete the MCP handshake.
+    /// The server logs at its default level, as it would for a user (one line per call);
+    /// its stderr is discarded so the bench's output stays readable.
     pub fn start(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<LineClient> {
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .env_clear()
-            .env("SAFE_MCP_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::null());
         if let Ok(path) = std::env::var("PATH") {
             cmd.env("PATH", path);
         }
@@ -80,7 +80,10 @@ impl LineClient {
         loop {
             self.line.clear();
             let n = self.stdout.read_line(&mut self.line)?;
-            ensure!(n > 0, "the server closed its output");
+            ensure!(
+                n > 0,
+                "the server closed its output (its stderr is discarded here: start it by hand to see why)"
+            );
             let mut message: Value = serde_json::from_str(&self.line)
                 .with_context(|| format!("not JSON: {}", self.line.trim_end()))?;
             if message.get("id") != Some(&json!(id)) {
