@@ -1059,10 +1059,7 @@ impl Builtin {
             return;
         }
         // `cat: secret.txt: No such file or directory` names a file, it assigns nothing.
-        if text
-            .get(start..)
-            .is_some_and(|rest| OS_ERROR_MESSAGES.iter().any(|m| rest.starts_with(m)))
-        {
+        if text.get(start..).is_some_and(is_os_error_message) {
             return;
         }
         if let Some(slot) = rule_end.get_mut(check.rule) {
@@ -1170,10 +1167,10 @@ struct Span<'a> {
     marker: &'a str,
 }
 
-/// Exactly one `[REDACTED:<name>]` marker.
 /// Messages of the C library's `strerror` that follow `file: ` in a failing command's output.
-/// A key/value rule's value never starts with one of them: `secret.txt: No such file or
-/// directory` is a file name and an error, not a secret.
+/// A key/value rule's value that is one of them, alone on the rest of its line (or followed
+/// by ` (os error N)`), is not a secret: `secret.txt: No such file or directory` is a file
+/// name and an error. See [`is_os_error_message`].
 pub const OS_ERROR_MESSAGES: &[&str] = &[
     "No such file or directory",
     "Permission denied",
@@ -1192,6 +1189,20 @@ pub const OS_ERROR_MESSAGES: &[&str] = &[
     "Device or resource busy",
 ];
 
+/// Whether `rest` (the text from a value's start) is one of [`OS_ERROR_MESSAGES`] ending its
+/// line or the text, or followed by ` (` (Rust's ` (os error 2)`).
+pub fn is_os_error_message(rest: &str) -> bool {
+    OS_ERROR_MESSAGES.iter().any(|m| {
+        rest.strip_prefix(m).is_some_and(|after| {
+            after.is_empty()
+                || after.starts_with('\n')
+                || after.starts_with('\r')
+                || after.starts_with(" (")
+        })
+    })
+}
+
+/// Exactly one `[REDACTED:<name>]` marker.
 fn is_marker(s: &str) -> bool {
     s.strip_prefix("[REDACTED:")
         .and_then(|rest| rest.strip_suffix(']'))

@@ -165,6 +165,7 @@ fn common_non_secrets_are_untouched() {
         "ls: cannot access 'api_key.json': No such file or directory",
         "cat: password.txt: Permission denied",
         "cat: tokens/access_token: Is a directory",
+        "Error: secret.toml: No such file or directory (os error 2)\nnext line",
     ];
     for sample in samples {
         assert_eq!(r.redact(sample), sample, "changed: {sample}");
@@ -184,6 +185,15 @@ fn a_value_that_only_looks_like_an_os_error_is_still_redacted() {
         (
             "api_key=No_such_file_or_directory",
             "No_such_file_or_directory",
+        ),
+        // The text, but not ending its line: a value that starts like an error.
+        (
+            "api_key: 'Invalid argumentXk29fQ'",
+            "Invalid argumentXk29fQ",
+        ),
+        (
+            "api_key: \"Permission denied-4f9a2\" more",
+            "Permission denied-4f9a2",
         ),
     ] {
         let out = r.redact(text);

@@ -130,10 +130,15 @@ impl Reference {
                     if is_marker(&text[start..end]) {
                         continue;
                     }
-                    if OS_ERROR_MESSAGES
-                        .iter()
-                        .any(|m| text[start..].starts_with(m))
-                    {
+                    let error_text = OS_ERROR_MESSAGES.iter().any(|m| {
+                        text[start..].strip_prefix(m).is_some_and(|after| {
+                            after.is_empty()
+                                || after.starts_with('\n')
+                                || after.starts_with('\r')
+                                || after.starts_with(" (")
+                        })
+                    });
+                    if error_text {
                         continue;
                     }
                     rule_end[i] = at + whole.end;
