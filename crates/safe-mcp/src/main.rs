@@ -63,10 +63,16 @@ enum AuditCommand {
     },
 }
 
+/// Our own messages at `info`; the MCP SDK's only from `warn` up: at `info` it keeps a span
+/// open around every request and logs each session's handshake (with the client's whole
+/// `initialize` parameters), work on every call that tells an operator nothing the audit log
+/// does not. `SAFE_MCP_LOG` replaces the whole filter.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 fn init_logging() {
     // stdout is the protocol channel: logs go to stderr only.
     let filter = tracing_subscriber::EnvFilter::try_from_env("SAFE_MCP_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)

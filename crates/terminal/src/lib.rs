@@ -168,7 +168,7 @@ impl ServerHandler for TerminalServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let envelope = self.dispatch(&request, &context).await;
-        tracing::info!(tool = %envelope.action, code = envelope.code.as_str(), ms = envelope.duration_ms, "call");
+        tracing::debug!(tool = %envelope.action, code = envelope.code.as_str(), ms = envelope.duration_ms, "call");
         Ok(to_call_result(envelope).into())
     }
 }
