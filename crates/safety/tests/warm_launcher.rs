@@ -4,7 +4,11 @@
 //! gate). These tests start one explicitly and check that a call taken that way is confined
 //! exactly like one whose launcher starts with it. Real processes, temporary folders.
 
+mod sandbox_common;
+
 use std::path::PathBuf;
+
+use sandbox_common::Marker;
 
 use safety::exec::profile::{Profile, effective_limits};
 use safety::exec::{ExecRequest, Executor, Gate, SandboxConfig};
@@ -44,6 +48,23 @@ fn setup() -> Jailed {
     }
 }
 
+impl Jailed {
+    /// Run `r` on a launcher started ahead for it, and check the call was taken that way.
+    async fn run_ahead(&self, r: &ExecRequest<'_>) -> safety::exec::ExecOutcome {
+        assert!(self.executor.prepare_next_launcher().unwrap());
+        let outcome = self
+            .executor
+            .run(r, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(
+            outcome.sandbox.mechanisms.launcher_started_ahead,
+            "{outcome:?}"
+        );
+        outcome
+    }
+}
+
 fn request<'a>(
     cwd: &'a safety::jail::ContainedDir,
     program: &str,
@@ -66,15 +87,10 @@ fn request<'a>(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_taken_by_a_launcher_started_ahead_runs_in_its_folder() {
     let t = setup();
-    assert!(t.executor.prepare_next_launcher().unwrap());
     let cwd = t.jail.resolve_cwd(Some("sub")).unwrap();
     let r = request(&cwd, "/usr/bin/touch", &["marker"], Profile::Standard, None);
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    let outcome = t.run_ahead(&r).await;
     assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
     assert!(
         t.root.join("sub/marker").exists(),
         "not run in its working folder"
@@ -93,7 +109,6 @@ async fn a_call_taken_by_a_launcher_started_ahead_runs_in_its_folder() {
 #[tokio::test(flavor = "multi_thread")]
 async fn landlock_still_refuses_a_write_outside_the_jail_on_that_path() {
     let t = setup();
-    assert!(t.executor.prepare_next_launcher().unwrap());
     let cwd = t.jail.resolve_cwd(None).unwrap();
     let r = request(
         &cwd,
@@ -102,11 +117,7 @@ async fn landlock_still_refuses_a_write_outside_the_jail_on_that_path() {
         Profile::Standard,
         None,
     );
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
+    let outcome = t.run_ahead(&r).await;
     assert_ne!(outcome.exit_code, Some(0), "{outcome:?}");
     assert!(!t.root.parent().unwrap().join("escaped-warm").exists());
 }
@@ -144,7 +155,6 @@ async fn a_refused_gate_still_means_nothing_runs_on_that_path() {
 #[tokio::test(flavor = "multi_thread")]
 async fn strict_on_that_path_has_no_network() {
     let t = setup();
-    assert!(t.executor.prepare_next_launcher().unwrap());
     let cwd = t.jail.resolve_cwd(None).unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -159,11 +169,7 @@ async fn strict_on_that_path_has_no_network() {
         Profile::Strict,
         None,
     );
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
+    let outcome = t.run_ahead(&r).await;
     assert_ne!(outcome.exit_code, Some(0), "{outcome:?}");
     assert!(
         outcome
@@ -182,27 +188,12 @@ async fn strict_on_that_path_has_no_network() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_started_ahead_leaves_no_survivor() {
     let t = setup();
-    assert!(t.executor.prepare_next_launcher().unwrap());
     let cwd = t.jail.resolve_cwd(None).unwrap();
-    let marker = format!(
-        "1{}",
-        std::process::id() as u64 * 1_000_003 % 99_999_989 + 7
-    );
-    let script = format!("setsid sleep {marker} &");
+    let marker = Marker::new();
+    let script = format!("setsid sleep {} &", marker.sleep_arg());
     let r = request(&cwd, "/bin/sh", &["-c", &script], Profile::Standard, None);
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
-    let survivors: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&marker) && c.starts_with("sleep"))
-        .collect();
-    assert!(survivors.is_empty(), "{survivors:?}");
+    let outcome = t.run_ahead(&r).await;
+    assert_eq!(marker.survivors(), Vec::<String>::new(), "{outcome:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -248,7 +239,6 @@ async fn the_command_holds_exactly_its_process_limit() {
     let limit = effective_limits(Profile::Strict, 30, 65536, None)
         .unwrap()
         .processes;
-    assert!(t.executor.prepare_next_launcher().unwrap());
     let r = request(
         &cwd,
         "/usr/bin/python3",
@@ -256,7 +246,7 @@ async fn the_command_holds_exactly_its_process_limit() {
         Profile::Strict,
         None,
     );
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    let outcome = t.run_ahead(&r).await;
     if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
         assert!(
             std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
@@ -265,19 +255,10 @@ async fn the_command_holds_exactly_its_process_limit() {
         eprintln!("skipped: no cgroup process limit on this host");
         return;
     }
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
     assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
     // The first launcher was limited ahead for another profile and limited again for this
     // call; the next one is limited ahead for this call's profile already.
-    assert!(t.executor.prepare_next_launcher().unwrap());
-    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
-    assert!(
-        outcome.sandbox.mechanisms.launcher_started_ahead,
-        "{outcome:?}"
-    );
+    let outcome = t.run_ahead(&r).await;
     assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
 
     // A launcher started for its call may keep itself (and a PID namespace's init) beside
