@@ -19,6 +19,22 @@ pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.get(index).copied().unwrap_or_default()
 }
 
+/// Run `f`, adding the time it took to `samples`.
+pub fn timed<T>(samples: &mut Vec<Duration>, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let value = f();
+    samples.push(t.elapsed());
+    value
+}
+
+/// Await `fut`, adding the time it took to `samples`.
+pub async fn timed_async<T>(samples: &mut Vec<Duration>, fut: impl Future<Output = T>) -> T {
+    let t = Instant::now();
+    let value = fut.await;
+    samples.push(t.elapsed());
+    value
+}
+
 /// A duration in microseconds.
 pub fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
@@ -50,7 +66,7 @@ async fn spawn_once() -> Result<()> {
     Ok(())
 }
 
-/// Medians of one measurement through the lean line client and through the `rmcp` client.
+/// Samples of one measurement through the lean line client and through the `rmcp` client.
 struct Pair {
     lean: Vec<Duration>,
     rmcp: Vec<Duration>,
@@ -122,44 +138,40 @@ pub async fn run(iterations: usize) -> Result<()> {
     let (mut floor, mut bare) = (vec![], vec![]);
     let (mut run_off, mut ex, mut mcp) = (Pair::new(), Pair::new(), Pair::new());
     for _ in 0..iterations {
-        let t = Instant::now();
-        floor_once(&mut floor_log, &record).await?;
-        floor.push(t.elapsed());
-        let t = Instant::now();
-        spawn_once().await?;
-        bare.push(t.elapsed());
-        let t = Instant::now();
-        let env = core.run_command(echo.as_object(), &cancel).await;
-        in_process.push(t.elapsed());
+        timed_async(&mut floor, floor_once(&mut floor_log, &record)).await?;
+        timed_async(&mut bare, spawn_once()).await?;
+        let env = timed_async(&mut in_process, core.run_command(echo.as_object(), &cancel)).await;
         anyhow::ensure!(
             env.detail.get("stdout") == Some(&json!("hi\n")),
             "unexpected {env:?}"
         );
 
-        let t = Instant::now();
-        let env = lean_plain.call("run_command", &echo)?;
-        run_off.lean.push(t.elapsed());
+        let env = timed(&mut run_off.lean, || lean_plain.call("run_command", &echo))?;
         hi(&env)?;
-        let t = Instant::now();
-        let env = client::call(&plain, "run_command", echo.clone()).await?;
-        run_off.rmcp.push(t.elapsed());
+        let env = timed_async(
+            &mut run_off.rmcp,
+            client::call(&plain, "run_command", echo.clone()),
+        )
+        .await?;
         hi(&env)?;
 
-        let t = Instant::now();
-        let env = lean_plain.call("explain_command", &explain)?;
-        ex.lean.push(t.elapsed());
+        let env = timed(&mut ex.lean, || {
+            lean_plain.call("explain_command", &explain)
+        })?;
         anyhow::ensure!(env["code"] == "OK", "unexpected envelope {env}");
-        let t = Instant::now();
-        client::call(&plain, "explain_command", explain.clone()).await?;
-        ex.rmcp.push(t.elapsed());
+        timed_async(
+            &mut ex.rmcp,
+            client::call(&plain, "explain_command", explain.clone()),
+        )
+        .await?;
 
         // The MCP floor: an unknown tool is answered with an envelope and nothing else.
-        let t = Instant::now();
-        lean_plain.call("no_such_tool", &unknown)?;
-        mcp.lean.push(t.elapsed());
-        let t = Instant::now();
-        client::call(&plain, "no_such_tool", unknown.clone()).await?;
-        mcp.rmcp.push(t.elapsed());
+        timed(&mut mcp.lean, || lean_plain.call("no_such_tool", &unknown))?;
+        timed_async(
+            &mut mcp.rmcp,
+            client::call(&plain, "no_such_tool", unknown.clone()),
+        )
+        .await?;
     }
     // explain_command on its own: back to back (nothing else between calls), and paced
     // (2 ms idle before each, as between a model's calls), with the MCP floor paced the same
@@ -167,24 +179,18 @@ pub async fn run(iterations: usize) -> Result<()> {
     let (mut ex_b2b, mut ex_paced, mut mcp_paced) = (Vec::new(), Vec::new(), Vec::new());
     let mut mcp_b2b = Vec::new();
     for _ in 0..iterations {
-        let t = Instant::now();
-        lean_plain.call("explain_command", &explain)?;
-        ex_b2b.push(t.elapsed());
+        timed(&mut ex_b2b, || lean_plain.call("explain_command", &explain))?;
     }
     for _ in 0..iterations {
-        let t = Instant::now();
-        lean_plain.call("no_such_tool", &unknown)?;
-        mcp_b2b.push(t.elapsed());
+        timed(&mut mcp_b2b, || lean_plain.call("no_such_tool", &unknown))?;
     }
     for _ in 0..iterations {
         std::thread::sleep(Duration::from_millis(2));
-        let t = Instant::now();
-        lean_plain.call("explain_command", &explain)?;
-        ex_paced.push(t.elapsed());
+        timed(&mut ex_paced, || {
+            lean_plain.call("explain_command", &explain)
+        })?;
         std::thread::sleep(Duration::from_millis(2));
-        let t = Instant::now();
-        lean_plain.call("no_such_tool", &unknown)?;
-        mcp_paced.push(t.elapsed());
+        timed(&mut mcp_paced, || lean_plain.call("no_such_tool", &unknown))?;
     }
 
     // Phase 2: the full sandbox beside sandbox off, call by call, and explain_command on the
@@ -195,21 +201,17 @@ pub async fn run(iterations: usize) -> Result<()> {
     hi(&lean.call("run_command", &echo)?)?;
     let (mut run_off2, mut run_on, mut ex_mixed) = (Vec::new(), Pair::new(), Vec::new());
     for _ in 0..iterations {
-        let t = Instant::now();
-        let env = lean_plain.call("run_command", &echo)?;
-        run_off2.push(t.elapsed());
+        let env = timed(&mut run_off2, || lean_plain.call("run_command", &echo))?;
         hi(&env)?;
-        let t = Instant::now();
-        let env = lean.call("run_command", &echo)?;
-        run_on.lean.push(t.elapsed());
+        let env = timed(&mut run_on.lean, || lean.call("run_command", &echo))?;
         hi(&env)?;
-        let t = Instant::now();
-        let env = client::call(&session, "run_command", echo.clone()).await?;
-        run_on.rmcp.push(t.elapsed());
+        let env = timed_async(
+            &mut run_on.rmcp,
+            client::call(&session, "run_command", echo.clone()),
+        )
+        .await?;
         hi(&env)?;
-        let t = Instant::now();
-        lean.call("explain_command", &explain)?;
-        ex_mixed.push(t.elapsed());
+        timed(&mut ex_mixed, || lean.call("explain_command", &explain))?;
     }
     session.cancel().await.ok();
     plain.cancel().await.ok();
@@ -383,9 +385,9 @@ fn explain_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
     let args = args.as_object();
     let mut samples = Vec::new();
     for _ in 0..iterations {
-        let t = Instant::now();
-        std::hint::black_box(core.explain_command(args));
-        samples.push(t.elapsed());
+        timed(&mut samples, || {
+            std::hint::black_box(core.explain_command(args))
+        });
     }
     Ok(percentile(&mut samples, 0.5))
 }

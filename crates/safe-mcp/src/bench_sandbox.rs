@@ -3,11 +3,12 @@
 //! namespaces, Landlock, seccomp, rlimits) and one with `SAFE_MCP_SANDBOX_ENABLED=false`,
 //! interleaved round by round, medians side by side and their ratio (target ≤ 1.5×).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use serde_json::json;
 
+use crate::bench::{timed, timed_async};
 use crate::client;
 use crate::demo::make_sandbox;
 use crate::line_client::LineClient;
@@ -20,6 +21,17 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
 
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// `e` when its call ran and succeeded.
+fn succeeded(e: serde_json::Value) -> Result<serde_json::Value> {
+    ensure!(e["code"] == "OK", "run failed: {e}");
+    Ok(e)
+}
+
+/// 1 when the call took a launcher started ahead of it, else 0.
+fn took_ahead(e: &serde_json::Value) -> usize {
+    usize::from(e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true)
 }
 
 /// Run the comparison with `iterations` interleaved rounds.
@@ -62,25 +74,20 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     let (mut lean_with, mut lean_without) = (Vec::new(), Vec::new());
     let mut started_ahead = 0usize;
     for _ in 0..iterations {
-        let t = Instant::now();
-        let e = lean_on.call("run_command", &call)?;
-        lean_with.push(t.elapsed());
-        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
-        if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
-            started_ahead += 1;
-        }
-        let t = Instant::now();
-        let e = lean_off.call("run_command", &call)?;
-        lean_without.push(t.elapsed());
-        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
-        let t = Instant::now();
-        let e = client::call(&on, "run_command", call.clone()).await?;
-        with.push(t.elapsed());
-        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
-        let t = Instant::now();
-        let e = client::call(&off, "run_command", call.clone()).await?;
-        without.push(t.elapsed());
-        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+        started_ahead += took_ahead(&succeeded(timed(&mut lean_with, || {
+            lean_on.call("run_command", &call)
+        })?)?);
+        succeeded(timed(&mut lean_without, || {
+            lean_off.call("run_command", &call)
+        })?)?;
+        succeeded(timed_async(&mut with, client::call(&on, "run_command", call.clone())).await?)?;
+        succeeded(
+            timed_async(
+                &mut without,
+                client::call(&off, "run_command", call.clone()),
+            )
+            .await?,
+        )?;
     }
     // Paced: as a model uses the tools, with time between calls (here 5 ms of idle before
     // each call; a model thinks for far longer): each call is timed on an idle machine.
@@ -88,18 +95,13 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     let mut paced_ahead = 0usize;
     for _ in 0..iterations {
         std::thread::sleep(Duration::from_millis(5));
-        let t = Instant::now();
-        let e = lean_on.call("run_command", &call)?;
-        paced_with.push(t.elapsed());
-        ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
-        if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
-            paced_ahead += 1;
-        }
+        paced_ahead += took_ahead(&succeeded(timed(&mut paced_with, || {
+            lean_on.call("run_command", &call)
+        })?)?);
         std::thread::sleep(Duration::from_millis(5));
-        let t = Instant::now();
-        let e = lean_off.call("run_command", &call)?;
-        paced_without.push(t.elapsed());
-        ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+        succeeded(timed(&mut paced_without, || {
+            lean_off.call("run_command", &call)
+        })?)?;
     }
     let (pw50, po50) = (
         percentile(&mut paced_with, 0.5),
@@ -112,19 +114,14 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     let mut b2b_ahead = 0usize;
     for _ in 0..iterations.div_ceil(20) {
         for _ in 0..20 {
-            let t = Instant::now();
-            let e = lean_on.call("run_command", &call)?;
-            b2b_with.push(t.elapsed());
-            ensure!(e["code"] == "OK", "sandboxed run failed: {e}");
-            if e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true {
-                b2b_ahead += 1;
-            }
+            b2b_ahead += took_ahead(&succeeded(timed(&mut b2b_with, || {
+                lean_on.call("run_command", &call)
+            })?)?);
         }
         for _ in 0..20 {
-            let t = Instant::now();
-            let e = lean_off.call("run_command", &call)?;
-            b2b_without.push(t.elapsed());
-            ensure!(e["code"] == "OK", "unsandboxed run failed: {e}");
+            succeeded(timed(&mut b2b_without, || {
+                lean_off.call("run_command", &call)
+            })?)?;
         }
     }
     on.cancel().await.ok();

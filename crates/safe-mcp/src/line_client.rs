@@ -22,8 +22,8 @@ pub struct LineClient {
 
 impl LineClient {
     /// Start `bin ARGS...` with exactly `env` (plus `PATH`) and complete the MCP handshake.
-    /// The server logs at its default level, as it would for a user (one line per call);
-    /// its stderr is discarded so the bench's output stays readable.
+    /// The server logs at its default level, as it would for a user; its stderr is
+    /// discarded so the bench's output stays readable.
     pub fn start(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<LineClient> {
         let mut cmd = Command::new(bin);
         cmd.args(args)

@@ -4,18 +4,7 @@
 //! Kernel features are checked through the server's own report; a missing one is a loud
 //! SKIP (a failure under STRICT_SANDBOX_TESTS=1).
 
-#[path = "../src/bench_sandbox.rs"]
-#[allow(dead_code)]
-mod bench_sandbox;
-mod client {
-    pub use safe_mcp::client::*;
-}
-mod demo {
-    pub use safe_mcp::demo::*;
-}
-mod line_client {
-    pub use safe_mcp::line_client::*;
-}
+use safe_mcp::{bench_sandbox, client};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
