@@ -1059,7 +1059,10 @@ impl Builtin {
             return;
         }
         // `cat: secret.txt: No such file or directory` names a file, it assigns nothing.
-        if text.get(start..).is_some_and(is_os_error_message) {
+        if text
+            .get(start..)
+            .is_some_and(|rest| is_os_error_message(rest, end - start))
+        {
             return;
         }
         if let Some(slot) = rule_end.get_mut(check.rule) {
@@ -1168,9 +1171,9 @@ struct Span<'a> {
 }
 
 /// Messages of the C library's `strerror` that follow `file: ` in a failing command's output.
-/// A key/value rule's value that is one of them, alone on the rest of its line (or followed
-/// by ` (os error N)`), is not a secret: `secret.txt: No such file or directory` is a file
-/// name and an error. See [`is_os_error_message`].
+/// A key/value rule's value that lies inside one of them, the message ending its line (or
+/// followed by ` (os error N)`), is not a secret: `secret.txt: No such file or directory` is
+/// a file name and an error. See [`is_os_error_message`].
 pub const OS_ERROR_MESSAGES: &[&str] = &[
     "No such file or directory",
     "Permission denied",
@@ -1189,16 +1192,19 @@ pub const OS_ERROR_MESSAGES: &[&str] = &[
     "Device or resource busy",
 ];
 
-/// Whether `rest` (the text from a value's start) is one of [`OS_ERROR_MESSAGES`] ending its
-/// line or the text, or followed by ` (` (Rust's ` (os error 2)`).
-pub fn is_os_error_message(rest: &str) -> bool {
+/// Whether a value of `value_len` bytes at the start of `rest` lies inside one of
+/// [`OS_ERROR_MESSAGES`], and that message ends its line or the text, or is followed by
+/// ` (os error ` (Rust's `(os error 2)`). A quoted value that merely starts with a message
+/// (`"Permission denied (hunter2)"`) is longer than it, so it is not exempt.
+pub fn is_os_error_message(rest: &str, value_len: usize) -> bool {
     OS_ERROR_MESSAGES.iter().any(|m| {
-        rest.strip_prefix(m).is_some_and(|after| {
-            after.is_empty()
-                || after.starts_with('\n')
-                || after.starts_with('\r')
-                || after.starts_with(" (")
-        })
+        value_len <= m.len()
+            && rest.strip_prefix(m).is_some_and(|after| {
+                after.is_empty()
+                    || after.starts_with('\n')
+                    || after.starts_with('\r')
+                    || after.starts_with(" (os error ")
+            })
     })
 }
 

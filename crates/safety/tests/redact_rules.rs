@@ -186,6 +186,10 @@ fn a_value_that_only_looks_like_an_os_error_is_still_redacted() {
             "api_key=No_such_file_or_directory",
             "No_such_file_or_directory",
         ),
+        // A quoted value that starts with the text and goes on (the exemption would have
+        // let `hunter2` through).
+        ("DB_PASSWORD=\"Permission denied (hunter2)\"", "hunter2"),
+        ("api_key: 'No such file or directory (os error x7Q)'", "x7Q"),
         // The text, but not ending its line: a value that starts like an error.
         (
             "api_key: 'Invalid argumentXk29fQ'",

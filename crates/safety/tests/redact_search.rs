@@ -6,7 +6,9 @@ use std::sync::LazyLock;
 
 use proptest::prelude::*;
 use regex::Regex;
-use safety::redact::{BUILTIN_RULES, LeftContext, OS_ERROR_MESSAGES, RedactionSettings, Redactor};
+use safety::redact::{
+    BUILTIN_RULES, LeftContext, RedactionSettings, Redactor, is_os_error_message,
+};
 
 fn redactor() -> Redactor {
     match Redactor::new(&RedactionSettings::default()) {
@@ -130,14 +132,7 @@ impl Reference {
                     if is_marker(&text[start..end]) {
                         continue;
                     }
-                    let error_text = OS_ERROR_MESSAGES.iter().any(|m| {
-                        text[start..].strip_prefix(m).is_some_and(|after| {
-                            after.is_empty()
-                                || after.starts_with('\n')
-                                || after.starts_with('\r')
-                                || after.starts_with(" (")
-                        })
-                    });
+                    let error_text = is_os_error_message(&text[start..], end - start);
                     if error_text {
                         continue;
                     }
