@@ -389,7 +389,9 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
 /// An empty network namespace for this process (the strict profile), with a user
 /// namespace around it only where one is needed to make it (not root).
 fn enter_network_namespace() -> LaunchEvent {
-    let uid = rustix::process::geteuid();
+    // Read before unshare: inside a new user namespace without a map they read as the
+    // overflow id (65534), and a map of that is refused.
+    let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
     let mut flags = libc::CLONE_NEWNET;
     let mut active = vec!["net".to_string()];
     if !uid.is_root() {
@@ -405,7 +407,7 @@ fn enter_network_namespace() -> LaunchEvent {
     let mapped = if uid.is_root() {
         Ok(())
     } else {
-        write_id_maps(Path::new("/proc/self"))
+        write_id_maps(Path::new("/proc/self"), uid.as_raw(), gid.as_raw())
     };
     LaunchEvent::Namespaces {
         active,
@@ -939,7 +941,11 @@ fn in_namespaces(
     drop(status_write);
     // A new user namespace needs its id maps, written from outside (here).
     let mapped = if user_namespace {
-        write_id_maps(&PathBuf::from(format!("/proc/{child}")))
+        write_id_maps(
+            &PathBuf::from(format!("/proc/{child}")),
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        )
     } else {
         Ok(())
     };
@@ -1017,9 +1023,8 @@ fn clone_child(
 
 /// Map a new user namespace's ids to our own (only ever for a process that is not root),
 /// through `proc_dir` of the process in it (`/proc/<pid>` from outside, `/proc/self`).
-fn write_id_maps(proc_dir: &Path) -> Result<(), String> {
-    let uid = rustix::process::geteuid().as_raw();
-    let gid = rustix::process::getegid().as_raw();
+/// Map `uid`/`gid` (ours, as seen outside the new user namespace) to themselves inside it.
+fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), String> {
     let write = |name: &str, text: &str| {
         std::fs::write(proc_dir.join(name), text).map_err(|e| format!("{name}: {e}"))
     };
