@@ -283,3 +283,31 @@ async fn the_command_holds_exactly_its_process_limit() {
         "{held} processes held under a limit of {limit}: {outcome:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_launcher_limited_for_a_smaller_profile_is_limited_again_for_a_larger_one() {
+    // The next launcher is limited ahead for the previous call's profile (strict: 128 MiB);
+    // a standard call (512 MiB) raises its limits, memsw before RAM (v1 keeps memsw >= RAM),
+    // and back down again for a strict one.
+    let t = setup();
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    for profile in [Profile::Strict, Profile::Standard, Profile::Strict] {
+        let r = request(&cwd, "/usr/bin/true", &[], profile, None);
+        let outcome = t.run_ahead(&r).await;
+        assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+        let memory = &outcome.sandbox.mechanisms.cgroup.memory;
+        if memory.is_none() && std::env::var_os("STRICT_SANDBOX_TESTS").is_none() {
+            eprintln!("skipped: no memory cgroup on this host");
+            return;
+        }
+        assert!(memory.is_some(), "{profile:?}: {outcome:?}");
+        assert!(
+            !outcome
+                .sandbox
+                .downgrades
+                .iter()
+                .any(|d| d.contains("memory")),
+            "{profile:?}: {outcome:?}"
+        );
+    }
+}

@@ -509,16 +509,17 @@ impl ReservedCall {
                     Err(e) => call.problems.push(format!("pids.max: {e}")),
                 },
                 Kind::V1Memory => {
-                    match std::fs::write(
-                        dir.join("memory.limit_in_bytes"),
-                        memory_bytes.to_string(),
-                    ) {
+                    // Without memsw the limit only covers RAM and a bomb goes to swap. The
+                    // kernel keeps memsw >= the RAM limit: raise memsw first, lower it after
+                    // (folders limited for another call are limited again).
+                    let value = memory_bytes.to_string();
+                    let memsw = dir.join("memory.memsw.limit_in_bytes");
+                    let memsw_set = std::fs::write(&memsw, &value).is_ok();
+                    match std::fs::write(dir.join("memory.limit_in_bytes"), &value) {
                         Ok(()) => {
-                            // Without this the limit only covers RAM and a bomb goes to swap.
-                            let _ = std::fs::write(
-                                dir.join("memory.memsw.limit_in_bytes"),
-                                memory_bytes.to_string(),
-                            );
+                            if !memsw_set {
+                                let _ = std::fs::write(&memsw, &value);
+                            }
                             call.report.memory = Some("cgroup v1 memory.limit_in_bytes".into());
                         }
                         Err(e) => call.problems.push(format!("memory.limit_in_bytes: {e}")),
