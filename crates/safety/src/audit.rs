@@ -1,4 +1,4 @@
-//! Audit log (SPEC §4.6): append-only JSONL, fsync per record, SHA-256 hash chain.
+//! Audit log (SPEC §4.6): append-only JSONL, every record fdatasync'ed, SHA-256 hash chain.
 //!
 //! CONTRACT (other modules rely on it):
 //! - `AuditLog::open(path, redactor) -> Result<AuditLog, AuditError>` continues an existing chain.
@@ -9,8 +9,11 @@
 //!   (so a crash or `kill -9` of the server loses nothing), with the `fdatasync` done by a
 //!   background thread that covers every line written since its last one (group commit).
 //!   For records of calls that change nothing (`explain_command`): only a power loss in the
-//!   milliseconds after the reply can lose such a record, and the next [`AuditLog::append`]
-//!   syncs it too, before anything runs.
+//!   milliseconds after the reply can lose such a record; any `fdatasync` of the log that
+//!   follows (the next [`AuditLog::append`], or the background one) covers it.
+//! - `AuditLog::append_then(&self, record, then)`: the line written now, `then(Ok)` called
+//!   from the background thread once an `fdatasync` covered it (or `then(Err)`): what
+//!   `run_command`'s start gate opens on, so nothing runs before its intent is durable.
 //! - `verify(path) -> Result<VerifyReport, std::io::Error>` for `safe-mcp audit verify`.
 //!
 //! # Record format
@@ -33,7 +36,8 @@
 //! # Several writers
 //!
 //! The log is shared by every server (SPEC §3), so each append takes an exclusive `flock` on the
-//! file, re-reads the chain head if another process appended since, writes, fsyncs, unlocks.
+//! file, re-reads the chain head if another process appended since, writes (and, for
+//! [`AuditLog::append`], fdatasyncs), unlocks.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -233,6 +237,10 @@ fn sync_loop(
                 .0;
         }
         s.lingering = false;
+        if !s.pending && s.waiters.is_empty() {
+            // A synchronous append's fdatasync covered everything meanwhile.
+            continue;
+        }
         s.pending = false;
         let waiters = std::mem::take(&mut s.waiters);
         drop(s);
