@@ -194,9 +194,17 @@ pub struct TerminalCore {
     /// What the start-up probe found, for a network-on and a network-off profile.
     probe_online: SandboxReport,
     probe_offline: SandboxReport,
-    /// explain_command's `detail.sandbox` per profile (strict, standard, permissive): a
-    /// function of the profile, the policy and the start-up probe alone, so built once.
-    explain_sandbox: [std::sync::OnceLock<Value>; 3],
+    /// explain_command's `detail.sandbox` per profile: a function of the profile, the policy
+    /// and the start-up probe alone, so built once.
+    explain_sandbox: PerProfile<std::sync::OnceLock<Value>>,
+}
+
+/// One value per sandbox profile.
+#[derive(Debug, Default)]
+struct PerProfile<T> {
+    strict: T,
+    standard: T,
+    permissive: T,
 }
 
 /// What stage one to three decided for a command string.
@@ -354,17 +362,13 @@ impl TerminalCore {
     /// [`TerminalCore::expected_sandbox`] for explain_command (whose limits depend on the
     /// profile alone), built on first use and cloned after.
     fn explain_sandbox(&self, profile: Profile, limits: &ExecLimits) -> Value {
-        let slot = match profile {
-            Profile::Strict => 0,
-            Profile::Standard => 1,
-            Profile::Permissive => 2,
+        let cell = match profile {
+            Profile::Strict => &self.explain_sandbox.strict,
+            Profile::Standard => &self.explain_sandbox.standard,
+            Profile::Permissive => &self.explain_sandbox.permissive,
         };
-        match self.explain_sandbox.get(slot) {
-            Some(cell) => cell
-                .get_or_init(|| self.expected_sandbox(profile, limits))
-                .clone(),
-            None => self.expected_sandbox(profile, limits),
-        }
+        cell.get_or_init(|| self.expected_sandbox(profile, limits))
+            .clone()
     }
 
     /// `detail.sandbox` for explain_command: the call's profile and limits, the mechanisms
