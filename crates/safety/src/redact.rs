@@ -1410,11 +1410,8 @@ impl Redactor {
                     }
                 }
                 for (key, v) in map.iter_mut() {
-                    match (credential_key(key), &*v) {
-                        (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
-                            *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
-                        }
-                        _ => self.redact_json_each(v),
+                    if !replace_credential_value(key, v) {
+                        self.redact_json_each(v);
                     }
                 }
             }
@@ -1605,11 +1602,8 @@ fn replace_credential_values(value: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(replace_credential_values),
         serde_json::Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                match (credential_key(key), &*v) {
-                    (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
-                        *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
-                    }
-                    _ => replace_credential_values(v),
+                if !replace_credential_value(key, v) {
+                    replace_credential_values(v);
                 }
             }
         }
@@ -1620,26 +1614,31 @@ fn replace_credential_values(value: &mut serde_json::Value) {
     }
 }
 
+/// Replace `v` by its marker when it is a non-empty string under a credential `key`;
+/// whether it did.
+fn replace_credential_value(key: &str, v: &mut serde_json::Value) -> bool {
+    match (credential_key(key), &*v) {
+        (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
+            *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
+            true
+        }
+        _ => false,
+    }
+}
+
 /// A string value under one of these keys is a credential whatever it looks like.
 fn credential_key(key: &str) -> Option<&'static str> {
     if key.eq_ignore_ascii_case("pwd") {
         return Some("password-assignment");
     }
     // The earliest word in the list that occurs anywhere in the key decides.
-    let first = match &*CREDENTIAL_KEYS {
-        Some(words) => words
-            .find_overlapping_iter(key)
-            .map(|m| m.pattern().as_usize())
-            .min(),
-        None => {
-            let lower = key.to_ascii_lowercase();
-            CREDENTIAL_KEY_WORDS
-                .iter()
-                .position(|(word, _)| lower.contains(word))
-        }
-    };
-    first
-        .and_then(|i| CREDENTIAL_KEY_WORDS.get(i))
+    let key = key.as_bytes();
+    CREDENTIAL_KEY_WORDS
+        .iter()
+        .find(|(word, _)| {
+            key.windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        })
         .map(|(_, rule)| *rule)
 }
 
@@ -1658,14 +1657,6 @@ const CREDENTIAL_KEY_WORDS: &[(&str, &str)] = &[
     ("private_key", "secret-assignment"),
     ("credential", "secret-assignment"),
 ];
-
-/// One search for all of [`CREDENTIAL_KEY_WORDS`] (a key is checked on every audit record).
-static CREDENTIAL_KEYS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(CREDENTIAL_KEY_WORDS.iter().map(|(word, _)| word))
-        .ok()
-});
 
 /// Run an anchored rule on `hay` (which starts at the anchor). Returns the span to replace
 /// and the end of the whole match, relative to `hay`.
