@@ -615,6 +615,23 @@ pub fn is_within(root: &Path, inner: &Path) -> bool {
     }
 }
 
+/// `StateInsideRoot` for the first of `states` (key, path) that lies inside `root`.
+fn state_outside(
+    root_key: &'static str,
+    root: &Path,
+    states: &[(&'static str, &Path)],
+) -> Result<(), ConfigError> {
+    match states.iter().find(|(_, path)| is_within(root, path)) {
+        Some((key, path)) => Err(ConfigError::StateInsideRoot {
+            key,
+            path: path.to_path_buf(),
+            root_key,
+            root: root.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn canonical_root(key: &'static str, path: &Path) -> Result<PathBuf, ConfigError> {
     let meta = std::fs::metadata(path).map_err(|_| ConfigError::BadRoot {
         key,
@@ -660,19 +677,9 @@ fn resolve_and_validate(
             // where this server's commands can write either.
             let journal =
                 (file.files.journal.as_deref()).map(|j| canonical_state_path(&resolve(base, j)));
-            for (key, path) in [
-                ("audit_log", Some(&audit_log)),
-                ("files.journal", journal.as_ref()),
-            ] {
-                if let Some(path) = path.filter(|p| is_within(&jail, p)) {
-                    return Err(ConfigError::StateInsideRoot {
-                        key,
-                        path: path.clone(),
-                        root_key: "terminal.jail_root",
-                        root: jail,
-                    });
-                }
-            }
+            let mut states = vec![("audit_log", audit_log.as_path())];
+            states.extend(journal.as_deref().map(|j| ("files.journal", j)));
+            state_outside("terminal.jail_root", &jail, &states)?;
             let t = &mut file.terminal;
             t.jail_root = Some(jail);
             t.sandbox.read_paths = t
@@ -728,30 +735,17 @@ fn resolve_and_validate(
                 env: "SAFE_MCP_JOURNAL",
             })?;
             let journal = canonical_state_path(&resolve(base, &journal));
-            for (key, path) in [("audit_log", &audit_log), ("files.journal", &journal)] {
-                if is_within(&ws, path) {
-                    return Err(ConfigError::StateInsideRoot {
-                        key,
-                        path: path.clone(),
-                        root_key: "files.workspace_root",
-                        root: ws,
-                    });
-                }
-            }
+            state_outside(
+                "files.workspace_root",
+                &ws,
+                &[("audit_log", &audit_log), ("files.journal", &journal)],
+            )?;
             // The terminal server of the same policy runs commands in its jail: the journal
             // must not be there (a missing jail is the terminal server's own start-up error).
-            let jail = file
-                .terminal
-                .jail_root
-                .as_deref()
-                .and_then(|j| resolve(base, j).canonicalize().ok());
-            if let Some(jail) = jail.filter(|j| is_within(j, &journal)) {
-                return Err(ConfigError::StateInsideRoot {
-                    key: "files.journal",
-                    path: journal,
-                    root_key: "terminal.jail_root",
-                    root: jail,
-                });
+            if let Some(jail) = (file.terminal.jail_root.as_deref())
+                .and_then(|j| resolve(base, j).canonicalize().ok())
+            {
+                state_outside("terminal.jail_root", &jail, &[("files.journal", &journal)])?;
             }
             f.workspace_root = Some(ws);
             f.journal = Some(journal);
