@@ -64,7 +64,8 @@ pub struct LaunchSpec {
     pub cpu_seconds: u64,
     /// RLIMIT_DATA, only when no memory cgroup holds the limit.
     pub data_bytes: Option<u64>,
-    /// Create a user namespace (and a network namespace when `fs.deny_network`).
+    /// Namespaces are allowed: a network namespace when `fs.deny_network` (inside a user
+    /// namespace only for a launcher that is not root and needs one to make it).
     pub namespaces: bool,
     /// Also a PID namespace (when no cgroup can kill the whole tree: its teardown costs an
     /// RCU grace period, so it is used only where it is the tree-kill mechanism).
@@ -264,7 +265,8 @@ pub fn launcher_main() -> Option<ExitCode> {
 
 /// A launcher started ahead of its call. While waiting is free: join the call's cgroups,
 /// compile both seccomp filters and install the one every profile shares, drop every
-/// capability but `CAP_SYS_ADMIN` (needed only to make a network namespace). Then take the
+/// capability but `CAP_SYS_ADMIN` from the bounding set (it is needed only to make a network
+/// namespace; the rest of the sets are dropped with the call). Then take the
 /// call from the channel, do only what depends on it, and become the command. If the
 /// server goes away first, the parent-death signal (set by the server's spawn) or the
 /// closed channel ends it without running anything.

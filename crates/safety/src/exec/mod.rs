@@ -727,7 +727,6 @@ impl Executor {
         result
     }
 
-    /// The launcher's spec for this request.
     /// The launcher's spec for this request. Without `pipes` (a launcher started ahead,
     /// which has its report pipe and gets the gate with the call) the descriptor numbers
     /// are placeholders it fills in.
@@ -773,6 +772,11 @@ impl Executor {
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
         let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
         let spec = Self::call_spec(sandbox, request, &call, Some(&pipes));
+        if spec.pid_namespace {
+            // This host's trees die with a PID namespace, which only a launcher started for
+            // its call makes: starting one ahead would be thrown away.
+            self.warm_unusable.store(true, Ordering::SeqCst);
+        }
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let (_, ruleset) = sandbox.fs_rules(!limits.network);
