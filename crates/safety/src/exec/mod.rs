@@ -513,7 +513,7 @@ impl WarmSlot {
         )?;
         let mut ruleset_fds: Vec<i32> = [false, true]
             .into_iter()
-            .filter_map(|deny| sandbox.fs_rules(deny).1.map(|r| r.fd.as_raw_fd()))
+            .filter_map(|deny| sandbox.ruleset(deny).map(|r| r.fd.as_raw_fd()))
             .collect();
         ruleset_fds.dedup();
         let warm = launcher::WarmSpec {
@@ -779,7 +779,7 @@ impl Executor {
         }
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
-        let (_, ruleset) = sandbox.fs_rules(!limits.network);
+        let ruleset = sandbox.ruleset(!limits.network);
         let launcher_argv = [
             sandbox.config.launcher.to_string_lossy().into_owned(),
             LAUNCHER_ARG.to_string(),
@@ -1078,7 +1078,7 @@ impl Executor {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let parent = rustix::process::getpid().as_raw_nonzero().get();
-        let (_, ruleset) = sandbox.fs_rules(!limits.network);
+        let ruleset = sandbox.ruleset(!limits.network);
         sys::isolate_child(&mut cmd, parent, None, pipes.inherited(ruleset));
         let mut child = cmd.spawn()?;
         let LaunchPipes {

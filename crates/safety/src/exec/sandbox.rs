@@ -74,8 +74,14 @@ impl Sandbox {
             read_paths: self.config.read_paths.clone(),
             deny_network,
         };
-        let prepared = self.rulesets.get(usize::from(deny_network));
-        (rules, prepared.and_then(Option::as_ref))
+        (rules, self.ruleset(deny_network))
+    }
+
+    /// The Landlock ruleset built once for calls with (or without) network, if any.
+    pub(crate) fn ruleset(&self, deny_network: bool) -> Option<&Prepared> {
+        self.rulesets
+            .get(usize::from(deny_network))
+            .and_then(Option::as_ref)
     }
 }
 
