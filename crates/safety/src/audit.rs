@@ -149,7 +149,7 @@ impl std::fmt::Debug for SyncShared {
 #[derive(Debug)]
 struct Syncer {
     shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl Syncer {
@@ -159,10 +159,7 @@ impl Syncer {
         let thread = std::thread::Builder::new()
             .name("audit-sync".into())
             .spawn(move || sync_loop(&file, &theirs, &syncs))?;
-        Ok(Syncer {
-            shared,
-            thread: Mutex::new(Some(thread)),
-        })
+        Ok(Syncer { shared, thread })
     }
 
     fn request(&self, waiter: Option<Waiter>) {
@@ -268,7 +265,7 @@ fn sync_loop(
 
 impl Drop for AuditLog {
     fn drop(&mut self) {
-        if let Some(syncer) = self.syncer.get() {
+        if let Some(syncer) = self.syncer.take() {
             {
                 let (lock, wake) = &*syncer.shared;
                 let mut s = lock
@@ -277,14 +274,7 @@ impl Drop for AuditLog {
                 s.stop = true;
                 wake.notify_one();
             }
-            let thread = syncer
-                .thread
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            if let Some(thread) = thread {
-                let _ = thread.join();
-            }
+            let _ = syncer.thread.join();
         }
     }
 }
