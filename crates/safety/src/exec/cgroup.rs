@@ -171,6 +171,9 @@ pub struct CallCgroup {
     pub report: CgroupReport,
     /// Why a wanted limit could not be set up (for the downgrade list).
     pub problems: Vec<String>,
+    /// The folders that could not be made, with why: kept so that a call limited again
+    /// ([`CallCgroup::relimit`]) still reports them.
+    unmade: Vec<(Kind, PathBuf, String)>,
     finished: bool,
     /// Where to make the next spare folders once this call's are removed.
     pool: Option<Arc<Pool>>,
@@ -479,13 +482,15 @@ impl ReservedCall {
             dirs: Vec::new(),
             report: CgroupReport::default(),
             problems: Vec::new(),
+            unmade: Vec::new(),
             finished: false,
             pool: Some(self.pool.clone()),
         };
         let pids_max = processes.saturating_add(beside).to_string();
         for (kind, dir, made) in set {
             if let Err(e) = made {
-                call.problems.push(e);
+                call.problems.push(e.clone());
+                call.unmade.push((kind, dir, e));
                 continue;
             }
             match kind {
@@ -562,10 +567,13 @@ impl CallCgroup {
     /// limited for the previous call's profile; it becomes the command, so nothing beside).
     pub fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
         self.finished = true;
-        let set: FolderSet = std::mem::take(&mut self.dirs)
+        let made = std::mem::take(&mut self.dirs)
             .into_iter()
-            .map(|(k, d)| (k, d, Ok(())))
-            .collect();
+            .map(|(k, d)| (k, d, Ok(())));
+        let unmade = std::mem::take(&mut self.unmade)
+            .into_iter()
+            .map(|(k, d, e)| (k, d, Err(e)));
+        let set: FolderSet = made.chain(unmade).collect();
         ReservedCall {
             set: Some(set),
             pool: self.pool.take().unwrap_or_else(|| Arc::new(Pool::empty())),
@@ -622,6 +630,7 @@ impl CallCgroup {
             dirs: std::mem::take(&mut self.dirs),
             report: CgroupReport::default(),
             problems: Vec::new(),
+            unmade: Vec::new(),
             finished: true,
             pool: self.pool.take(),
         };
@@ -685,5 +694,50 @@ impl Drop for CallCgroup {
             self.kill();
             self.remove();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder that could not be made is reported again when the call is limited again:
+    /// the downgrade text keeps its reason. Plain folders stand in for cgroupfs here (the
+    /// limit files are written as ordinary files).
+    #[test]
+    fn a_folder_that_could_not_be_made_is_still_reported_after_relimit() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let pool = Arc::new(Pool::with(vec![
+            Base {
+                kind: Kind::V1Pids,
+                dir: tmp.path().to_path_buf(),
+            },
+            Base {
+                kind: Kind::V1Memory,
+                dir: tmp.path().join("missing"),
+            },
+        ]));
+        let reserved = ReservedCall {
+            set: Some(pool.make_set()),
+            pool: pool.clone(),
+        };
+        let call = reserved.limit(16, 1 << 20, 0);
+        let unmade = |call: &CallCgroup| {
+            call.problems
+                .iter()
+                .filter(|p| p.starts_with("cannot create") && p.contains("missing"))
+                .count()
+        };
+        assert_eq!(unmade(&call), 1, "{:?}", call.problems);
+        assert_eq!(call.report.processes.as_deref(), Some("cgroup v1 pids.max"));
+        assert_eq!(call.report.memory, None);
+
+        let call = call.relimit(32, 2 << 20);
+        assert_eq!(unmade(&call), 1, "{:?}", call.problems);
+        assert_eq!(call.report.processes.as_deref(), Some("cgroup v1 pids.max"));
+        assert_eq!(call.report.memory, None);
+        let pids = std::fs::read_to_string(tmp.path().join("call-0/pids.max")).expect("pids");
+        assert_eq!(pids, "32");
+        drop(call);
     }
 }
