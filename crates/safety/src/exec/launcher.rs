@@ -23,10 +23,8 @@
 //! What was really applied goes back to the server as JSON lines on an inherited pipe, so
 //! each result reports the truth of its own call, not a start-up guess.
 
-use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filesystem::{self, FsRules, LandlockReport};
 use super::seccomp::{self, FilterChoice};
+use super::spawn::ExecStrings;
 use super::sys;
 
 /// The hidden first argument that starts the binary in sandbox-launcher mode.
@@ -673,9 +672,7 @@ fn confine_with(
 }
 
 struct Exec {
-    program: CString,
-    argv: Vec<CString>,
-    env: Vec<CString>,
+    strings: ExecStrings,
     /// Waited on just before `execve` (see [`LaunchSpec::gate_fd`]).
     gate: Option<OwnedFd>,
 }
@@ -684,19 +681,8 @@ fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, String> {
     let Some(program) = &spec.program else {
         return Ok(None);
     };
-    let c = |s: &[u8]| CString::new(s).map_err(|_| "a NUL byte in the command".to_string());
     Ok(Some(Exec {
-        program: c(program.as_os_str().as_bytes())?,
-        argv: spec
-            .argv
-            .iter()
-            .map(|a| c(a.as_bytes()))
-            .collect::<Result<_, _>>()?,
-        env: spec
-            .env
-            .iter()
-            .map(|(k, v)| c(format!("{k}={v}").as_bytes()))
-            .collect::<Result<_, _>>()?,
+        strings: ExecStrings::new(program, &spec.argv, &spec.env)?,
         // Close-on-exec from here on: the command never holds the gate.
         gate: spec.gate_fd.and_then(sys::adopt_inherited_fd),
     }))
@@ -719,7 +705,7 @@ fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> ExitCode {
         return ExitCode::from(REFUSED_EXIT);
     }
     reporter.flush();
-    let error = sys::execve(&exec.program, &exec.argv, &exec.env);
+    let error = sys::execve(&exec.strings.program, &exec.strings.argv, &exec.strings.env);
     reporter.send(&LaunchEvent::ExecFailed {
         reason: error.to_string(),
     });
@@ -1042,14 +1028,7 @@ fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), String> {
 /// is gone; 0 means the maps failed.
 fn await_id_maps(go_read: OwnedFd) -> bool {
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    let mut go = [0u8; 1];
-    loop {
-        match rustix::io::read(&go_read, &mut go) {
-            Err(rustix::io::Errno::INTR) => continue,
-            Ok(1) => return go[0] == 1,
-            _ => return false,
-        }
-    }
+    sys::read_byte(std::os::fd::AsFd::as_fd(&go_read)) == Some(1)
 }
 
 /// PID 1 of the call's namespace. Returns its exit code.

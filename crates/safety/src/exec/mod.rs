@@ -468,14 +468,7 @@ impl Drop for GateOpener {
 
 /// Wait at a gate (in the child, before `execve`): `true` only when it was opened.
 pub(crate) fn gate_opened(gate: &impl std::os::fd::AsFd) -> bool {
-    let mut byte = [0u8; 1];
-    loop {
-        match rustix::io::read(gate, &mut byte) {
-            Err(rustix::io::Errno::INTR) => continue,
-            Ok(1) => return byte[0] == b'g',
-            _ => return false,
-        }
-    }
+    sys::read_byte(gate.as_fd()) == Some(b'g')
 }
 
 /// A launcher started ahead of its call ([`launcher::WarmSpec`]), waiting on its channel.

@@ -9,7 +9,7 @@
 //! measurable part of every `run_command` (`safe-mcp bench`).
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
@@ -47,39 +47,68 @@ pub struct Spawned {
     status: Option<WaitStatus>,
 }
 
-fn cstring(bytes: &[u8]) -> std::io::Result<CString> {
-    CString::new(bytes).map_err(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "a NUL byte in the command",
-        )
-    })
+/// Why a command cannot become `execve` arguments.
+pub const NUL_IN_COMMAND: &str = "a NUL byte in the command";
+
+/// A command's program, argv and `KEY=value` environment as C strings for `execve`.
+pub struct ExecStrings {
+    /// The executable.
+    pub program: CString,
+    /// The full argv, argv\[0\] first.
+    pub argv: Vec<CString>,
+    /// `KEY=value` entries.
+    pub env: Vec<CString>,
+}
+
+impl ExecStrings {
+    /// Fails with [`NUL_IN_COMMAND`] when any part holds a NUL byte.
+    pub fn new(
+        program: &Path,
+        argv: &[String],
+        env: &[(String, String)],
+    ) -> Result<ExecStrings, &'static str> {
+        let c = |s: &[u8]| CString::new(s).map_err(|_| NUL_IN_COMMAND);
+        Ok(ExecStrings {
+            program: c(program.as_os_str().as_bytes())?,
+            argv: argv
+                .iter()
+                .map(|a| c(a.as_bytes()))
+                .collect::<Result<_, _>>()?,
+            env: env
+                .iter()
+                .map(|(k, v)| c(format!("{k}={v}").as_bytes()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// `/dev/null` for reading, opened once (close-on-exec; the child `dup2`s it onto its stdin).
+fn dev_null() -> std::io::Result<BorrowedFd<'static>> {
+    static NULL: std::sync::OnceLock<OwnedFd> = std::sync::OnceLock::new();
+    if let Some(fd) = NULL.get() {
+        return Ok(fd.as_fd());
+    }
+    let fd = rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    // Two first calls at once: one descriptor is kept, the other closed.
+    Ok(NULL.get_or_init(|| fd).as_fd())
 }
 
 /// Start `request`. Returns once the child has `execve`d (or failed, with its reason).
 pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
-    let program = cstring(request.program.as_os_str().as_bytes())?;
-    let argv: Vec<CString> = request
-        .argv
-        .iter()
-        .map(|a| cstring(a.as_bytes()))
-        .collect::<Result<_, _>>()?;
-    let env: Vec<CString> = request
-        .env
-        .iter()
-        .map(|(k, v)| cstring(format!("{k}={v}").as_bytes()))
-        .collect::<Result<_, _>>()?;
+    let ExecStrings { program, argv, env } =
+        ExecStrings::new(request.program, request.argv, request.env)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
 
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
-    let null = rustix::fs::open(
-        "/dev/null",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )?;
+    let null = dev_null()?;
     let (out_read, out_write) = rustix::pipe::pipe_with(cloexec)?;
     let (err_read, err_write) = rustix::pipe::pipe_with(cloexec)?;
     let (report_read, report_write) = rustix::pipe::pipe_with(cloexec)?;
@@ -99,7 +128,7 @@ pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
         error_pipe: report_write.as_raw_fd(),
     };
     let raw = sys::spawn_vfork(&plan)?;
-    drop((null, out_write, err_write, report_write));
+    drop((out_write, err_write, report_write));
     let pid = Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("clone returned pid 0"))?;
     // The error pipe is close-on-exec: EOF means the child is running the command.
     let mut errno = [0u8; 4];

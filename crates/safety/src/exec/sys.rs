@@ -376,18 +376,10 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
                 return errno();
             }
         }
-        if let Some(fd) = plan.gate {
-            let mut byte = 0u8;
-            loop {
-                let n = libc::read(fd, (&mut byte as *mut u8).cast(), 1);
-                if n < 0 && errno() == libc::EINTR {
-                    continue;
-                }
-                if n != 1 || byte != b'g' {
-                    return GATE_REFUSED;
-                }
-                break;
-            }
+        if let Some(fd) = plan.gate
+            && read_byte(std::os::fd::BorrowedFd::borrow_raw(fd)) != Some(b'g')
+        {
+            return GATE_REFUSED;
         }
         libc::execve(
             plan.program.as_ptr(),
@@ -400,6 +392,25 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
 
 /// The "errno" a child reports when the gate was not opened (no real errno is negative).
 pub const GATE_REFUSED: i32 = -1;
+
+/// Read one byte, retrying when a signal interrupts: `None` on end of file or an error.
+/// A plain `read(2)`, so it is also safe in the `vfork` child (no allocation, no lock).
+pub fn read_byte(fd: std::os::fd::BorrowedFd<'_>) -> Option<u8> {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reads at most one byte into a live local; `fd` is a borrowed, open
+        // descriptor for the duration of the call.
+        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        if n == 1 {
+            return Some(byte);
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return None;
+    }
+}
 
 /// Register a pidfd with the runtime's reactor, so the supervisor can await the child's
 /// exit. `None` outside a runtime or when registration fails.
