@@ -56,7 +56,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum AuditCommand {
-    /// Verify FILE: exit 0 and `ok: N records` when intact, 1 naming the first broken record, 2 when unreadable.
+    /// Verify FILE and its rotated files (FILE.1, FILE.2, ...) as one chain: exit 0 and `ok: N records` when intact, 1 naming the first broken record, 2 when unreadable.
     Verify {
         /// The audit log (JSONL).
         file: PathBuf,
@@ -160,19 +160,42 @@ fn main() -> ExitCode {
         Command::Audit {
             command: AuditCommand::Verify { file },
         } => match safety::audit::verify(&file) {
-            Ok(report) => match report.broken {
-                None => {
-                    println!("ok: {} records", report.records);
-                    ExitCode::SUCCESS
+            Ok(report) => {
+                // Rotated files are named only when there are any: the plain case reads
+                // as it always did.
+                let rotated = report.files.len() > 1;
+                match report.broken {
+                    None if rotated => {
+                        let names: Vec<String> = report
+                            .files
+                            .iter()
+                            .map(|f| f.display().to_string())
+                            .collect();
+                        println!(
+                            "ok: {} records in {} files ({})",
+                            report.records,
+                            report.files.len(),
+                            names.join(", ")
+                        );
+                        ExitCode::SUCCESS
+                    }
+                    None => {
+                        println!("ok: {} records", report.records);
+                        ExitCode::SUCCESS
+                    }
+                    Some((line, what)) => {
+                        let place = match report.file.filter(|_| rotated) {
+                            Some(f) => format!("{} record {line}", f.display()),
+                            None => format!("record {line}"),
+                        };
+                        println!(
+                            "broken: {place}: {what} ({} records verified before it)",
+                            report.records
+                        );
+                        ExitCode::from(1)
+                    }
                 }
-                Some((line, what)) => {
-                    println!(
-                        "broken: record {line}: {what} ({} records verified before it)",
-                        report.records
-                    );
-                    ExitCode::from(1)
-                }
-            },
+            }
             Err(e) => {
                 eprintln!("error: cannot read '{}': {e}", file.display());
                 ExitCode::from(2)

@@ -42,6 +42,32 @@ fn intact_log_verifies() {
 }
 
 #[test]
+fn a_rotated_log_verifies_as_one_chain_and_a_missing_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let redactor = Arc::new(Redactor::new(&RedactionSettings::default()).unwrap());
+    let log = AuditLog::open(&path, redactor).unwrap().rotate_at(4096);
+    for n in 0..100 {
+        let mut map = serde_json::Map::new();
+        map.insert("event".into(), json!("outcome"));
+        map.insert("n".into(), json!(n));
+        log.append(map).unwrap();
+    }
+    drop(log);
+    let (code, out) = verify(&path);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("ok: ") && out.contains(" files ("), "{out}");
+    let second = dir.path().join("audit.jsonl.2");
+    std::fs::remove_file(&second).unwrap();
+    let (code, out) = verify(&path);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with(&format!("broken: {}.3 record 1: ", path.display())),
+        "{out}"
+    );
+}
+
+#[test]
 fn edited_record_is_named_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");

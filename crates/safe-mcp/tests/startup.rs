@@ -448,6 +448,22 @@ fn bad_audit_fail_mode_is_fatal_and_named() {
 }
 
 #[test]
+fn too_small_audit_rotate_bytes_is_fatal_and_named() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!("audit_rotate_bytes = 100\n{GOOD}"));
+    let needle = "audit_rotate_bytes: must be 0 (never rotate) or at least 4096";
+    assert_fatal(&start_with("terminal", &p), needle);
+    // The same from its environment variable, on a policy without the key.
+    let p = s.policy(GOOD);
+    let out = start(
+        "terminal",
+        &["--config", p.to_str().unwrap()],
+        &[("SAFE_MCP_AUDIT_ROTATE_BYTES", "10")],
+    );
+    assert_fatal(&out, needle);
+}
+
+#[test]
 fn unknown_files_skip_predicate_is_fatal_and_named() {
     let s = Sandbox::new();
     let p = files_policy(

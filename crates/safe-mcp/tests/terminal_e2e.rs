@@ -47,6 +47,15 @@ impl Fixture {
 
     /// The test policy with `mode` as `audit_fail_mode` and `extra` appended.
     fn with_policy(mode: &str, extra: &str) -> Self {
+        Self::build("", mode, extra)
+    }
+
+    /// The test policy with top-level keys `top` put first.
+    fn with_top_level(top: &str) -> Self {
+        Self::build(top, "closed", "")
+    }
+
+    fn build(top: &str, mode: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let jail = dir.path().join("jail");
         std::fs::create_dir_all(jail.join("sub")).unwrap();
@@ -55,7 +64,8 @@ impl Fixture {
         std::fs::write(dir.path().join("secret.txt"), "outside\n").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret.txt"), jail.join("link")).unwrap();
         let policy = dir.path().join("policy.toml");
-        std::fs::write(&policy, POLICY.replace("FAILMODE", mode) + extra).unwrap();
+        let text = format!("{top}\n{}{extra}", POLICY.replace("FAILMODE", mode));
+        std::fs::write(&policy, text).unwrap();
         Fixture { dir, policy }
     }
 
@@ -424,6 +434,46 @@ async fn audit_records_intent_then_outcome_and_the_chain_verifies() {
         .unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok: 4 records");
+}
+
+#[tokio::test]
+async fn a_rotating_audit_log_keeps_one_verified_chain_across_its_files() {
+    let f = Fixture::with_top_level("audit_rotate_bytes = 4096");
+    let s = f.connect().await;
+    for n in 0..12 {
+        let e = run(&s, json!({ "command": format!("echo {n}") })).await;
+        assert_eq!(e["code"], "OK", "{e}");
+    }
+    let rotated = |n: u32| PathBuf::from(format!("{}.{n}", f.audit_log().display()));
+    assert!(rotated(1).exists() && rotated(2).exists(), "no rotation");
+    let out = std::process::Command::new(BIN)
+        .args(["audit", "verify"])
+        .arg(f.audit_log())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.starts_with("ok: ") && stdout.contains(" files (") && stdout.contains(".jsonl.1"),
+        "{stdout}"
+    );
+    // Every call is there: an intent and an outcome per command, over all the files.
+    let mut outcomes = 0;
+    let mut n = 1;
+    let mut files = vec![];
+    while rotated(n).exists() {
+        files.push(rotated(n));
+        n += 1;
+    }
+    files.push(f.audit_log());
+    for file in files {
+        outcomes += std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"event\":\"outcome\""))
+            .count();
+    }
+    assert_eq!(outcomes, 12);
 }
 
 /// Make the audit log really unwritable: `chattr +i` where it works, else a log whose parent

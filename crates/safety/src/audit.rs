@@ -38,6 +38,19 @@
 //! The log is shared by every server (SPEC §3), so each append takes an exclusive `flock` on the
 //! file, re-reads the chain head if another process appended since, writes (and, for
 //! [`AuditLog::append`], fdatasyncs), unlocks.
+//!
+//! # Rotation (`audit_rotate_bytes`, [`AuditLog::rotate_at`])
+//!
+//! An append that finds the file at or over the size, under its `flock`: writes and
+//! fdatasyncs an end record `{"rotation":"end","rotated_to":"<log>.<n>"}` (the next free
+//! `n`, from 1), hard-links the file to that name, writes the new file's first record
+//! `{"rotation":"start","previous_file":"<log>.<n>"}` (chained to the end record: `seq` and
+//! `prev` go on) under `<log>.rotating`, fdatasyncs it, and `rename`s it over the log's path.
+//! The path names a whole, chained file at every moment, and nothing is deleted. Another
+//! writer (or this one after a restart) that finds an end record as the head follows it to
+//! the file at the path, finishing the link and rename first when a crash stopped them.
+//! A caller field named `rotation` is kept as `event_rotation`. [`verify`] walks `<log>.1`,
+//! `<log>.2`, ... then the log as one chain.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -53,8 +66,15 @@ use crate::redact::Redactor;
 /// `prev` of the first record.
 pub const GENESIS_PREV: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// Fields the log adds to every record.
-const CHAIN_FIELDS: [&str; 4] = ["seq", "ts", "prev", "hash"];
+/// Fields the log adds to every record, and the rotation marker: a caller's field of one
+/// of these names is renamed (`event_<name>`), so no record can forge them.
+const RESERVED_FIELDS: [&str; 5] = ["seq", "ts", "prev", "hash", "rotation"];
+
+/// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
+pub const MIN_ROTATE_BYTES: u64 = 4096;
+
+/// How many times one append follows rotations done meanwhile before it gives up.
+const ROTATION_ATTEMPTS: usize = 16;
 
 /// The longest record line `open` reads back (a tail longer than this is refused, not
 /// followed: a forged multi-gigabyte last line must not exhaust memory at start-up).
@@ -95,6 +115,9 @@ struct ChainState {
     /// Set when a failed write could not be rolled back: the file may end in a partial line,
     /// and appending after it would hide the damage.
     poisoned: Option<String>,
+    /// The file's last record is a rotation end naming this rotated file: the chain goes on
+    /// in the file now at the log's path.
+    ended: Option<String>,
     /// Reused serialisation buffer.
     buf: Vec<u8>,
 }
@@ -109,6 +132,8 @@ pub struct AuditLog {
     syncer: std::sync::OnceLock<Syncer>,
     /// `fdatasync`s completed on this log (synchronous and background).
     syncs: Arc<std::sync::atomic::AtomicU64>,
+    /// Rotate once the file holds this many bytes (0: never).
+    rotate_bytes: u64,
 }
 
 /// How long the syncer lets records that nothing waits on gather before one `fdatasync`.
@@ -131,6 +156,8 @@ struct SyncShared {
     /// The syncer is letting records gather and will sync when its short wait ends: a
     /// record nothing waits on need not wake it.
     lingering: bool,
+    /// The file to sync: the log's current file (replaced when the log rotates).
+    file: Option<Arc<File>>,
 }
 
 impl std::fmt::Debug for SyncShared {
@@ -155,11 +182,26 @@ struct Syncer {
 impl Syncer {
     fn start(file: File, syncs: Arc<std::sync::atomic::AtomicU64>) -> std::io::Result<Syncer> {
         let shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)> = Arc::default();
+        shared
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .file = Some(Arc::new(file));
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("audit-sync".into())
-            .spawn(move || sync_loop(&file, &theirs, &syncs))?;
+            .spawn(move || sync_loop(&theirs, &syncs))?;
         Ok(Syncer { shared, thread })
+    }
+
+    /// The log moved on to a new file (rotation). Every line of the old file is already
+    /// durable: the rotation's end record was `fdatasync`ed after all of them, which
+    /// covers the whole file, whoever wrote them.
+    fn set_file(&self, file: File) {
+        let (lock, _) = &*self.shared;
+        lock.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .file = Some(Arc::new(file));
     }
 
     fn request(&self, waiter: Option<Waiter>) {
@@ -201,7 +243,6 @@ impl Syncer {
 }
 
 fn sync_loop(
-    file: &File,
     shared: &(Mutex<SyncShared>, std::sync::Condvar),
     syncs: &std::sync::atomic::AtomicU64,
 ) {
@@ -240,6 +281,11 @@ fn sync_loop(
         }
         s.pending = false;
         let waiters = std::mem::take(&mut s.waiters);
+        // Taken with the waiters: a waiter registered before a rotation's file swap has its
+        // line in the old file, which the rotation already made durable.
+        let Some(file) = s.file.clone() else {
+            return;
+        };
         drop(s);
         // Every line written before this call is covered by it (a waiter is registered
         // after its line is written); lines written while it runs set `pending` again and
@@ -317,31 +363,32 @@ impl AuditLog {
             .map_err(io)?;
         let _lock = lock(&file).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        let (seq, last_hash) = read_chain_head(&file, len).map_err(|e| match e {
-            TailError::Io(source) => AuditError::Io {
-                path: path.to_path_buf(),
-                source,
-            },
-            TailError::Broken(reason) => AuditError::Broken {
-                path: path.to_path_buf(),
-                reason,
-            },
-        })?;
+        let head = read_chain_head(&file, len).map_err(|e| e.at(path))?;
         drop(_lock);
         Ok(AuditLog {
             path: path.to_path_buf(),
             redactor,
             state: Mutex::new(ChainState {
                 file,
-                seq,
-                last_hash,
+                seq: head.seq,
+                last_hash: head.hash,
                 len,
                 poisoned: None,
+                ended: head.rotated_to,
                 buf: Vec::with_capacity(1024),
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
+            rotate_bytes: 0,
         })
+    }
+
+    /// Rotate the log once its file holds `bytes` bytes (0: never): the file is renamed
+    /// `<name>.<n>` (the next free `n`, from 1) and a new file continues the chain at the
+    /// log's path. Nothing is ever deleted. See [`AuditLog::append`].
+    pub fn rotate_at(mut self, bytes: u64) -> Self {
+        self.rotate_bytes = bytes;
+        self
     }
 
     /// How many `fdatasync`s of this log have completed (tests observe the ordering of
@@ -404,12 +451,12 @@ impl AuditLog {
             other => Map::from_iter([("event".to_string(), other)]),
         };
         // A caller field must not overwrite (and so forge) a chain field.
-        for key in CHAIN_FIELDS {
+        for key in RESERVED_FIELDS {
             if let Some(v) = record.remove(key) {
                 record.insert(format!("event_{key}"), v);
             }
         }
-        let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let ts = now();
 
         let mut guard = self
             .state
@@ -434,48 +481,186 @@ impl AuditLog {
                 }
             }),
         };
-        let _lock = lock(&state.file).map_err(io)?;
+        let len = self.settle(state)?;
+        // The file is locked (`flock`) from here: released whatever `put` returns.
+        let written = self.put(state, &record, &ts, len, syncer.is_none());
+        let _ = state.file.unlock();
+        written?;
+        if let Some(syncer) = syncer {
+            // Registered under the chain lock, after the line was written.
+            syncer.request(waiter);
+        }
+        Ok(())
+    }
+
+    fn io_error(&self, source: std::io::Error) -> AuditError {
+        AuditError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Lock the current file and bring the chain head up to date: follow a rotation another
+    /// writer did, finish one that a crash cut short, or rotate when the file is full.
+    /// Returns the file's length with its `flock` held.
+    fn settle(&self, state: &mut ChainState) -> Result<u64, AuditError> {
+        for _ in 0..ROTATION_ATTEMPTS {
+            state.file.lock().map_err(|e| self.io_error(e))?;
+            match self.settle_locked(state) {
+                Ok(Some(len)) => return Ok(len),
+                Ok(None) => {
+                    let _ = state.file.unlock();
+                    self.reopen(state)?;
+                }
+                Err(e) => {
+                    let _ = state.file.unlock();
+                    return Err(e);
+                }
+            }
+        }
+        Err(self.io_error(std::io::Error::other(format!(
+            "the log rotated {ROTATION_ATTEMPTS} times during one append"
+        ))))
+    }
+
+    /// [`AuditLog::settle`] with the file locked: `Some(length)` to write here, `None` when
+    /// the chain goes on in the file now at the log's path.
+    fn settle_locked(&self, state: &mut ChainState) -> Result<Option<u64>, AuditError> {
+        let io = |e| self.io_error(e);
         // Another process sharing the log may have appended since our last record (the end
         // of the file, from `lseek`: no metadata copied out).
         let len = (&state.file).seek(std::io::SeekFrom::End(0)).map_err(io)?;
         if len != state.len {
-            let (seq, hash) = read_chain_head(&state.file, len).map_err(|e| match e {
-                TailError::Io(source) => AuditError::Io {
-                    path: self.path.clone(),
-                    source,
-                },
-                TailError::Broken(reason) => AuditError::Broken {
-                    path: self.path.clone(),
-                    reason,
-                },
-            })?;
-            state.seq = seq;
-            state.last_hash = hash;
+            let head = read_chain_head(&state.file, len).map_err(|e| e.at(&self.path))?;
+            state.seq = head.seq;
+            state.last_hash = head.hash;
+            state.ended = head.rotated_to;
             state.len = len;
+        }
+        if let Some(name) = state.ended.clone() {
+            // Rotated away. When the path still names this file, the writer that ended it
+            // stopped (crashed) before the new file took its place: finish that now.
+            if same_file(&state.file, &self.path).map_err(io)? {
+                self.switch(state, &name)?;
+            }
+            return Ok(None);
+        }
+        if self.rotate_bytes == 0 || len < self.rotate_bytes {
+            return Ok(Some(len));
+        }
+        if !same_file(&state.file, &self.path).map_err(io)? {
+            return Err(io(std::io::Error::other(
+                "the file at the log's path is no longer the one this server writes (moved \
+                 or replaced); not rotating it",
+            )));
+        }
+        let name = next_rotated_name(&self.path).map_err(io)?;
+        let end = Map::from_iter([
+            ("rotation".to_string(), Value::from("end")),
+            ("rotated_to".to_string(), Value::from(name.clone())),
+        ]);
+        // Durable before anything moves: it also covers every earlier line of the file.
+        self.put(state, &end, &now(), len, true)?;
+        state.ended = Some(name.clone());
+        self.switch(state, &name)?;
+        Ok(None)
+    }
+
+    /// Give the ended file (locked, at the log's path) its rotated `name` and put a new file
+    /// in its place that starts with a record chained to the end record. The path names a
+    /// whole, chained file at every moment: the old file is hard-linked to its new name
+    /// first, the new one is complete under a temporary name before `rename` swaps it in.
+    /// Each step can be repeated after a crash.
+    fn switch(&self, state: &mut ChainState, name: &str) -> Result<(), AuditError> {
+        let io = |e| self.io_error(e);
+        let dir = parent_dir(&self.path);
+        let rotated = dir.join(name);
+        match std::fs::hard_link(&self.path, &rotated) {
+            Ok(()) => {}
+            // Linked before a crash.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AlreadyExists
+                    && same_file(&state.file, &rotated).map_err(io)? => {}
+            Err(e) => return Err(io(e)),
         }
         let seq = state
             .seq
             .checked_add(1)
             .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
+        let start = Map::from_iter([
+            ("rotation".to_string(), Value::from("start")),
+            ("previous_file".to_string(), Value::from(name)),
+        ]);
+        let mut line = Vec::with_capacity(256);
+        chained_line(&start, seq, &now(), &state.last_hash, &mut line);
+        let mut tmp_name = self.path.file_name().unwrap_or_default().to_os_string();
+        tmp_name.push(".rotating");
+        let tmp = dir.join(tmp_name);
+        let mut next = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io)?;
+        next.write_all(&line)
+            .and_then(|()| next.sync_data())
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .and_then(|()| File::open(dir)?.sync_all())
+            .map_err(io)
+    }
+
+    /// Continue in the file now at the log's path.
+    fn reopen(&self, state: &mut ChainState) -> Result<(), AuditError> {
+        let io = |e| self.io_error(e);
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(&self.path)
+            .map_err(io)?;
+        if let Some(syncer) = self.syncer.get() {
+            syncer.set_file(file.try_clone().map_err(io)?);
+        }
+        state.file = file;
+        // Never a real length: the new file's head is read under its lock.
+        state.len = u64::MAX;
+        state.ended = None;
+        Ok(())
+    }
+
+    /// Write one record line at the end of the locked file, chained to the head; with
+    /// `sync_now`, `fdatasync` it before returning. On failure nothing counts as written:
+    /// the file is cut back to `len` (if even that fails, every later append fails).
+    fn put(
+        &self,
+        state: &mut ChainState,
+        record: &Map<String, Value>,
+        ts: &str,
+        len: u64,
+        sync_now: bool,
+    ) -> Result<(), AuditError> {
+        let io = |e| self.io_error(e);
+        let seq = state
+            .seq
+            .checked_add(1)
+            .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
         state.buf.clear();
-        canonical_record(&record, seq, &ts, &state.last_hash, &mut state.buf);
-        let hash = hex::encode(Sha256::digest(&state.buf));
-        // The canonical text ends with the object's `}`: put `hash` before it, last.
-        state.buf.pop();
-        state.buf.extend_from_slice(b",\"hash\":\"");
-        state.buf.extend_from_slice(hash.as_bytes());
-        state.buf.extend_from_slice(b"\"}\n");
+        let hash = chained_line(record, seq, ts, &state.last_hash, &mut state.buf);
 
         let mut file = &state.file;
-        let written = file.write_all(&state.buf).and_then(|()| match syncer {
+        let written = file.write_all(&state.buf).and_then(|()| {
+            if !sync_now {
+                return Ok(());
+            }
             // Covers this line and every line written behind before it.
-            None => file.sync_data().map(|()| {
+            file.sync_data().map(|()| {
                 self.syncs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if let Some(s) = self.syncer.get() {
                     s.covered();
                 }
-            }),
-            Some(_) => Ok(()),
+            })
         });
         if let Err(source) = written {
             // Roll back a partial line so the next record does not follow garbage.
@@ -493,12 +678,80 @@ impl AuditLog {
         state.seq = seq;
         state.last_hash = hash;
         state.len = len + state.buf.len() as u64;
-        if let Some(syncer) = syncer {
-            // Registered under the chain lock, after the line was written.
-            syncer.request(waiter);
-        }
         Ok(())
     }
+}
+
+/// The record's line (canonical JSON with `seq`, `ts`, `prev`, then `hash` last, and a
+/// newline) into `out`; returns the hash.
+fn chained_line(
+    record: &Map<String, Value>,
+    seq: u64,
+    ts: &str,
+    prev: &str,
+    out: &mut Vec<u8>,
+) -> String {
+    canonical_record(record, seq, ts, prev, out);
+    let hash = hex::encode(Sha256::digest(&*out));
+    // The canonical text ends with the object's `}`: put `hash` before it, last.
+    out.pop();
+    out.extend_from_slice(b",\"hash\":\"");
+    out.extend_from_slice(hash.as_bytes());
+    out.extend_from_slice(b"\"}\n");
+    hash
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// True when `path` names the file `file` is open on.
+fn same_file(file: &File, path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let open = file.metadata()?;
+    match std::fs::metadata(path) {
+        Ok(named) => Ok(open.dev() == named.dev() && open.ino() == named.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The rotated files of the log at `path` (`<name>.<n>`), oldest (lowest `n`) first.
+fn rotated_files(path: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(Vec::new());
+    };
+    let prefix = format!("{name}.");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(parent_dir(path))? {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(n) = file_name
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        found.push((n, entry.path()));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The name the log's file gets when it rotates next: `<name>.<highest n + 1>`.
+fn next_rotated_name(path: &Path) -> std::io::Result<String> {
+    let next = rotated_files(path)?.last().map_or(1, |(n, _)| n + 1);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    Ok(format!("{name}.{next}"))
 }
 
 fn lock(file: &File) -> std::io::Result<FileLock<'_>> {
@@ -511,10 +764,32 @@ enum TailError {
     Broken(String),
 }
 
-/// `seq` and `hash` of the last record of a log of `len` bytes.
-fn read_chain_head(file: &File, len: u64) -> Result<(u64, String), TailError> {
+impl TailError {
+    fn at(self, path: &Path) -> AuditError {
+        let path = path.to_path_buf();
+        match self {
+            TailError::Io(source) => AuditError::Io { path, source },
+            TailError::Broken(reason) => AuditError::Broken { path, reason },
+        }
+    }
+}
+
+/// The chain head: the last record of a file.
+struct Head {
+    seq: u64,
+    hash: String,
+    /// The last record is a rotation end naming this rotated file.
+    rotated_to: Option<String>,
+}
+
+/// The head of a log file of `len` bytes.
+fn read_chain_head(file: &File, len: u64) -> Result<Head, TailError> {
     if len == 0 {
-        return Ok((0, GENESIS_PREV.to_string()));
+        return Ok(Head {
+            seq: 0,
+            hash: GENESIS_PREV.to_string(),
+            rotated_to: None,
+        });
     }
     let mut last = [0u8; 1];
     file.read_exact_at(&mut last, len - 1)
@@ -548,7 +823,14 @@ fn read_chain_head(file: &File, len: u64) -> Result<(u64, String), TailError> {
     file.read_exact_at(&mut line, start)
         .map_err(TailError::Io)?;
     let record = check_line(&line).map_err(TailError::Broken)?;
-    Ok((record.seq, record.hash))
+    Ok(Head {
+        seq: record.seq,
+        hash: record.hash,
+        rotated_to: match record.rotation {
+            Some(Rotation::End(name)) => Some(name),
+            _ => None,
+        },
+    })
 }
 
 /// The chain fields of a record that checked out on its own.
@@ -556,6 +838,16 @@ struct CheckedRecord {
     seq: u64,
     prev: String,
     hash: String,
+    rotation: Option<Rotation>,
+}
+
+/// A record the log writes when it rotates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Rotation {
+    /// The last record of a file that was rotated: `rotated_to` is its new name.
+    End(String),
+    /// The first record of the file that follows: `previous_file` names the rotated one.
+    Start(String),
 }
 
 fn is_hex64(s: &str) -> bool {
@@ -590,6 +882,15 @@ fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
         Some(ts) if chrono::DateTime::parse_from_rfc3339(ts).is_ok() => {}
         _ => return Err("field 'ts' is missing or not an RFC 3339 time".to_string()),
     }
+    let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_string);
+    let rotation = match map.get("rotation") {
+        None => None,
+        Some(kind) => match (kind.as_str(), text("rotated_to"), text("previous_file")) {
+            (Some("end"), Some(name), None) => Some(Rotation::End(name)),
+            (Some("start"), None, Some(name)) => Some(Rotation::Start(name)),
+            _ => return Err("malformed rotation record".to_string()),
+        },
+    };
     let mut canonical = Vec::with_capacity(line.len());
     canonical_json(&Value::Object(map), &mut canonical);
     let computed = hex::encode(Sha256::digest(&canonical));
@@ -608,7 +909,12 @@ fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
             "record was edited: its bytes are not the canonical form of its content".to_string(),
         );
     }
-    Ok(CheckedRecord { seq, prev, hash })
+    Ok(CheckedRecord {
+        seq,
+        prev,
+        hash,
+        rotation,
+    })
 }
 
 /// The canonical JSON of `record` with the chain fields `seq`, `ts` and `prev` added: the
@@ -692,59 +998,120 @@ fn write_json_string(s: &str, out: &mut Vec<u8>) {
 /// What `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyReport {
-    /// Records that verified.
+    /// Records that verified (in every file checked).
     pub records: u64,
-    /// The first broken record (1-based line number) and what is wrong.
+    /// The first broken record (1-based line number in [`VerifyReport::file`]) and what is
+    /// wrong.
     pub broken: Option<(u64, String)>,
+    /// The files of the chain that were checked, oldest first: the rotated files
+    /// `<log>.1`, `<log>.2`, ... then the log itself.
+    pub files: Vec<PathBuf>,
+    /// The file holding the broken record.
+    pub file: Option<PathBuf>,
 }
 
-/// Check an audit log's hash chain.
+/// The chain as far as it verified.
+struct Walk {
+    records: u64,
+    prev_hash: String,
+    expected_seq: u64,
+    /// The name of the file before the one being read (the rotated one it continues).
+    previous: Option<String>,
+}
+
+/// Check an audit log's hash chain, across its rotated files.
 ///
-/// Reports the first broken line (1-based) and why: a record whose content does not match its
-/// hash (edited), a `seq` gap (deleted record), a `seq` out of order (reordered records), a
-/// `prev` that is not the previous record's hash, a last line without newline or not
-/// parsable (cut-off tail). `records` counts the records before the first broken one.
+/// The chain is `<log>.1`, `<log>.2`, ... (the rotated files present, by number) then the
+/// log itself. Reports the first broken line (1-based, in [`VerifyReport::file`]) and why:
+/// a record whose content does not match its hash (edited), a `seq` gap (deleted record), a
+/// `seq` out of order (reordered records), a `prev` that is not the previous record's hash,
+/// a last line without newline or not parsable (cut-off tail), a rotated file that does not
+/// end with its rotation record (records cut from its end), a file that does not continue
+/// the one before it (a rotated file removed or replaced). `records` counts the records
+/// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
+    // The log itself first: an unreadable log is an error, not a broken chain.
+    File::open(path)?;
+    let mut files: Vec<PathBuf> = rotated_files(path)?.into_iter().map(|(_, p)| p).collect();
+    files.push(path.to_path_buf());
+    let mut walk = Walk {
+        records: 0,
+        prev_hash: GENESIS_PREV.to_string(),
+        expected_seq: 1,
+        previous: None,
+    };
+    for (i, file) in files.iter().enumerate() {
+        let rotated = i + 1 < files.len();
+        if let Some(broken) = verify_file(file, rotated, &mut walk)? {
+            return Ok(VerifyReport {
+                records: walk.records,
+                broken: Some(broken),
+                file: Some(file.clone()),
+                files,
+            });
+        }
+        walk.previous = file.file_name().map(|n| n.to_string_lossy().into_owned());
+    }
+    Ok(VerifyReport {
+        records: walk.records,
+        broken: None,
+        file: None,
+        files,
+    })
+}
+
+/// One file of the chain; `rotated`: it must end with its rotation end record.
+fn verify_file(
+    path: &Path,
+    rotated: bool,
+    walk: &mut Walk,
+) -> Result<Option<(u64, String)>, std::io::Error> {
+    let own_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut reader = BufReader::new(File::open(path)?);
     let mut line = Vec::new();
     let mut number = 0u64;
-    let mut prev_hash = GENESIS_PREV.to_string();
-    let mut expected_seq = 1u64;
-    let broken = |number: u64, reason: String, records: u64| {
-        Ok(VerifyReport {
-            records,
-            broken: Some((number, reason)),
-        })
-    };
+    let mut ended: Option<String> = None;
     loop {
         line.clear();
         let read = reader.read_until(b'\n', &mut line)?;
         if read == 0 {
-            return Ok(VerifyReport {
-                records: number,
-                broken: None,
-            });
+            break;
         }
         number += 1;
-        let records = number - 1;
         let Some(body) = line.strip_suffix(b"\n") else {
-            return broken(
+            return Ok(Some((
                 number,
                 "cut-off tail: the last line has no newline (a record was truncated)".to_string(),
-                records,
-            );
+            )));
         };
         let record = match check_line(body) {
             Ok(record) => record,
-            Err(reason) => return broken(number, reason, records),
+            Err(reason) => return Ok(Some((number, reason))),
         };
-        if record.seq != expected_seq {
-            let reason = seq_problem(path, number, expected_seq, record.seq)?;
-            return broken(number, reason, records);
+        if ended.is_some() {
+            return Ok(Some((
+                number,
+                "a record follows the file's rotation end record".to_string(),
+            )));
         }
-        if record.prev != prev_hash {
-            let reason = if number == 1 {
+        if number == 1
+            && let Some(reason) = continuation_problem(&record, walk.previous.as_deref())
+        {
+            return Ok(Some((number, reason)));
+        }
+        if record.seq != walk.expected_seq {
+            let reason = seq_problem(path, number, walk.expected_seq, record.seq)?;
+            return Ok(Some((number, reason)));
+        }
+        if record.prev != walk.prev_hash {
+            let reason = if walk.expected_seq == 1 {
                 "the first record's prev is not the genesis value (records before it were removed)"
+                    .to_string()
+            } else if number == 1 {
+                "chain broken: prev does not match the hash of the previous file's last record"
                     .to_string()
             } else {
                 format!(
@@ -752,10 +1119,53 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
                     number - 1
                 )
             };
-            return broken(number, reason, records);
+            return Ok(Some((number, reason)));
         }
-        prev_hash = record.hash;
-        expected_seq += 1;
+        if let Some(Rotation::End(name)) = &record.rotation {
+            ended = Some(name.clone());
+        }
+        walk.prev_hash = record.hash;
+        walk.expected_seq += 1;
+        walk.records += 1;
+    }
+    if rotated {
+        match ended {
+            Some(name) if name == own_name => {}
+            Some(name) => {
+                return Ok(Some((
+                    number,
+                    format!("the rotation end record names '{name}', not this file (renamed?)"),
+                )));
+            }
+            None => {
+                return Ok(Some((
+                    number + 1,
+                    "cut-off tail: a rotated file must end with its rotation end record \
+                     (records were cut from its end)"
+                        .to_string(),
+                )));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Why the first record of a file does not continue the file before it (`previous`, or
+/// none for the first file of the chain).
+fn continuation_problem(first: &CheckedRecord, previous: Option<&str>) -> Option<String> {
+    match (&first.rotation, previous) {
+        (Some(Rotation::Start(named)), Some(previous)) if named == previous => None,
+        (Some(Rotation::Start(named)), Some(previous)) => Some(format!(
+            "this file continues '{named}', but the file before it is '{previous}'"
+        )),
+        (_, Some(previous)) => Some(format!(
+            "the file does not start with a rotation start record continuing '{previous}'"
+        )),
+        (Some(Rotation::Start(named)), None) => Some(format!(
+            "the chain starts mid-way: this file continues '{named}', which is missing \
+             (rotated files were removed)"
+        )),
+        (_, None) => None,
     }
 }
 

@@ -322,6 +322,8 @@ pub struct PolicyFile {
     pub audit_log: Option<PathBuf>,
     /// Shared fail mode.
     pub audit_fail_mode: Option<AuditFailMode>,
+    /// Rotate the audit log at this size in bytes (0 or absent: never).
+    pub audit_rotate_bytes: Option<u64>,
     /// Shared redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section.
@@ -341,6 +343,8 @@ pub struct Config {
     pub audit_log: PathBuf,
     /// Fail mode.
     pub audit_fail_mode: AuditFailMode,
+    /// Rotate the audit log once its file holds this many bytes (0: never).
+    pub audit_rotate_bytes: u64,
     /// Redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section (jail_root resolved and canonical when `server == Terminal`).
@@ -378,6 +382,11 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
         "SAFE_MCP_AUDIT_FAIL_MODE",
         &["audit_fail_mode"],
         EnvKind::Str,
+    ),
+    (
+        "SAFE_MCP_AUDIT_ROTATE_BYTES",
+        &["audit_rotate_bytes"],
+        EnvKind::Int,
     ),
     (
         "SAFE_MCP_REDACTION_ENABLED",
@@ -664,6 +673,16 @@ fn resolve_and_validate(
     })?;
     let audit_log = canonical_state_path(&resolve(base, &audit_log));
     let audit_fail_mode = file.audit_fail_mode.unwrap_or(AuditFailMode::Closed);
+    let audit_rotate_bytes = file.audit_rotate_bytes.unwrap_or(0);
+    if audit_rotate_bytes != 0 && audit_rotate_bytes < crate::audit::MIN_ROTATE_BYTES {
+        return Err(ConfigError::BadValue {
+            key: "audit_rotate_bytes".into(),
+            message: format!(
+                "must be 0 (never rotate) or at least {}",
+                crate::audit::MIN_ROTATE_BYTES
+            ),
+        });
+    }
 
     match server {
         Server::Terminal => {
@@ -757,6 +776,7 @@ fn resolve_and_validate(
         server,
         audit_log,
         audit_fail_mode,
+        audit_rotate_bytes,
         redaction: file.redaction,
         terminal: file.terminal,
         files: file.files,

@@ -270,7 +270,7 @@ impl Organizer {
         let journal = Journal::open(journal_path)?;
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
         let (audit, audit_startup_error) = match AuditLog::open(&config.audit_log, redactor) {
-            Ok(log) => (Some(log), None),
+            Ok(log) => (Some(log.rotate_at(config.audit_rotate_bytes)), None),
             Err(e) if config.audit_fail_mode == AuditFailMode::Open => {
                 tracing::warn!("audit log unavailable, continuing (audit_fail_mode = open): {e}");
                 (None, Some(e.to_string()))

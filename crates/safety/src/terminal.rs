@@ -126,6 +126,8 @@ fn json_type(v: &Value) -> &'static str {
 #[derive(Debug)]
 struct AuditSink {
     path: std::path::PathBuf,
+    /// `audit_rotate_bytes`.
+    rotate_bytes: u64,
     redactor: Arc<Redactor>,
     log: Mutex<Option<Arc<AuditLog>>>,
 }
@@ -165,7 +167,8 @@ impl AuditSink {
                 None => {
                     let log = Arc::new(
                         AuditLog::open(&self.path, self.redactor.clone())
-                            .map_err(|e| e.to_string())?,
+                            .map_err(|e| e.to_string())?
+                            .rotate_at(self.rotate_bytes),
                     );
                     *guard = Some(log.clone());
                     log
@@ -255,6 +258,7 @@ impl TerminalCore {
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
         let audit = Arc::new(AuditSink {
             path: config.audit_log.clone(),
+            rotate_bytes: config.audit_rotate_bytes,
             redactor: redactor.clone(),
             log: Mutex::new(None),
         });

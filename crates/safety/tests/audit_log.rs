@@ -101,7 +101,9 @@ fn records_are_chained_with_seq_ts_prev_and_hash() {
         verify(&path).ok(),
         Some(safety::audit::VerifyReport {
             records: 3,
-            broken: None
+            broken: None,
+            files: vec![path.clone()],
+            file: None,
         })
     );
 }

@@ -1,0 +1,379 @@
+//! Audit log rotation (SPEC §4.6, `audit_rotate_bytes`): the log is renamed `<log>.<n>` once
+//! full and a new file continues the same hash chain; nothing is lost or deleted, several
+//! writers follow each other's rotations, a rotation cut short by a crash is finished by the
+//! next append, and `verify` checks the rotated files and the log as one chain.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use safety::audit::{AuditLog, MIN_ROTATE_BYTES, verify};
+use safety::redact::{RedactionSettings, Redactor};
+use serde_json::{Map, Value, json};
+
+const ROTATE: u64 = MIN_ROTATE_BYTES;
+
+fn redactor() -> Arc<Redactor> {
+    Arc::new(Redactor::new(&RedactionSettings::default()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn open(path: &Path, rotate: u64) -> AuditLog {
+    AuditLog::open(path, redactor())
+        .unwrap_or_else(|e| panic!("open failed: {e}"))
+        .rotate_at(rotate)
+}
+
+fn record(writer: u64, n: u64) -> Map<String, Value> {
+    match json!({"tool": "run_command", "writer": writer, "n": n,
+                 "args": {"command": format!("echo {}", "x".repeat(100))}})
+    {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn append(log: &AuditLog, writer: u64, n: u64) {
+    log.append(record(writer, n))
+        .unwrap_or_else(|e| panic!("append failed: {e}"));
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn lines(path: &Path) -> Vec<Map<String, Value>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| match serde_json::from_str(l) {
+            Ok(Value::Object(map)) => map,
+            other => panic!("not a record: {other:?}"),
+        })
+        .collect()
+}
+
+fn rotated(path: &Path, n: u64) -> PathBuf {
+    PathBuf::from(format!("{}.{n}", path.display()))
+}
+
+/// The files of the chain, oldest first, checking the numbering has no gap.
+fn chain_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut n = 1;
+    while rotated(path, n).exists() {
+        files.push(rotated(path, n));
+        n += 1;
+    }
+    assert!(!rotated(path, n + 1).exists(), "gap in the rotated files");
+    files.push(path.to_path_buf());
+    files
+}
+
+/// Every caller record of the whole chain, as (writer, n), in chain order.
+fn caller_records(path: &Path) -> Vec<(u64, u64)> {
+    chain_files(path)
+        .iter()
+        .flat_map(|f| lines(f))
+        .filter(|r| !r.contains_key("rotation"))
+        .map(|r| {
+            let get = |k: &str| r.get(k).and_then(Value::as_u64).unwrap_or(u64::MAX);
+            (get("writer"), get("n"))
+        })
+        .collect()
+}
+
+fn assert_intact(path: &Path, records: u64) {
+    let report = verify(path).unwrap_or_else(|e| panic!("verify: {e}"));
+    assert_eq!(report.broken, None, "{report:?}");
+    assert_eq!(report.records, records, "{report:?}");
+    assert_eq!(report.files, chain_files(path));
+}
+
+fn broken(path: &Path) -> (PathBuf, u64, String) {
+    let report = verify(path).unwrap_or_else(|e| panic!("verify: {e}"));
+    let (line, why) = report
+        .broken
+        .clone()
+        .unwrap_or_else(|| panic!("not detected: {report:?}"));
+    (report.file.clone().unwrap_or_default(), line, why)
+}
+
+/// Append until the first rotation happened; returns how many records were appended.
+fn fill_until_rotated(log: &AuditLog, path: &Path) -> u64 {
+    let mut n = 0;
+    while !rotated(path, 1).exists() {
+        append(log, 0, n);
+        n += 1;
+        assert!(n < 1000, "never rotated");
+    }
+    n
+}
+
+#[test]
+fn a_full_log_rotates_and_the_chain_goes_on_across_files() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    for n in 0..200 {
+        append(&log, 0, n);
+    }
+    let files = chain_files(&path);
+    let rotations = files.len() as u64 - 1;
+    assert!(rotations >= 5, "only {rotations} rotations for ~40 KB");
+    // Nothing lost, nothing twice, in order.
+    let expected: Vec<(u64, u64)> = (0..200).map(|n| (0, n)).collect();
+    assert_eq!(caller_records(&path), expected);
+    // Each rotated file ends with the record naming it and is about the size asked for;
+    // the next file starts with the record naming the one before.
+    for (i, file) in files.iter().enumerate() {
+        let records = lines(file);
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        if i + 1 < files.len() {
+            let last = records.last().cloned().unwrap_or_default();
+            assert_eq!(last.get("rotation"), Some(&json!("end")));
+            assert_eq!(last.get("rotated_to"), Some(&json!(name)));
+            let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            assert!(
+                (ROTATE..ROTATE + 1024).contains(&size),
+                "{name}: {size} bytes"
+            );
+        }
+        if i > 0 {
+            let previous = files[i - 1].file_name().unwrap_or_default();
+            let first = records.first().cloned().unwrap_or_default();
+            assert_eq!(first.get("rotation"), Some(&json!("start")));
+            assert_eq!(
+                first.get("previous_file"),
+                Some(&json!(previous.to_string_lossy()))
+            );
+        }
+    }
+    assert_intact(&path, 200 + 2 * rotations);
+    assert!(!dir.path().join("audit.jsonl.rotating").exists());
+    // Reopened, it goes on in the newest file.
+    drop(log);
+    let log = open(&path, ROTATE);
+    append(&log, 0, 200);
+    assert_intact(&path, 201 + 2 * (chain_files(&path).len() as u64 - 1));
+}
+
+#[test]
+fn writers_sharing_a_log_follow_each_others_rotations() {
+    // Two opens are two open file descriptions, each with its own flock, exactly as two
+    // server processes sharing one log; each is written from two threads, with all three
+    // kinds of append. One of them never rotates itself, it only follows.
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let rotating = Arc::new(open(&path, ROTATE));
+    let following = Arc::new(open(&path, 0));
+    let mut threads = Vec::new();
+    for writer in 0..4u64 {
+        let log = if writer % 2 == 0 {
+            rotating.clone()
+        } else {
+            following.clone()
+        };
+        threads.push(std::thread::spawn(move || {
+            for n in 0..100 {
+                let result = match n % 3 {
+                    0 => log.append(record(writer, n)),
+                    1 => log.append_sync_behind(record(writer, n)),
+                    _ => {
+                        let (tx, rx) = std::sync::mpsc::channel();
+                        let r = log.append_then(record(writer, n), move |r| {
+                            let _ = tx.send(r);
+                        });
+                        if r.is_ok() {
+                            let durable = rx.recv_timeout(std::time::Duration::from_secs(10));
+                            assert!(matches!(durable, Ok(Ok(()))), "{durable:?}");
+                        }
+                        r
+                    }
+                };
+                result.unwrap_or_else(|e| panic!("writer {writer}, record {n}: {e}"));
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap_or_else(|_| panic!("a writer panicked"));
+    }
+    drop((rotating, following));
+    let mut records = caller_records(&path);
+    records.sort_unstable();
+    let expected: Vec<(u64, u64)> = (0..4).flat_map(|w| (0..100).map(move |n| (w, n))).collect();
+    assert_eq!(records, expected, "lost or duplicated records");
+    let rotations = chain_files(&path).len() as u64 - 1;
+    assert!(rotations >= 5, "only {rotations} rotations");
+    assert_intact(&path, 400 + 2 * rotations);
+}
+
+/// A crash after the end record was written, before anything was renamed: the log ends
+/// with the end record and the rotated file does not exist yet.
+#[test]
+fn a_rotation_cut_short_before_the_rename_is_finished_by_the_next_append() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    let before = fill_until_rotated(&log, &path);
+    drop(log);
+    // Undo what followed the end record: the new file goes, the old one is back at the path.
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(rotated(&path, 1), &path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+
+    let log = open(&path, ROTATE);
+    append(&log, 1, 0);
+    assert_eq!(chain_files(&path).len(), 2);
+    let first = lines(&path);
+    assert_eq!(first.len(), 2, "start record, then the new record");
+    assert_eq!(first[0].get("previous_file"), Some(&json!("audit.jsonl.1")));
+    // The record that triggered the rotation (the last of `before`) was undone with the new
+    // file, so the chain holds `before - 1` of the first writer's records.
+    assert_intact(&path, (before - 1) + 1 + 2);
+}
+
+/// A crash after the hard link, before the new file was swapped in: the path and `<log>.1`
+/// are the same file, which ends with the end record.
+#[test]
+fn a_rotation_cut_short_after_the_link_is_finished_by_the_next_append() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    let before = fill_until_rotated(&log, &path);
+    drop(log);
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::hard_link(rotated(&path, 1), &path).unwrap_or_else(|e| panic!("{e}"));
+    // A temporary file left half-written by the crash is simply replaced.
+    std::fs::write(dir.path().join("audit.jsonl.rotating"), "garbage").unwrap_or_default();
+
+    let log = open(&path, ROTATE);
+    append(&log, 1, 0);
+    assert!(!rotated(&path, 2).exists(), "linked a second time");
+    assert!(!dir.path().join("audit.jsonl.rotating").exists());
+    assert_intact(&path, (before - 1) + 1 + 2);
+}
+
+fn log_with_rotations(dir: &Path, rotations: usize) -> PathBuf {
+    let path = dir.join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    let mut n = 0;
+    while chain_files(&path).len() <= rotations {
+        append(&log, 0, n);
+        n += 1;
+    }
+    path
+}
+
+#[test]
+fn verify_reports_a_removed_rotated_file() {
+    let dir = tempdir();
+    let path = log_with_rotations(dir.path(), 3);
+    std::fs::remove_file(rotated(&path, 2)).unwrap_or_else(|e| panic!("{e}"));
+    let (file, line, why) = broken(&path);
+    assert_eq!(file, rotated(&path, 3));
+    assert_eq!(line, 1);
+    assert!(
+        why.contains("continues 'audit.jsonl.2'") && why.contains("'audit.jsonl.1'"),
+        "{why}"
+    );
+}
+
+#[test]
+fn verify_reports_a_chain_whose_oldest_files_were_removed() {
+    let dir = tempdir();
+    let path = log_with_rotations(dir.path(), 2);
+    std::fs::remove_file(rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(rotated(&path, 2), rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
+    let (file, line, why) = broken(&path);
+    assert_eq!((file, line), (rotated(&path, 1), 1));
+    assert!(why.contains("starts mid-way"), "{why}");
+}
+
+#[test]
+fn verify_reports_records_cut_from_the_end_of_a_rotated_file() {
+    let dir = tempdir();
+    let path = log_with_rotations(dir.path(), 2);
+    let first = rotated(&path, 1);
+    let text = std::fs::read_to_string(&first).unwrap_or_default();
+    let kept: Vec<&str> = text.lines().collect();
+    // Whole lines cut: the end record and the record before it.
+    let cut = kept.get(..kept.len() - 2).unwrap_or_default().join("\n") + "\n";
+    std::fs::write(&first, cut).unwrap_or_else(|e| panic!("{e}"));
+    let (file, _, why) = broken(&path);
+    assert_eq!(file, first);
+    assert!(
+        why.contains("must end with its rotation end record"),
+        "{why}"
+    );
+}
+
+#[test]
+fn verify_reports_a_rotated_file_that_was_renamed() {
+    let dir = tempdir();
+    let path = log_with_rotations(dir.path(), 2);
+    // `.2` becomes `.3`: the numbering still has an order, but the names in the records no
+    // longer match.
+    std::fs::rename(rotated(&path, 2), rotated(&path, 3)).unwrap_or_else(|e| panic!("{e}"));
+    let (file, _, why) = broken(&path);
+    assert_eq!(file, rotated(&path, 3));
+    assert!(
+        why.contains("names 'audit.jsonl.2', not this file"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_caller_cannot_write_a_rotation_marker() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, 0);
+    let mut forged = record(0, 0);
+    forged.insert("rotation".into(), json!("end"));
+    forged.insert("rotated_to".into(), json!("audit.jsonl.1"));
+    log.append(forged)
+        .unwrap_or_else(|e| panic!("append failed: {e}"));
+    append(&log, 0, 1);
+    let records = lines(&path);
+    assert_eq!(records[0].get("event_rotation"), Some(&json!("end")));
+    assert_eq!(records[0].get("rotation"), None);
+    assert!(!rotated(&path, 1).exists());
+    assert_intact(&path, 2);
+}
+
+/// Lines written behind (`append_sync_behind`, `append_then`) are made durable by the
+/// background syncer: after a rotation it must sync the new file, not keep the old one.
+/// Once a sync after the rotation completed, no descriptor of this process refers to the
+/// rotated file any more.
+#[test]
+fn after_a_rotation_the_background_syncer_syncs_the_new_file() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    let mut n = 0;
+    while !rotated(&path, 1).exists() {
+        log.append_sync_behind(record(0, n))
+            .unwrap_or_else(|e| panic!("append failed: {e}"));
+        n += 1;
+    }
+    for _ in 0..2 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        log.append_then(record(1, n), move |r| {
+            let _ = tx.send(r);
+        })
+        .unwrap_or_else(|e| panic!("append failed: {e}"));
+        let durable = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert!(matches!(durable, Ok(Ok(()))), "{durable:?}");
+        n += 1;
+    }
+    // By inode: the descriptor was opened under the name the new file took over, so its
+    // link text says "(deleted)" while the file lives on as `<log>.1`.
+    use std::os::unix::fs::MetadataExt;
+    let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+    let old = id(std::fs::metadata(rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}")));
+    let held: Vec<PathBuf> = std::fs::read_dir("/proc/self/fd")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|fd| std::fs::metadata(fd).is_ok_and(|m| id(m) == old))
+        .collect();
+    assert!(held.is_empty(), "the rotated file is still open: {held:?}");
+    assert_intact(&path, n + 2);
+}
