@@ -1,4 +1,4 @@
-//! Process creation without `fork`: a `posix_spawn`-style start ([`sys::spawn_vfork`]) and
+//! Process creation without `fork`: a `posix_spawn`-style start (`sys::spawn_vfork`) and
 //! the child handle the supervisor waits on (a pidfd in the runtime's reactor), with the
 //! child's stdout and stderr as non-blocking pipes.
 //!
