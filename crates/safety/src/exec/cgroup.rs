@@ -174,6 +174,11 @@ pub struct CallCgroup {
     /// The folders that could not be made, with why: kept so that a call limited again
     /// ([`CallCgroup::relimit`]) still reports them.
     unmade: Vec<(Kind, PathBuf, String)>,
+    /// The folders were seen empty after the command ended (the only time they are
+    /// checked): they stay so, since a process enters a call's folder only by being forked
+    /// by one inside it, or moved there by us before the call. So `finish` need not read
+    /// again what `kill_leftovers` read.
+    emptied: std::sync::atomic::AtomicBool,
     finished: bool,
     /// Where to make the next spare folders once this call's are removed.
     pool: Option<Arc<Pool>>,
@@ -483,6 +488,7 @@ impl ReservedCall {
             report: CgroupReport::default(),
             problems: Vec::new(),
             unmade: Vec::new(),
+            emptied: Default::default(),
             finished: false,
             pool: Some(self.pool.clone()),
         };
@@ -602,14 +608,22 @@ impl CallCgroup {
     }
 
     fn all_empty(&self) -> bool {
+        if self.emptied.load(Ordering::Relaxed) {
+            return true;
+        }
         // Every process of the call is in the v2 folder (the launcher is gone by now), so
         // where it can kill the tree its `populated 0` speaks for the v1 folders too.
-        if self.report.kill
+        let empty = if self.report.kill
             && let Some((k, d)) = self.dirs.iter().find(|(k, _)| *k == Kind::V2)
         {
-            return is_empty(k, d);
+            is_empty(k, d)
+        } else {
+            self.dirs.iter().all(|(k, d)| is_empty(k, d))
+        };
+        if empty {
+            self.emptied.store(true, Ordering::Relaxed);
         }
-        self.dirs.iter().all(|(k, d)| is_empty(k, d))
+        empty
     }
 
     /// Kill what is left, wait (bounded) until the folders are empty, read the limit
@@ -631,6 +645,7 @@ impl CallCgroup {
             report: CgroupReport::default(),
             problems: Vec::new(),
             unmade: Vec::new(),
+            emptied: Default::default(),
             finished: true,
             pool: self.pool.take(),
         };
