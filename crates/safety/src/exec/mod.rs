@@ -24,7 +24,6 @@ mod sys;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -1062,18 +1061,22 @@ impl Executor {
         let fds = (pipes.report_write.as_raw_fd(), None);
         let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), fds);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
-        let mut cmd = std::process::Command::new(&sandbox.config.launcher);
-        cmd.arg(LAUNCHER_ARG)
-            .arg(spec)
-            .env_clear()
-            .current_dir(&sandbox.config.jail_root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let parent = rustix::process::getpid().as_raw_nonzero().get();
         let ruleset = sandbox.ruleset(!limits.network);
-        sys::isolate_child(&mut cmd, parent, None, pipes.inherited(ruleset));
-        let mut child = cmd.spawn()?;
+        let argv = [
+            sandbox.config.launcher.to_string_lossy().into_owned(),
+            LAUNCHER_ARG.to_string(),
+            spec,
+        ];
+        // The same child steps as every command (new session, parent-death signal, only the
+        // listed descriptors kept), without the runtime: this runs at start-up.
+        let mut child = spawn::spawn_detached(&spawn::SpawnRequest {
+            program: &sandbox.config.launcher,
+            argv: &argv,
+            env: &[],
+            cwd: None,
+            keep: &pipes.inherited(ruleset),
+            gate: None,
+        })?;
         let LaunchPipes {
             report_read,
             report_write,
@@ -1085,8 +1088,8 @@ impl Executor {
         while child.try_wait()?.is_none() {
             if std::time::Instant::now() > deadline {
                 call.kill();
-                let _ = child.kill();
-                let _ = child.wait();
+                // Dropping it kills and reaps it.
+                drop(child);
                 return Err(std::io::Error::other(
                     "the sandbox probe did not finish in 5 s",
                 ));

@@ -98,7 +98,43 @@ fn dev_null() -> std::io::Result<BorrowedFd<'static>> {
 }
 
 /// Start `request`. Returns once the child has `execve`d (or failed, with its reason).
+/// Needs the Tokio runtime (its stdout and stderr are pipes in the reactor).
 pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
+    let (pid, output) = start(request, true)?;
+    let [stdout, stderr] =
+        output.map(|fd| fd.and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok()));
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK)
+        .ok()
+        .and_then(sys::register_pidfd);
+    Ok(Spawned {
+        pid,
+        pidfd,
+        stdout,
+        stderr,
+        status: None,
+    })
+}
+
+/// Start `request` with no output to collect (stdout and stderr are `/dev/null`, opened
+/// read-only: writes fail) and no runtime: wait with [`Spawned::try_wait`]. Dropped
+/// unfinished, the child is killed and reaped like any [`Spawned`].
+pub fn spawn_detached(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
+    let (pid, _) = start(request, false)?;
+    Ok(Spawned {
+        pid,
+        pidfd: None,
+        stdout: None,
+        stderr: None,
+        status: None,
+    })
+}
+
+/// The child's stdout and stderr read ends, when captured.
+type Output = [Option<OwnedFd>; 2];
+
+/// The steps both kinds of spawn share: `clone(CLONE_VM | CLONE_VFORK)`, the child's set-up,
+/// `execve`, and the child's reason when a step failed.
+fn start(request: &SpawnRequest<'_>, capture: bool) -> std::io::Result<(Pid, Output)> {
     let ExecStrings { program, argv, env } =
         ExecStrings::new(request.program, request.argv, request.env)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
@@ -109,18 +145,20 @@ pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
 
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
     let null = dev_null()?;
-    let (out_read, out_write) = rustix::pipe::pipe_with(cloexec)?;
-    let (err_read, err_write) = rustix::pipe::pipe_with(cloexec)?;
+    let (mut output, mut writers): (Output, [Option<OwnedFd>; 2]) = Default::default();
+    if capture {
+        for (read, write) in output.iter_mut().zip(writers.iter_mut()) {
+            let (r, w) = rustix::pipe::pipe_with(cloexec)?;
+            (*read, *write) = (Some(r), Some(w));
+        }
+    }
     let (report_read, report_write) = rustix::pipe::pipe_with(cloexec)?;
+    let sink = |w: &Option<OwnedFd>| w.as_ref().map_or(null.as_raw_fd(), |w| w.as_raw_fd());
     let plan = sys::VforkPlan {
         program: &program,
         argv: &argv_ptrs,
         envp: &env_ptrs,
-        stdio: [
-            null.as_raw_fd(),
-            out_write.as_raw_fd(),
-            err_write.as_raw_fd(),
-        ],
+        stdio: [null.as_raw_fd(), sink(&writers[0]), sink(&writers[1])],
         cwd: request.cwd.map(|fd| fd.as_raw_fd()),
         keep: request.keep,
         gate: request.gate,
@@ -128,7 +166,7 @@ pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
         error_pipe: report_write.as_raw_fd(),
     };
     let raw = sys::spawn_vfork(&plan)?;
-    drop((out_write, err_write, report_write));
+    drop((writers, report_write));
     let pid = Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("clone returned pid 0"))?;
     // The error pipe is close-on-exec: EOF means the child is running the command.
     let mut errno = [0u8; 4];
@@ -143,16 +181,7 @@ pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
             std::io::Error::from_raw_os_error(code)
         });
     }
-    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK)
-        .ok()
-        .and_then(sys::register_pidfd);
-    Ok(Spawned {
-        pid,
-        pidfd,
-        stdout: pipe::Receiver::from_owned_fd(out_read).ok(),
-        stderr: pipe::Receiver::from_owned_fd(err_read).ok(),
-        status: None,
-    })
+    Ok((pid, output))
 }
 
 fn read_full(fd: &OwnedFd, buf: &mut [u8]) -> usize {
@@ -174,7 +203,8 @@ impl Spawned {
         self.pid
     }
 
-    fn try_reap(&mut self) -> std::io::Result<Option<WaitStatus>> {
+    /// Reap the child if it has exited (without waiting).
+    pub fn try_wait(&mut self) -> std::io::Result<Option<WaitStatus>> {
         if self.status.is_none()
             && let Some((_, status)) =
                 rustix::process::waitpid(Some(self.pid), WaitOptions::NOHANG)?
@@ -187,7 +217,7 @@ impl Spawned {
     /// Wait until the child exits and reap it.
     pub async fn wait(&mut self) -> std::io::Result<WaitStatus> {
         loop {
-            if let Some(status) = self.try_reap()? {
+            if let Some(status) = self.try_wait()? {
                 return Ok(status);
             }
             match &self.pidfd {
@@ -205,7 +235,7 @@ impl Spawned {
 impl Drop for Spawned {
     fn drop(&mut self) {
         // Never leave a running child or a zombie behind.
-        if matches!(self.try_reap(), Ok(None)) {
+        if matches!(self.try_wait(), Ok(None)) {
             let _ = rustix::process::kill_process(self.pid, rustix::process::Signal::KILL);
             let _ = rustix::process::waitpid(Some(self.pid), WaitOptions::empty());
         }

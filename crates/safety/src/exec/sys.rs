@@ -1,56 +1,10 @@
-//! The one place in safe-mcp that holds `unsafe`: hooks that run in the forked child between
-//! `fork` and `execve`, and the few process primitives of the sandbox launcher (clone into
+//! The one place in safe-mcp that holds `unsafe`: the child's steps between `clone` (vfork)
+//! and `execve` for every process the core starts, and the few process primitives of the sandbox launcher (clone into
 //! new namespaces, fork, execve, adopting an inherited descriptor) that no safe crate
 //! offers. Each block says why it is sound.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{OwnedFd, RawFd};
-
-/// Make the child the leader of a new session (and so of a new process group) with no
-/// controlling terminal: a password prompt fails at once instead of waiting forever, and
-/// the whole group can be killed with one signal. Also ask the kernel to SIGKILL the child
-/// if the server dies, then re-check that the server is still there (the race the
-/// `prctl` man page warns about). Optionally change into an already-opened folder by
-/// handle, so the working folder cannot be swapped between check and use, and let up to
-/// three descriptors (the launcher's report pipe, Landlock ruleset and gate) survive
-/// `execve`. (The start-up probe uses this; commands start through [`spawn_vfork`].)
-pub fn isolate_child(
-    cmd: &mut std::process::Command,
-    parent_pid: i32,
-    cwd_fd: Option<RawFd>,
-    inherit: Vec<RawFd>,
-) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the child after fork and before execve. It only calls
-    // async-signal-safe system calls (setsid, prctl, getppid, fchdir, fcntl) through rustix,
-    // which does not allocate, and touches no lock or shared state of the parent. The raw
-    // descriptors are owned by the parent, which keeps them open until spawn returns.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::setsid().map_err(std::io::Error::from)?;
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-                .map_err(std::io::Error::from)?;
-            let ppid = rustix::process::getppid()
-                .map(|p| p.as_raw_nonzero().get())
-                .unwrap_or(0);
-            if ppid != parent_pid {
-                return Err(std::io::Error::other(
-                    "server exited before the command started",
-                ));
-            }
-            if let Some(fd) = cwd_fd {
-                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
-                rustix::process::fchdir(fd).map_err(std::io::Error::from)?;
-            }
-            for &fd in &inherit {
-                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
-                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())
-                    .map_err(std::io::Error::from)?;
-            }
-            Ok(())
-        });
-    }
-}
 
 /// Take ownership of a descriptor the launcher inherited by number (its report pipe), and
 /// mark it close-on-exec so the command never sees it. `None` when `fd` is not open.
