@@ -56,7 +56,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum AuditCommand {
-    /// Verify FILE and its rotated files (FILE.1, FILE.2, ...) as one chain: exit 0 and `ok: N records` when intact, 1 naming the first broken record, 2 when unreadable.
+    /// Verify FILE and the rotated files its chain names (FILE.1, FILE.2, ...) as one chain: exit 0 and `ok: N records` when intact, 1 naming the first broken record, 2 when unreadable.
     Verify {
         /// The audit log (JSONL).
         file: PathBuf,

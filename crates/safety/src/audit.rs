@@ -42,15 +42,18 @@
 //! # Rotation (`audit_rotate_bytes`, [`AuditLog::rotate_at`])
 //!
 //! An append that finds the file at or over the size, under its `flock`: writes and
-//! fdatasyncs an end record `{"rotation":"end","rotated_to":"<log>.<n>"}` (the next free
-//! `n`, from 1), hard-links the file to that name, writes the new file's first record
+//! fdatasyncs an end record `{"rotation":"end","rotated_to":"<log>.<n>"}` (`n` one more than
+//! the file the current one continues, 1 for the first; a name taken by an unrelated file is
+//! skipped), hard-links the file to that name, writes the new file's first record
 //! `{"rotation":"start","previous_file":"<log>.<n>"}` (chained to the end record: `seq` and
-//! `prev` go on) under `<log>.rotating`, fdatasyncs it, and `rename`s it over the log's path.
-//! The path names a whole, chained file at every moment, and nothing is deleted. Another
-//! writer (or this one after a restart) that finds an end record as the head follows it to
-//! the file at the path, finishing the link and rename first when a crash stopped them.
-//! A caller field named `rotation` is kept as `event_rotation`. [`verify`] walks `<log>.1`,
-//! `<log>.2`, ... then the log as one chain.
+//! `prev` go on) under `<log>.rotating` with the old file's permissions, fdatasyncs it, and
+//! `rename`s it over the log's path. The path names a whole, chained file at every moment,
+//! and nothing is deleted. A writer (another process, or this one after a restart) that finds
+//! an end record as the head fdatasyncs that file (its writer may have died before its own
+//! sync returned), finishes the link and rename when the path still names it, then follows
+//! to the file at the path, after an fsync of the folder. An end record naming anything but
+//! `<log>.<digits>` is refused. A caller field named `rotation` is kept as `event_rotation`.
+//! [`verify`] walks the chain back from the log through the start records.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, Write};
@@ -105,7 +108,8 @@ pub enum AuditError {
 /// The head of the chain as last written.
 #[derive(Debug)]
 struct ChainState {
-    file: File,
+    /// Shared with the background syncer and the `flock` guard of an append.
+    file: Arc<File>,
     /// `seq` of the last record (0 for an empty log).
     seq: u64,
     /// `hash` of the last record ([`GENESIS_PREV`] for an empty log).
@@ -180,13 +184,13 @@ struct Syncer {
 }
 
 impl Syncer {
-    fn start(file: File, syncs: Arc<std::sync::atomic::AtomicU64>) -> std::io::Result<Syncer> {
+    fn start(file: Arc<File>, syncs: Arc<std::sync::atomic::AtomicU64>) -> std::io::Result<Syncer> {
         let shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)> = Arc::default();
         shared
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .file = Some(Arc::new(file));
+            .file = Some(file);
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("audit-sync".into())
@@ -195,13 +199,13 @@ impl Syncer {
     }
 
     /// The log moved on to a new file (rotation). Every line of the old file is already
-    /// durable: the rotation's end record was `fdatasync`ed after all of them, which
-    /// covers the whole file, whoever wrote them.
-    fn set_file(&self, file: File) {
+    /// durable: the writer that moves on `fdatasync`s the old file first (its end record
+    /// included), which covers the whole file, whoever wrote them.
+    fn set_file(&self, file: Arc<File>) {
         let (lock, _) = &*self.shared;
         lock.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .file = Some(Arc::new(file));
+            .file = Some(file);
     }
 
     fn request(&self, waiter: Option<Waiter>) {
@@ -334,10 +338,10 @@ enum Durability {
     Behind,
 }
 
-/// Releases the `flock` when an append ends, however it ends.
-struct FileLock<'a>(&'a File);
+/// Releases the `flock` when an append ends, however it ends (a panic included).
+struct FileLock(Arc<File>);
 
-impl Drop for FileLock<'_> {
+impl Drop for FileLock {
     fn drop(&mut self) {
         let _ = self.0.unlock();
     }
@@ -361,12 +365,15 @@ impl AuditLog {
             .mode(0o600)
             .open(path)
             .map_err(io)?;
+        let file = Arc::new(file);
         let _lock = lock(&file).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let head = read_chain_head(&file, len).map_err(|e| e.at(path))?;
         drop(_lock);
+        // Rotation renames and links next to the file itself, not next to a symlink to it.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(AuditLog {
-            path: path.to_path_buf(),
+            path,
             redactor,
             state: Mutex::new(ChainState {
                 file,
@@ -475,17 +482,14 @@ impl AuditLog {
             Durability::Behind => Some(match self.syncer.get() {
                 Some(s) => s,
                 None => {
-                    let file = state.file.try_clone().map_err(io)?;
-                    let started = Syncer::start(file, self.syncs.clone()).map_err(io)?;
+                    let started =
+                        Syncer::start(state.file.clone(), self.syncs.clone()).map_err(io)?;
                     self.syncer.get_or_init(|| started)
                 }
             }),
         };
-        let len = self.settle(state)?;
-        // The file is locked (`flock`) from here: released whatever `put` returns.
-        let written = self.put(state, &record, &ts, len, syncer.is_none());
-        let _ = state.file.unlock();
-        written?;
+        let (_lock, len) = self.settle(state)?;
+        self.put(state, &record, &ts, len, syncer.is_none())?;
         if let Some(syncer) = syncer {
             // Registered under the chain lock, after the line was written.
             syncer.request(waiter);
@@ -503,20 +507,14 @@ impl AuditLog {
     /// Lock the current file and bring the chain head up to date: follow a rotation another
     /// writer did, finish one that a crash cut short, or rotate when the file is full.
     /// Returns the file's length with its `flock` held.
-    fn settle(&self, state: &mut ChainState) -> Result<u64, AuditError> {
+    fn settle(&self, state: &mut ChainState) -> Result<(FileLock, u64), AuditError> {
         for _ in 0..ROTATION_ATTEMPTS {
-            state.file.lock().map_err(|e| self.io_error(e))?;
-            match self.settle_locked(state) {
-                Ok(Some(len)) => return Ok(len),
-                Ok(None) => {
-                    let _ = state.file.unlock();
-                    self.reopen(state)?;
-                }
-                Err(e) => {
-                    let _ = state.file.unlock();
-                    return Err(e);
-                }
+            let guard = lock(&state.file).map_err(|e| self.io_error(e))?;
+            if let Some(len) = self.settle_locked(state)? {
+                return Ok((guard, len));
             }
+            drop(guard);
+            self.reopen(state)?;
         }
         Err(self.io_error(std::io::Error::other(format!(
             "the log rotated {ROTATION_ATTEMPTS} times during one append"
@@ -529,7 +527,7 @@ impl AuditLog {
         let io = |e| self.io_error(e);
         // Another process sharing the log may have appended since our last record (the end
         // of the file, from `lseek`: no metadata copied out).
-        let len = (&state.file).seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        let len = (&*state.file).seek(std::io::SeekFrom::End(0)).map_err(io)?;
         if len != state.len {
             let head = read_chain_head(&state.file, len).map_err(|e| e.at(&self.path))?;
             state.seq = head.seq;
@@ -538,8 +536,20 @@ impl AuditLog {
             state.len = len;
         }
         if let Some(name) = state.ended.clone() {
-            // Rotated away. When the path still names this file, the writer that ended it
-            // stopped (crashed) before the new file took its place: finish that now.
+            if !self.is_rotated_name(&name) {
+                return Err(AuditError::Broken {
+                    path: self.path.clone(),
+                    reason: format!(
+                        "its rotation end record names '{name}', not a rotated file of this log"
+                    ),
+                });
+            }
+            // The writer that ended it may have died before its `fdatasync` returned: make
+            // the old file durable (our own lines in it and the end record) before anything
+            // goes on in the next one.
+            self.sync_now(state).map_err(io)?;
+            // When the path still names this file, that writer stopped before the new file
+            // took its place: finish that now.
             if same_file(&state.file, &self.path).map_err(io)? {
                 self.switch(state, &name)?;
             }
@@ -554,7 +564,7 @@ impl AuditLog {
                  or replaced); not rotating it",
             )));
         }
-        let name = next_rotated_name(&self.path).map_err(io)?;
+        let name = self.next_rotated_name(&state.file).map_err(io)?;
         let end = Map::from_iter([
             ("rotation".to_string(), Value::from("end")),
             ("rotated_to".to_string(), Value::from(name.clone())),
@@ -566,13 +576,74 @@ impl AuditLog {
         Ok(None)
     }
 
+    /// `fdatasync` the current file: every line written to it so far is durable.
+    fn sync_now(&self, state: &ChainState) -> std::io::Result<()> {
+        state.file.sync_data()?;
+        self.syncs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some(s) = self.syncer.get() {
+            s.covered();
+        }
+        Ok(())
+    }
+
+    /// The log's own file name, when it can rotate (names are built from it as text).
+    fn base_name(&self) -> std::io::Result<&str> {
+        self.path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| std::io::Error::other("the log's file name is not UTF-8"))
+    }
+
+    /// `<log name>.<n>`: the only names this log rotates to (an end record naming anything
+    /// else, say `../x`, was not written by it).
+    fn is_rotated_name(&self, name: &str) -> bool {
+        self.base_name()
+            .ok()
+            .and_then(|base| name.strip_prefix(base)?.strip_prefix('.'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+
+    /// The name the file (starting the chain, or continuing `<log>.<k>`) gets when it
+    /// rotates: `<log>.<k + 1>` (`<log>.1` for the first), or the next one not taken by an
+    /// unrelated file. The chain names its files; other files in the folder (backups,
+    /// `<log>.20261130`) play no part.
+    fn next_rotated_name(&self, file: &File) -> std::io::Result<String> {
+        let base = self.base_name()?;
+        let previous = match first_record(file)? {
+            Some(Rotation::Start(name)) if self.is_rotated_name(&name) => name
+                .get(base.len() + 1..)
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0),
+            _ => 0,
+        };
+        let dir = parent_dir(&self.path);
+        let mut n = previous;
+        for _ in 0..1000 {
+            n = n
+                .checked_add(1)
+                .ok_or_else(|| std::io::Error::other("rotated file numbers exhausted"))?;
+            let name = format!("{base}.{n}");
+            if std::fs::symlink_metadata(dir.join(&name)).is_err() {
+                return Ok(name);
+            }
+        }
+        Err(std::io::Error::other(
+            "1000 rotated file names in a row are taken",
+        ))
+    }
+
     /// Give the ended file (locked, at the log's path) its rotated `name` and put a new file
     /// in its place that starts with a record chained to the end record. The path names a
     /// whole, chained file at every moment: the old file is hard-linked to its new name
     /// first, the new one is complete under a temporary name before `rename` swaps it in.
     /// Each step can be repeated after a crash.
     fn switch(&self, state: &mut ChainState, name: &str) -> Result<(), AuditError> {
-        let io = |e| self.io_error(e);
+        let io = |e: std::io::Error| {
+            self.io_error(std::io::Error::new(
+                e.kind(),
+                format!("rotating it to '{name}': {e}"),
+            ))
+        };
         let dir = parent_dir(&self.path);
         let rotated = dir.join(name);
         match std::fs::hard_link(&self.path, &rotated) {
@@ -603,25 +674,32 @@ impl AuditLog {
             .mode(0o600)
             .open(&tmp)
             .map_err(io)?;
-        next.write_all(&line)
+        // The new file keeps the old one's permissions (an operator's chmod survives).
+        let permissions = state.file.metadata().map_err(io)?.permissions();
+        next.set_permissions(permissions)
+            .and_then(|()| next.write_all(&line))
             .and_then(|()| next.sync_data())
             .and_then(|()| std::fs::rename(&tmp, &self.path))
             .and_then(|()| File::open(dir)?.sync_all())
             .map_err(io)
     }
 
-    /// Continue in the file now at the log's path.
+    /// Continue in the file now at the log's path (never a new, empty one: the path was
+    /// given to the next file by `rename`).
     fn reopen(&self, state: &mut ChainState) -> Result<(), AuditError> {
         let io = |e| self.io_error(e);
         let file = OpenOptions::new()
             .read(true)
             .append(true)
-            .create(true)
-            .mode(0o600)
             .open(&self.path)
             .map_err(io)?;
+        // The rename that put it there is durable before a line of ours goes into it.
+        File::open(parent_dir(&self.path))
+            .and_then(|dir| dir.sync_all())
+            .map_err(io)?;
+        let file = Arc::new(file);
         if let Some(syncer) = self.syncer.get() {
-            syncer.set_file(file.try_clone().map_err(io)?);
+            syncer.set_file(file.clone());
         }
         state.file = file;
         // Never a real length: the new file's head is read under its lock.
@@ -649,18 +727,13 @@ impl AuditLog {
         state.buf.clear();
         let hash = chained_line(record, seq, ts, &state.last_hash, &mut state.buf);
 
-        let mut file = &state.file;
-        let written = file.write_all(&state.buf).and_then(|()| {
-            if !sync_now {
-                return Ok(());
+        let written = (&*state.file).write_all(&state.buf).and_then(|()| {
+            if sync_now {
+                // Covers this line and every line written behind before it.
+                self.sync_now(state)
+            } else {
+                Ok(())
             }
-            // Covers this line and every line written behind before it.
-            file.sync_data().map(|()| {
-                self.syncs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if let Some(s) = self.syncer.get() {
-                    s.covered();
-                }
-            })
         });
         if let Err(source) = written {
             // Roll back a partial line so the next record does not follow garbage.
@@ -723,40 +796,31 @@ fn same_file(file: &File, path: &Path) -> std::io::Result<bool> {
     }
 }
 
-/// The rotated files of the log at `path` (`<name>.<n>`), oldest (lowest `n`) first.
-fn rotated_files(path: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return Ok(Vec::new());
-    };
-    let prefix = format!("{name}.");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(parent_dir(path))? {
-        let entry = entry?;
-        let file_name = entry.file_name();
-        let Some(n) = file_name
-            .to_str()
-            .and_then(|f| f.strip_prefix(&prefix))
-            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
-            continue;
+/// The rotation record a file starts with, if its first line is a whole record.
+fn first_record(file: &File) -> std::io::Result<Option<Rotation>> {
+    let mut line = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut at = 0u64;
+    loop {
+        let n = file.read_at(&mut chunk, at)?;
+        let Some(part) = chunk.get(..n).filter(|p| !p.is_empty()) else {
+            return Ok(None);
         };
-        found.push((n, entry.path()));
+        if let Some(end) = part.iter().position(|&b| b == b'\n') {
+            line.extend_from_slice(part.get(..end).unwrap_or_default());
+            return Ok(check_line(&line).ok().and_then(|r| r.rotation));
+        }
+        line.extend_from_slice(part);
+        at += n as u64;
+        if at > MAX_LINE {
+            return Ok(None);
+        }
     }
-    found.sort();
-    Ok(found)
 }
 
-/// The name the log's file gets when it rotates next: `<name>.<highest n + 1>`.
-fn next_rotated_name(path: &Path) -> std::io::Result<String> {
-    let next = rotated_files(path)?.last().map_or(1, |(n, _)| n + 1);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    Ok(format!("{name}.{next}"))
-}
-
-fn lock(file: &File) -> std::io::Result<FileLock<'_>> {
+fn lock(file: &Arc<File>) -> std::io::Result<FileLock> {
     file.lock()?;
-    Ok(FileLock(file))
+    Ok(FileLock(file.clone()))
 }
 
 enum TailError {
@@ -1003,8 +1067,8 @@ pub struct VerifyReport {
     /// The first broken record (1-based line number in [`VerifyReport::file`]) and what is
     /// wrong.
     pub broken: Option<(u64, String)>,
-    /// The files of the chain that were checked, oldest first: the rotated files
-    /// `<log>.1`, `<log>.2`, ... then the log itself.
+    /// The files of the chain that were checked, oldest first: the rotated files the chain
+    /// names (`<log>.1`, `<log>.2`, ...), then the log itself.
     pub files: Vec<PathBuf>,
     /// The file holding the broken record.
     pub file: Option<PathBuf>,
@@ -1021,8 +1085,10 @@ struct Walk {
 
 /// Check an audit log's hash chain, across its rotated files.
 ///
-/// The chain is `<log>.1`, `<log>.2`, ... (the rotated files present, by number) then the
-/// log itself. Reports the first broken line (1-based, in [`VerifyReport::file`]) and why:
+/// The chain's files are named by the chain itself: the log's first record, when it is a
+/// rotation start, names the rotated file it continues, whose first record names the one
+/// before, and so on (in the log's folder; the log is first resolved, so a symlink to it
+/// works). Other files beside it (backups, `<log>.20261130`) play no part. Reports the first broken line (1-based, in [`VerifyReport::file`]) and why:
 /// a record whose content does not match its hash (edited), a `seq` gap (deleted record), a
 /// `seq` out of order (reordered records), a `prev` that is not the previous record's hash,
 /// a last line without newline or not parsable (cut-off tail), a rotated file that does not
@@ -1030,10 +1096,8 @@ struct Walk {
 /// the one before it (a rotated file removed or replaced). `records` counts the records
 /// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
-    // The log itself first: an unreadable log is an error, not a broken chain.
-    File::open(path)?;
-    let mut files: Vec<PathBuf> = rotated_files(path)?.into_iter().map(|(_, p)| p).collect();
-    files.push(path.to_path_buf());
+    let path = std::fs::canonicalize(path)?;
+    let files = chain_files(&path)?;
     let mut walk = Walk {
         records: 0,
         prev_hash: GENESIS_PREV.to_string(),
@@ -1046,7 +1110,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
             return Ok(VerifyReport {
                 records: walk.records,
                 broken: Some(broken),
-                file: Some(file.clone()),
+                file: Some(file.to_path_buf()),
                 files,
             });
         }
@@ -1058,6 +1122,29 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         file: None,
         files,
     })
+}
+
+/// The files of the chain that ends in `path`, oldest first: walked back through the
+/// rotation start records, as long as each names a plain file name that exists. Where the
+/// walk stops, the oldest file's first record tells `verify` why (a start record: the chain
+/// starts mid-way).
+fn chain_files(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
+    let dir = parent_dir(path);
+    let mut files = vec![path.to_path_buf()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(current) = files.last() {
+        let Some(Rotation::Start(previous)) = first_record(&File::open(current)?)? else {
+            break;
+        };
+        let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
+        let previous_path = dir.join(&previous);
+        if !plain || !seen.insert(previous) || !previous_path.is_file() {
+            break;
+        }
+        files.push(previous_path);
+    }
+    files.reverse();
+    Ok(files)
 }
 
 /// One file of the chain; `rotated`: it must end with its rotation end record.
@@ -1163,7 +1250,7 @@ fn continuation_problem(first: &CheckedRecord, previous: Option<&str>) -> Option
         )),
         (Some(Rotation::Start(named)), None) => Some(format!(
             "the chain starts mid-way: this file continues '{named}', which is missing \
-             (rotated files were removed)"
+             (rotated files were removed or renamed)"
         )),
         (_, None) => None,
     }

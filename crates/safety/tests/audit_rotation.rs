@@ -242,6 +242,8 @@ fn a_rotation_cut_short_after_the_link_is_finished_by_the_next_append() {
     drop(log);
     std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
     std::fs::hard_link(rotated(&path, 1), &path).unwrap_or_else(|e| panic!("{e}"));
+    // Untampered, so `verify` says so even before any writer finished the rotation.
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
     // A temporary file left half-written by the crash is simply replaced.
     std::fs::write(dir.path().join("audit.jsonl.rotating"), "garbage").unwrap_or_default();
 
@@ -268,11 +270,11 @@ fn verify_reports_a_removed_rotated_file() {
     let dir = tempdir();
     let path = log_with_rotations(dir.path(), 3);
     std::fs::remove_file(rotated(&path, 2)).unwrap_or_else(|e| panic!("{e}"));
+    // The chain names its files: `.3` continues `.2`, which is gone.
     let (file, line, why) = broken(&path);
-    assert_eq!(file, rotated(&path, 3));
-    assert_eq!(line, 1);
+    assert_eq!((file, line), (rotated(&path, 3), 1));
     assert!(
-        why.contains("continues 'audit.jsonl.2'") && why.contains("'audit.jsonl.1'"),
+        why.contains("continues 'audit.jsonl.2', which is missing"),
         "{why}"
     );
 }
@@ -284,7 +286,7 @@ fn verify_reports_a_chain_whose_oldest_files_were_removed() {
     std::fs::remove_file(rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
     std::fs::rename(rotated(&path, 2), rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
     let (file, line, why) = broken(&path);
-    assert_eq!((file, line), (rotated(&path, 1), 1));
+    assert_eq!((file, line), (path.clone(), 1));
     assert!(why.contains("starts mid-way"), "{why}");
 }
 
@@ -310,13 +312,12 @@ fn verify_reports_records_cut_from_the_end_of_a_rotated_file() {
 fn verify_reports_a_rotated_file_that_was_renamed() {
     let dir = tempdir();
     let path = log_with_rotations(dir.path(), 2);
-    // `.2` becomes `.3`: the numbering still has an order, but the names in the records no
-    // longer match.
+    // `.2` becomes `.3`: the log's first record still names `.2`.
     std::fs::rename(rotated(&path, 2), rotated(&path, 3)).unwrap_or_else(|e| panic!("{e}"));
-    let (file, _, why) = broken(&path);
-    assert_eq!(file, rotated(&path, 3));
+    let (file, line, why) = broken(&path);
+    assert_eq!((file, line), (path.clone(), 1));
     assert!(
-        why.contains("names 'audit.jsonl.2', not this file"),
+        why.contains("continues 'audit.jsonl.2', which is missing"),
         "{why}"
     );
 }
@@ -376,4 +377,113 @@ fn after_a_rotation_the_background_syncer_syncs_the_new_file() {
         .collect();
     assert!(held.is_empty(), "the rotated file is still open: {held:?}");
     assert_intact(&path, n + 2);
+}
+
+#[test]
+fn backups_and_stray_files_beside_the_log_play_no_part() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    // Rotation off: a dated backup and a garbage `.1` do not change what `verify` says.
+    let log = open(&path, 0);
+    for n in 0..5 {
+        append(&log, 0, n);
+    }
+    std::fs::copy(&path, dir.path().join("audit.jsonl.20261130")).unwrap_or_default();
+    std::fs::write(rotated(&path, 1), "not a log\n").unwrap_or_default();
+    let report = verify(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((report.records, report.broken), (5, None));
+    assert_eq!(report.files.len(), 1);
+    drop(log);
+    // Rotation on: the taken `.1` is skipped, the backup's number is not followed.
+    let log = open(&path, ROTATE);
+    let mut n = 5;
+    while !rotated(&path, 2).exists() {
+        append(&log, 0, n);
+        n += 1;
+        assert!(n < 1000, "never rotated");
+    }
+    assert!(!dir.path().join("audit.jsonl.20261131").exists());
+    assert_eq!(
+        std::fs::read_to_string(rotated(&path, 1)).ok().as_deref(),
+        Some("not a log\n")
+    );
+    let report = verify(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.broken, None, "{report:?}");
+    assert_eq!(report.files, vec![rotated(&path, 2), path.clone()]);
+    assert_eq!(report.records, n + 2);
+}
+
+#[test]
+fn a_log_reached_through_a_symlink_rotates_and_verifies_beside_its_file() {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("real")).unwrap_or_else(|e| panic!("{e}"));
+    let real = dir.path().join("real/audit.jsonl");
+    std::fs::write(&real, "").unwrap_or_else(|e| panic!("{e}"));
+    let link = dir.path().join("audit.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap_or_else(|e| panic!("{e}"));
+    let log = open(&link, ROTATE);
+    let mut n = 0;
+    while !rotated(&real, 1).exists() {
+        append(&log, 0, n);
+        n += 1;
+        assert!(n < 1000, "never rotated");
+    }
+    assert!(std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()));
+    let report = verify(&link).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.broken, None, "{report:?}");
+    assert_eq!(report.records, n + 2);
+}
+
+#[test]
+fn a_rotated_file_keeps_the_logs_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    append(&log, 0, 0);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640))
+        .unwrap_or_else(|e| panic!("{e}"));
+    fill_until_rotated(&log, &path);
+    let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o640));
+}
+
+/// An end record naming a path outside the log's folder was not written by the log (only
+/// someone with write access to the file can put it there): it is refused, nothing is linked.
+#[test]
+fn an_end_record_naming_another_folder_is_refused() {
+    use sha2::{Digest, Sha256};
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("logs")).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("logs/audit.jsonl");
+    let log = open(&path, ROTATE);
+    append(&log, 0, 0);
+    drop(log);
+    let last = lines(&path).pop().unwrap_or_default();
+    let forged = json!({
+        "rotation": "end",
+        "rotated_to": "../escaped",
+        "seq": 2,
+        "prev": last.get("hash").cloned().unwrap_or_default(),
+        "ts": "2026-11-30T10:00:00.000000Z",
+    });
+    let mut line = Vec::new();
+    safety::audit::canonical_json(&forged, &mut line);
+    let hash = hex::encode(Sha256::digest(&line));
+    line.pop();
+    line.extend_from_slice(format!(",\"hash\":\"{hash}\"}}\n").as_bytes());
+    let mut text = std::fs::read(&path).unwrap_or_default();
+    text.extend_from_slice(&line);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    // The forged record is a well-formed link of the chain: only its target is wrong.
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+
+    let log = open(&path, ROTATE);
+    let err = log.append(record(0, 1)).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("names '../escaped', not a rotated file")),
+        "{err:?}"
+    );
+    assert!(!dir.path().join("escaped").exists());
 }
