@@ -56,7 +56,7 @@
 //! [`verify`] walks the chain back from the log through the start records.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -1097,7 +1097,23 @@ struct Walk {
 /// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     let path = std::fs::canonicalize(path)?;
-    let files = chain_files(&path)?;
+    // The log is opened once and read through that handle: a writer that rotates meanwhile
+    // renames it, and puts a file at the path that the walk did not start from. The rotated
+    // files the walk named are final (their end record was written before they got a name).
+    let live_file = File::open(&path)?;
+    // Only what was whole when `verify` started: a writer holds the exclusive `flock` while it
+    // writes a line, so under a shared one the length ends at a whole record. (A file that
+    // cannot be locked is read as it is.)
+    let whole = match live_file.lock_shared() {
+        Ok(()) => {
+            let len = live_file.metadata().map(|m| m.len());
+            let _ = live_file.unlock();
+            Some(len?)
+        }
+        Err(_) => None,
+    };
+    let mut live = Some(live_file);
+    let files = chain_files(&path, live.as_ref())?;
     let mut walk = Walk {
         records: 0,
         prev_hash: GENESIS_PREV.to_string(),
@@ -1106,7 +1122,18 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     };
     for (i, file) in files.iter().enumerate() {
         let rotated = i + 1 < files.len();
-        if let Some(broken) = verify_file(file, rotated, &mut walk)? {
+        let handle: Box<dyn std::io::Read> = match (rotated, live.take()) {
+            (false, Some(handle)) => match whole {
+                Some(len) => Box::new(handle.take(len)),
+                None => Box::new(handle),
+            },
+            (true, unused) => {
+                live = unused;
+                Box::new(File::open(file)?)
+            }
+            (false, None) => Box::new(File::open(file)?),
+        };
+        if let Some(broken) = verify_file(file, handle, rotated, &mut walk)? {
             return Ok(VerifyReport {
                 records: walk.records,
                 broken: Some(broken),
@@ -1128,19 +1155,21 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
 /// rotation start records, as long as each names a plain file name that exists. Where the
 /// walk stops, the oldest file's first record tells `verify` why (a start record: the chain
 /// starts mid-way).
-fn chain_files(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
+fn chain_files(path: &Path, live: Option<&File>) -> Result<Vec<PathBuf>, std::io::Error> {
     let dir = parent_dir(path);
     let mut files = vec![path.to_path_buf()];
     let mut seen = std::collections::HashSet::new();
-    while let Some(current) = files.last() {
-        let Some(Rotation::Start(previous)) = first_record(&File::open(current)?)? else {
-            break;
-        };
+    let mut first = match live {
+        Some(file) => first_record(file)?,
+        None => first_record(&File::open(path)?)?,
+    };
+    while let Some(Rotation::Start(previous)) = first.take() {
         let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
         let previous_path = dir.join(&previous);
         if !plain || !seen.insert(previous) || !previous_path.is_file() {
             break;
         }
+        first = first_record(&File::open(&previous_path)?)?;
         files.push(previous_path);
     }
     files.reverse();
@@ -1150,6 +1179,7 @@ fn chain_files(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
 /// One file of the chain; `rotated`: it must end with its rotation end record.
 fn verify_file(
     path: &Path,
+    file: Box<dyn std::io::Read>,
     rotated: bool,
     walk: &mut Walk,
 ) -> Result<Option<(u64, String)>, std::io::Error> {
@@ -1157,7 +1187,7 @@ fn verify_file(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut reader = BufReader::new(File::open(path)?);
+    let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     let mut number = 0u64;
     let mut ended: Option<String> = None;

@@ -487,3 +487,38 @@ fn an_end_record_naming_another_folder_is_refused() {
     );
     assert!(!dir.path().join("escaped").exists());
 }
+
+/// `verify` while a writer keeps rotating: never a false "broken" (a break is re-checked
+/// against a fresh walk of the chain).
+#[test]
+fn verify_during_rotations_sees_an_intact_chain() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = Arc::new(open(&path, ROTATE));
+    append(&log, 0, 0);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (log, stop) = (log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 1;
+            // A bounded writer: enough rotations to race with, not thousands of files.
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && n < 600 {
+                log.append_sync_behind(record(0, n))
+                    .unwrap_or_else(|e| panic!("append failed: {e}"));
+                n += 1;
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        })
+    };
+    let mut runs = 0;
+    while runs < 40 || chain_files(&path).len() < 6 {
+        let report = verify(&path).unwrap_or_else(|e| panic!("verify: {e}"));
+        assert_eq!(report.broken, None, "run {runs}: {report:?}");
+        runs += 1;
+        assert!(runs < 5000, "the writer never rotated");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer
+        .join()
+        .unwrap_or_else(|_| panic!("the writer panicked"));
+}
