@@ -372,6 +372,11 @@ impl AuditLog {
         drop(_lock);
         // Rotation renames and links next to the file itself, not next to a symlink to it.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // Opened just after another writer's rotation renamed a new file into place: that
+        // rename is durable before a line of ours goes into the file.
+        File::open(parent_dir(&path))
+            .and_then(|dir| dir.sync_all())
+            .map_err(io)?;
         Ok(AuditLog {
             path,
             redactor,
@@ -667,10 +672,15 @@ impl AuditLog {
         let mut tmp_name = self.path.file_name().unwrap_or_default().to_os_string();
         tmp_name.push(".rotating");
         let tmp = dir.join(tmp_name);
+        // A leftover of a crash is removed, never followed: the new file is created afresh
+        // (`O_EXCL`, which also refuses a symlink put at that name).
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
         let mut next = OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&tmp)
             .map_err(io)?;
@@ -1097,10 +1107,11 @@ struct Walk {
 /// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     let path = std::fs::canonicalize(path)?;
+    let path = path.as_path();
     // The log is opened once and read through that handle: a writer that rotates meanwhile
     // renames it, and puts a file at the path that the walk did not start from. The rotated
     // files the walk named are final (their end record was written before they got a name).
-    let live_file = File::open(&path)?;
+    let live_file = File::open(path)?;
     // Only what was whole when `verify` started: a writer holds the exclusive `flock` while it
     // writes a line, so under a shared one the length ends at a whole record. (A file that
     // cannot be locked is read as it is.)
@@ -1112,8 +1123,9 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         }
         Err(_) => None,
     };
+    let live_handle = live_file.try_clone()?;
     let mut live = Some(live_file);
-    let files = chain_files(&path, live.as_ref())?;
+    let files = chain_files(path, live.as_ref())?;
     let mut walk = Walk {
         records: 0,
         prev_hash: GENESIS_PREV.to_string(),
@@ -1142,6 +1154,21 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
             });
         }
         walk.previous = file.file_name().map(|n| n.to_string_lossy().into_owned());
+    }
+    // A rotated file of this log that the chain does not reach: the log was reset or replaced
+    // after it rotated (its history would otherwise go unchecked).
+    if let Some(orphan) = unreached_rotated_file(path, &files, &live_handle)? {
+        return Ok(VerifyReport {
+            records: walk.records,
+            broken: Some((
+                1,
+                "a rotated file of this log that its chain does not reach: the log was reset \
+                 or replaced after this file rotated"
+                    .to_string(),
+            )),
+            files,
+            file: Some(orphan),
+        });
     }
     Ok(VerifyReport {
         records: walk.records,
@@ -1174,6 +1201,72 @@ fn chain_files(path: &Path, live: Option<&File>) -> Result<Vec<PathBuf>, std::io
     }
     files.reverse();
     Ok(files)
+}
+
+/// A file beside the log named `<log>.<digits>`, ending with an end record that names it
+/// (so written by this log's rotation), that is not among `files` and whose own chain does
+/// not lead back to `live` (the file `verify` started from: a file rotated from it while
+/// `verify` ran leads back to it, or is it). Backups and other files (which do not end so)
+/// play no part.
+fn unreached_rotated_file(
+    path: &Path,
+    files: &[PathBuf],
+    live: &File,
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(base) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(parent_dir(path))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let numbered = name
+            .strip_prefix(base)
+            .and_then(|n| n.strip_prefix('.'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let candidate = entry.path();
+        if !numbered
+            || files.contains(&candidate)
+            || !candidate.is_file()
+            || leads_back_to(&candidate, live)?
+        {
+            continue;
+        }
+        let file = File::open(&candidate)?;
+        let len = file.metadata()?.len();
+        if let Ok(head) = read_chain_head(&file, len)
+            && head.rotated_to.as_deref() == Some(name)
+        {
+            found.push(candidate);
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().next())
+}
+
+/// True when `file` is `live`, or its start records lead back to it (through files in the
+/// same folder).
+fn leads_back_to(file: &Path, live: &File) -> std::io::Result<bool> {
+    let dir = parent_dir(file);
+    let mut current = file.to_path_buf();
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        if same_file(live, &current)? {
+            return Ok(true);
+        }
+        let Some(Rotation::Start(previous)) = first_record(&File::open(&current)?)? else {
+            return Ok(false);
+        };
+        let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
+        let next = dir.join(&previous);
+        if !plain || !seen.insert(previous) || !next.is_file() {
+            return Ok(false);
+        }
+        current = next;
+    }
 }
 
 /// One file of the chain; `rotated`: it must end with its rotation end record.

@@ -522,3 +522,40 @@ fn verify_during_rotations_sees_an_intact_chain() {
         .join()
         .unwrap_or_else(|_| panic!("the writer panicked"));
 }
+
+/// Deleting (or emptying) the live log starts a fresh chain at its path; the rotated files
+/// it leaves behind would then go unchecked. `verify` reports them.
+#[test]
+fn verify_reports_rotated_files_the_chain_no_longer_reaches() {
+    let dir = tempdir();
+    let path = log_with_rotations(dir.path(), 2);
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    let log = open(&path, ROTATE);
+    append(&log, 1, 0);
+    let (file, _, why) = broken(&path);
+    assert!(
+        file == rotated(&path, 1) || file == rotated(&path, 2),
+        "{file:?}"
+    );
+    assert!(why.contains("its chain does not reach"), "{why}");
+}
+
+/// A symlink planted at the temporary name is removed, not written through.
+#[test]
+fn a_symlink_at_the_temporary_name_is_not_followed() {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("logs")).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("logs/audit.jsonl");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "untouched\n").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&victim, dir.path().join("logs/audit.jsonl.rotating"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let log = open(&path, ROTATE);
+    fill_until_rotated(&log, &path);
+    assert_eq!(
+        std::fs::read_to_string(&victim).ok().as_deref(),
+        Some("untouched\n")
+    );
+    assert!(std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()));
+    assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+}
