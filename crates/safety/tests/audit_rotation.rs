@@ -206,17 +206,25 @@ fn writers_sharing_a_log_follow_each_others_rotations() {
     assert_intact(&path, 400 + 2 * rotations);
 }
 
+/// Rotate a fresh log once, then remove the new file at its path, as if the rotation had
+/// stopped before its `rename`; the caller puts the ended file back. Returns the path and
+/// how many records were appended.
+fn rotate_once_and_undo_the_rename(dir: &Path) -> (PathBuf, u64) {
+    let path = dir.join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    let before = fill_until_rotated(&log, &path);
+    drop(log);
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    (path, before)
+}
+
 /// A crash after the end record was written, before anything was renamed: the log ends
 /// with the end record and the rotated file does not exist yet.
 #[test]
 fn a_rotation_cut_short_before_the_rename_is_finished_by_the_next_append() {
     let dir = tempdir();
-    let path = dir.path().join("audit.jsonl");
-    let log = open(&path, ROTATE);
-    let before = fill_until_rotated(&log, &path);
-    drop(log);
-    // Undo what followed the end record: the new file goes, the old one is back at the path.
-    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (path, before) = rotate_once_and_undo_the_rename(dir.path());
+    // The old file is back at the path, and not yet linked.
     std::fs::rename(rotated(&path, 1), &path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
 
@@ -236,11 +244,7 @@ fn a_rotation_cut_short_before_the_rename_is_finished_by_the_next_append() {
 #[test]
 fn a_rotation_cut_short_after_the_link_is_finished_by_the_next_append() {
     let dir = tempdir();
-    let path = dir.path().join("audit.jsonl");
-    let log = open(&path, ROTATE);
-    let before = fill_until_rotated(&log, &path);
-    drop(log);
-    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (path, before) = rotate_once_and_undo_the_rename(dir.path());
     std::fs::hard_link(rotated(&path, 1), &path).unwrap_or_else(|e| panic!("{e}"));
     // Untampered, so `verify` says so even before any writer finished the rotation.
     assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
