@@ -450,10 +450,7 @@ impl AuditLog {
         durability: Durability,
         waiter: Option<Waiter>,
     ) -> Result<(), AuditError> {
-        let io = |source| AuditError::Io {
-            path: self.path.clone(),
-            source,
-        };
+        let io = |e| self.io_error(e);
         // Redact before anything is hashed or written: the log is a copy of what the model
         // sent, and a secret in it would outlive every output that was redacted.
         let mut value = Value::Object(record);
@@ -603,9 +600,7 @@ impl AuditLog {
     /// else, say `../x`, was not written by it).
     fn is_rotated_name(&self, name: &str) -> bool {
         self.base_name()
-            .ok()
-            .and_then(|base| name.strip_prefix(base)?.strip_prefix('.'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .is_ok_and(|base| rotated_number(base, name).is_some())
     }
 
     /// The name the file (starting the chain, or continuing `<log>.<k>`) gets when it
@@ -615,10 +610,7 @@ impl AuditLog {
     fn next_rotated_name(&self, file: &File) -> std::io::Result<String> {
         let base = self.base_name()?;
         let previous = match first_record(file)? {
-            Some(Rotation::Start(name)) if self.is_rotated_name(&name) => name
-                .get(base.len() + 1..)
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0),
+            Some(Rotation::Start(name)) => rotated_number(base, &name).unwrap_or(0),
             _ => 0,
         };
         let dir = parent_dir(&self.path);
@@ -804,6 +796,15 @@ fn same_file(file: &File, path: &Path) -> std::io::Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// `n` when `name` is `<base>.<n>` (decimal digits only).
+fn rotated_number(base: &str, name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(base)?.strip_prefix('.')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// The rotation record a file starts with, if its first line is a whole record.
@@ -1089,8 +1090,6 @@ struct Walk {
     records: u64,
     prev_hash: String,
     expected_seq: u64,
-    /// The name of the file before the one being read (the rotated one it continues).
-    previous: Option<String>,
 }
 
 /// Check an audit log's hash chain, across its rotated files.
@@ -1102,8 +1101,9 @@ struct Walk {
 /// a record whose content does not match its hash (edited), a `seq` gap (deleted record), a
 /// `seq` out of order (reordered records), a `prev` that is not the previous record's hash,
 /// a last line without newline or not parsable (cut-off tail), a rotated file that does not
-/// end with its rotation record (records cut from its end), a file that does not continue
-/// the one before it (a rotated file removed or replaced). `records` counts the records
+/// end with its rotation record (records cut from its end), a chain that starts
+/// mid-way (a rotated file removed or renamed), a rotated file of the log that the chain
+/// does not reach (the log reset or replaced). `records` counts the records
 /// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     let path = std::fs::canonicalize(path)?;
@@ -1123,29 +1123,22 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         }
         Err(_) => None,
     };
-    let live_handle = live_file.try_clone()?;
-    let mut live = Some(live_file);
-    let files = chain_files(path, live.as_ref())?;
+    let files = chain_files(path, &live_file)?;
     let mut walk = Walk {
         records: 0,
         prev_hash: GENESIS_PREV.to_string(),
         expected_seq: 1,
-        previous: None,
     };
     for (i, file) in files.iter().enumerate() {
+        // The last file is the log itself, read through the handle the walk started from
+        // (the walk reads first records with `pread`, so it starts at offset 0).
         let rotated = i + 1 < files.len();
-        let handle: Box<dyn std::io::Read> = match (rotated, live.take()) {
-            (false, Some(handle)) => match whole {
-                Some(len) => Box::new(handle.take(len)),
-                None => Box::new(handle),
-            },
-            (true, unused) => {
-                live = unused;
-                Box::new(File::open(file)?)
-            }
-            (false, None) => Box::new(File::open(file)?),
+        let reader: Box<dyn Read + '_> = match (rotated, whole) {
+            (true, _) => Box::new(File::open(file)?),
+            (false, Some(len)) => Box::new((&live_file).take(len)),
+            (false, None) => Box::new(&live_file),
         };
-        if let Some(broken) = verify_file(file, handle, rotated, &mut walk)? {
+        if let Some(broken) = verify_file(file, reader, i == 0, rotated, &mut walk)? {
             return Ok(VerifyReport {
                 records: walk.records,
                 broken: Some(broken),
@@ -1153,11 +1146,10 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
                 files,
             });
         }
-        walk.previous = file.file_name().map(|n| n.to_string_lossy().into_owned());
     }
     // A rotated file of this log that the chain does not reach: the log was reset or replaced
     // after it rotated (its history would otherwise go unchecked).
-    if let Some(orphan) = unreached_rotated_file(path, &files, &live_handle)? {
+    if let Some(orphan) = unreached_rotated_file(path, &files, &live_file)? {
         return Ok(VerifyReport {
             records: walk.records,
             broken: Some((
@@ -1182,25 +1174,32 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
 /// rotation start records, as long as each names a plain file name that exists. Where the
 /// walk stops, the oldest file's first record tells `verify` why (a start record: the chain
 /// starts mid-way).
-fn chain_files(path: &Path, live: Option<&File>) -> Result<Vec<PathBuf>, std::io::Error> {
+fn chain_files(path: &Path, live: &File) -> Result<Vec<PathBuf>, std::io::Error> {
     let dir = parent_dir(path);
     let mut files = vec![path.to_path_buf()];
     let mut seen = std::collections::HashSet::new();
-    let mut first = match live {
-        Some(file) => first_record(file)?,
-        None => first_record(&File::open(path)?)?,
-    };
-    while let Some(Rotation::Start(previous)) = first.take() {
-        let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
-        let previous_path = dir.join(&previous);
-        if !plain || !seen.insert(previous) || !previous_path.is_file() {
-            break;
-        }
-        first = first_record(&File::open(&previous_path)?)?;
-        files.push(previous_path);
+    let mut previous = continued_file(dir, live, &mut seen)?;
+    while let Some(file) = previous {
+        previous = continued_file(dir, &File::open(&file)?, &mut seen)?;
+        files.push(file);
     }
     files.reverse();
     Ok(files)
+}
+
+/// The file `file` continues: the one its first record (a rotation start) names, when that
+/// is a plain file name in `dir`, not `seen` before on this walk, and a file that exists.
+fn continued_file(
+    dir: &Path,
+    file: &File,
+    seen: &mut std::collections::HashSet<String>,
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(Rotation::Start(previous)) = first_record(file)? else {
+        return Ok(None);
+    };
+    let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
+    let path = dir.join(&previous);
+    Ok((plain && path.is_file() && seen.insert(previous)).then_some(path))
 }
 
 /// A file beside the log named `<log>.<digits>`, ending with an end record that names it
@@ -1223,10 +1222,7 @@ fn unreached_rotated_file(
         let Some(name) = name.to_str() else {
             continue;
         };
-        let numbered = name
-            .strip_prefix(base)
-            .and_then(|n| n.strip_prefix('.'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let numbered = rotated_number(base, name).is_some();
         let candidate = entry.path();
         if !numbered
             || files.contains(&candidate)
@@ -1251,28 +1247,24 @@ fn unreached_rotated_file(
 /// same folder).
 fn leads_back_to(file: &Path, live: &File) -> std::io::Result<bool> {
     let dir = parent_dir(file);
-    let mut current = file.to_path_buf();
     let mut seen = std::collections::HashSet::new();
-    loop {
-        if same_file(live, &current)? {
+    let mut current = Some(file.to_path_buf());
+    while let Some(path) = current {
+        if same_file(live, &path)? {
             return Ok(true);
         }
-        let Some(Rotation::Start(previous)) = first_record(&File::open(&current)?)? else {
-            return Ok(false);
-        };
-        let plain = Path::new(&previous).file_name() == Some(std::ffi::OsStr::new(&previous));
-        let next = dir.join(&previous);
-        if !plain || !seen.insert(previous) || !next.is_file() {
-            return Ok(false);
-        }
-        current = next;
+        current = continued_file(dir, &File::open(&path)?, &mut seen)?;
     }
+    Ok(false)
 }
 
-/// One file of the chain; `rotated`: it must end with its rotation end record.
+/// One file of the chain; `first`: the oldest one (it must not continue another); `rotated`:
+/// it must end with its rotation end record. (A later file continues the one before it by
+/// construction: the walk found that one through its first record.)
 fn verify_file(
     path: &Path,
-    file: Box<dyn std::io::Read>,
+    file: Box<dyn Read + '_>,
+    first: bool,
     rotated: bool,
     walk: &mut Walk,
 ) -> Result<Option<(u64, String)>, std::io::Error> {
@@ -1308,9 +1300,16 @@ fn verify_file(
             )));
         }
         if number == 1
-            && let Some(reason) = continuation_problem(&record, walk.previous.as_deref())
+            && first
+            && let Some(Rotation::Start(named)) = &record.rotation
         {
-            return Ok(Some((number, reason)));
+            return Ok(Some((
+                number,
+                format!(
+                    "the chain starts mid-way: this file continues '{named}', which is missing \
+                     (rotated files were removed or renamed)"
+                ),
+            )));
         }
         if record.seq != walk.expected_seq {
             let reason = seq_problem(path, number, walk.expected_seq, record.seq)?;
@@ -1358,25 +1357,6 @@ fn verify_file(
         }
     }
     Ok(None)
-}
-
-/// Why the first record of a file does not continue the file before it (`previous`, or
-/// none for the first file of the chain).
-fn continuation_problem(first: &CheckedRecord, previous: Option<&str>) -> Option<String> {
-    match (&first.rotation, previous) {
-        (Some(Rotation::Start(named)), Some(previous)) if named == previous => None,
-        (Some(Rotation::Start(named)), Some(previous)) => Some(format!(
-            "this file continues '{named}', but the file before it is '{previous}'"
-        )),
-        (_, Some(previous)) => Some(format!(
-            "the file does not start with a rotation start record continuing '{previous}'"
-        )),
-        (Some(Rotation::Start(named)), None) => Some(format!(
-            "the chain starts mid-way: this file continues '{named}', which is missing \
-             (rotated files were removed or renamed)"
-        )),
-        (_, None) => None,
-    }
 }
 
 /// Explain a `seq` that is not the expected one: a later line holding the expected `seq`
