@@ -230,6 +230,9 @@ fn a_rotation_cut_short_before_the_rename_is_finished_by_the_next_append() {
 
     let log = open(&path, ROTATE);
     append(&log, 1, 0);
+    // Two `fdatasync`s of the log: the ended file first (its writer died before its own sync
+    // returned, as far as this writer can tell), then the new record.
+    assert_eq!(log.completed_syncs(), 2);
     assert_eq!(chain_files(&path).len(), 2);
     let first = lines(&path);
     assert_eq!(first.len(), 2, "start record, then the new record");
@@ -253,6 +256,9 @@ fn a_rotation_cut_short_after_the_link_is_finished_by_the_next_append() {
 
     let log = open(&path, ROTATE);
     append(&log, 1, 0);
+    // Two `fdatasync`s of the log: the ended file first (its writer died before its own sync
+    // returned, as far as this writer can tell), then the new record.
+    assert_eq!(log.completed_syncs(), 2);
     assert!(!rotated(&path, 2).exists(), "linked a second time");
     assert!(!dir.path().join("audit.jsonl.rotating").exists());
     assert_intact(&path, (before - 1) + 1 + 2);
