@@ -8,20 +8,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, ensure};
 use serde_json::json;
 
-use crate::bench::{timed, timed_async};
+use crate::bench::{micros, percentile, timed, timed_async};
 use crate::client;
 use crate::demo::make_sandbox;
 use crate::line_client::LineClient;
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples.get(index).copied().unwrap_or_default()
-}
-
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
 
 /// `e` when its call ran and succeeded.
 fn succeeded(e: serde_json::Value) -> Result<serde_json::Value> {
