@@ -1028,7 +1028,7 @@ fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), String> {
 /// is gone; 0 means the maps failed.
 fn await_id_maps(go_read: OwnedFd) -> bool {
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    sys::read_byte(std::os::fd::AsFd::as_fd(&go_read)) == Some(1)
+    sys::read_byte(&go_read) == Some(1)
 }
 
 /// PID 1 of the call's namespace. Returns its exit code.

@@ -467,7 +467,7 @@ impl Drop for GateOpener {
 
 /// Wait at a gate (in the child, before `execve`): `true` only when it was opened.
 pub(crate) fn gate_opened(gate: &impl std::os::fd::AsFd) -> bool {
-    sys::read_byte(gate.as_fd()) == Some(b'g')
+    sys::read_byte(gate) == Some(b'g')
 }
 
 /// A launcher started ahead of its call ([`launcher::WarmSpec`]), waiting on its channel.

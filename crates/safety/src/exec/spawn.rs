@@ -170,7 +170,7 @@ fn start(request: &SpawnRequest<'_>, capture: bool) -> std::io::Result<(Pid, Out
     let pid = Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("clone returned pid 0"))?;
     // The error pipe is close-on-exec: EOF means the child is running the command.
     let mut errno = [0u8; 4];
-    let got = read_full(&report_read, &mut errno);
+    let got = sys::read_full(&report_read, &mut errno);
     if got == errno.len() {
         // The child failed before execve and has exited: reap it.
         let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
@@ -182,19 +182,6 @@ fn start(request: &SpawnRequest<'_>, capture: bool) -> std::io::Result<(Pid, Out
         });
     }
     Ok((pid, output))
-}
-
-fn read_full(fd: &OwnedFd, buf: &mut [u8]) -> usize {
-    let mut got = 0;
-    while got < buf.len() {
-        match rustix::io::read(fd, buf.get_mut(got..).unwrap_or_default()) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
-        }
-    }
-    got
 }
 
 impl Spawned {

@@ -347,23 +347,26 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
 /// The "errno" a child reports when the gate was not opened (no real errno is negative).
 pub const GATE_REFUSED: i32 = -1;
 
-/// Read one byte, retrying when a signal interrupts: `None` on end of file or an error.
-/// A plain `read(2)`, so it is also safe in the `vfork` child (no allocation, no lock).
-pub fn read_byte(fd: std::os::fd::BorrowedFd<'_>) -> Option<u8> {
-    use std::os::fd::AsRawFd;
-    let mut byte = 0u8;
-    loop {
-        // SAFETY: reads at most one byte into a live local; `fd` is a borrowed, open
-        // descriptor for the duration of the call.
-        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
-        if n == 1 {
-            return Some(byte);
+/// Read until `buf` is full, end of file or an error, retrying when a signal interrupts;
+/// returns how many bytes were read. Plain `read(2)` calls (rustix, no allocation, no lock,
+/// no `errno`), so it is also safe in the `vfork` child.
+pub fn read_full(fd: impl std::os::fd::AsFd, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::read(&fd, buf.get_mut(got..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
         }
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        return None;
     }
+    got
+}
+
+/// Read one byte ([`read_full`]): `None` on end of file or an error.
+pub fn read_byte(fd: impl std::os::fd::AsFd) -> Option<u8> {
+    let mut byte = [0u8; 1];
+    (read_full(fd, &mut byte) == 1).then_some(byte[0])
 }
 
 /// Register a pidfd with the runtime's reactor, so the supervisor can await the child's
