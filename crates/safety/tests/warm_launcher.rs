@@ -223,6 +223,17 @@ async fn a_launcher_killed_while_idle_is_replaced_for_the_call() {
 /// many processes it held (itself included), then kills them.
 const HOLD_PROCESSES: &str = "import os, time\nn, kids = 1, []\nwhile n < 200:\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    kids.append(pid)\n    n += 1\nprint(n)\nfor k in kids:\n    os.kill(k, 9)\n";
 
+/// [`HOLD_PROCESSES`] under the strict profile, in `cwd`.
+fn hold_processes(cwd: &safety::jail::ContainedDir) -> ExecRequest<'_> {
+    request(
+        cwd,
+        "/usr/bin/python3",
+        &["-c", HOLD_PROCESSES],
+        Profile::Strict,
+        None,
+    )
+}
+
 fn processes_held(outcome: &safety::exec::ExecOutcome) -> u64 {
     String::from_utf8_lossy(&outcome.stdout.head)
         .trim()
@@ -236,16 +247,8 @@ async fn the_command_holds_exactly_its_process_limit() {
     // the command can hold exactly that many processes, itself included, not one more.
     let t = setup();
     let cwd = t.jail.resolve_cwd(None).unwrap();
-    let limit = effective_limits(Profile::Strict, 30, 65536, None)
-        .unwrap()
-        .processes;
-    let r = request(
-        &cwd,
-        "/usr/bin/python3",
-        &["-c", HOLD_PROCESSES],
-        Profile::Strict,
-        None,
-    );
+    let r = hold_processes(&cwd);
+    let limit = r.limits.processes;
     let outcome = t.run_ahead(&r).await;
     if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
         assert!(
@@ -265,13 +268,7 @@ async fn the_command_holds_exactly_its_process_limit() {
     // the command: at most that many more.
     let t = setup();
     let cwd = t.jail.resolve_cwd(None).unwrap();
-    let r = request(
-        &cwd,
-        "/usr/bin/python3",
-        &["-c", HOLD_PROCESSES],
-        Profile::Strict,
-        None,
-    );
+    let r = hold_processes(&cwd);
     let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
     assert!(
         !outcome.sandbox.mechanisms.launcher_started_ahead,
