@@ -639,7 +639,8 @@ impl Executor {
         (report_fd, gate_fd): (i32, Option<i32>),
     ) -> LaunchSpec {
         let config = &sandbox.config;
-        let (fs, ruleset) = sandbox.fs_rules(!limits.network);
+        let fs = sandbox.fs_rules(!limits.network);
+        let ruleset = sandbox.ruleset(!limits.network);
         LaunchSpec {
             program,
             argv,

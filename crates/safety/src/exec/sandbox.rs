@@ -67,14 +67,13 @@ impl Sandbox {
         }
     }
 
-    /// The Landlock rules of a call, and the ruleset built from them once, if any.
-    pub(crate) fn fs_rules(&self, deny_network: bool) -> (FsRules, Option<&Prepared>) {
-        let rules = FsRules {
+    /// The Landlock rules of a call (the ruleset built from them once: [`Sandbox::ruleset`]).
+    pub(crate) fn fs_rules(&self, deny_network: bool) -> FsRules {
+        FsRules {
             write_root: self.config.jail_root.clone(),
             read_paths: self.config.read_paths.clone(),
             deny_network,
-        };
-        (rules, self.ruleset(deny_network))
+        }
     }
 
     /// The Landlock ruleset built once for calls with (or without) network, if any.
