@@ -1344,35 +1344,52 @@ impl Redactor {
     /// lengthen or add matches. A match that runs across a `\n` only sends the value to the
     /// thorough path. `tests/redact_search.rs` compares both paths on generated records.
     fn json_may_hold_secret(&self, value: &serde_json::Value) -> bool {
-        fn push<'v>(s: &'v str, out: &mut String, each: &mut Vec<&'v str>) {
-            out.push_str(s);
-            out.push('\n');
-            each.push(s);
+        /// The joined text, and whether an operator pattern (which may be anchored, so it
+        /// sees each string on its own) already matched one of the strings.
+        struct Join<'r> {
+            out: String,
+            extras: &'r [ExtraRule],
+            extra_hit: bool,
         }
-        fn join<'v>(value: &'v serde_json::Value, out: &mut String, each: &mut Vec<&'v str>) {
-            match value {
-                serde_json::Value::String(s) => push(s, out, each),
-                serde_json::Value::Array(items) => items.iter().for_each(|v| join(v, out, each)),
-                serde_json::Value::Object(map) => {
-                    for (k, v) in map {
-                        push(k, out, each);
-                        join(v, out, each);
-                    }
+        impl Join<'_> {
+            fn push(&mut self, s: &str) {
+                self.out.push_str(s);
+                self.out.push('\n');
+                if !self.extra_hit {
+                    self.extra_hit = self
+                        .extras
+                        .iter()
+                        .any(|extra| extra.regex.find_iter(s).any(|m| !m.is_empty()));
                 }
-                serde_json::Value::Null
-                | serde_json::Value::Bool(_)
-                | serde_json::Value::Number(_) => {}
+            }
+            fn join(&mut self, value: &serde_json::Value) {
+                match value {
+                    serde_json::Value::String(s) => self.push(s),
+                    serde_json::Value::Array(items) => items.iter().for_each(|v| self.join(v)),
+                    serde_json::Value::Object(map) => {
+                        for (k, v) in map {
+                            self.push(k);
+                            self.join(v);
+                        }
+                    }
+                    serde_json::Value::Null
+                    | serde_json::Value::Bool(_)
+                    | serde_json::Value::Number(_) => {}
+                }
             }
         }
-        let (mut joined, mut each) = (String::with_capacity(512), Vec::new());
-        join(value, &mut joined, &mut each);
+        let mut join = Join {
+            out: String::with_capacity(512),
+            extras: &self.extras,
+            extra_hit: false,
+        };
+        join.join(value);
+        if join.extra_hit {
+            return true;
+        }
         let mut spans = Vec::new();
-        self.push_builtin_spans(&joined, &mut spans);
+        self.push_builtin_spans(&join.out, &mut spans);
         !spans.is_empty()
-            || self.extras.iter().any(|extra| {
-                each.iter()
-                    .any(|s| extra.regex.find_iter(s).any(|m| !m.is_empty()))
-            })
     }
 
     /// [`Redactor::redact_json`] done string by string (what it falls back to whenever its
