@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::client;
 use crate::demo::make_sandbox;
@@ -80,6 +80,20 @@ impl Pair {
         }
     }
 
+    /// One `tool` call through each client, each timed into its side; both envelopes
+    /// (lean, rmcp). The rmcp client's copy of `args` is made before its timer starts.
+    async fn call(
+        &mut self,
+        lean: &mut LineClient,
+        rmcp: &client::Session,
+        tool: &str,
+        args: &Value,
+    ) -> Result<[Value; 2]> {
+        let a = timed(&mut self.lean, || lean.call(tool, args))?;
+        let b = timed_async(&mut self.rmcp, client::call(rmcp, tool, args.clone())).await?;
+        Ok([a, b])
+    }
+
     fn p50(&mut self) -> (f64, f64) {
         (
             micros(percentile(&mut self.lean, 0.5)),
@@ -111,7 +125,7 @@ pub async fn run(iterations: usize) -> Result<()> {
     let echo = json!({ "command": "echo hi" });
     let explain = json!({ "command": "git log --oneline -n 5" });
     let unknown = json!({});
-    let hi = |env: &serde_json::Value| -> Result<()> {
+    let hi = |env: &Value| -> Result<()> {
         anyhow::ensure!(
             env["detail"]["stdout"] == "hi\n",
             "unexpected envelope {env}"
@@ -146,32 +160,19 @@ pub async fn run(iterations: usize) -> Result<()> {
             "unexpected {env:?}"
         );
 
-        let env = timed(&mut run_off.lean, || lean_plain.call("run_command", &echo))?;
-        hi(&env)?;
-        let env = timed_async(
-            &mut run_off.rmcp,
-            client::call(&plain, "run_command", echo.clone()),
-        )
-        .await?;
-        hi(&env)?;
-
-        let env = timed(&mut ex.lean, || {
-            lean_plain.call("explain_command", &explain)
-        })?;
+        for env in run_off
+            .call(&mut lean_plain, &plain, "run_command", &echo)
+            .await?
+        {
+            hi(&env)?;
+        }
+        let [env, _] = ex
+            .call(&mut lean_plain, &plain, "explain_command", &explain)
+            .await?;
         anyhow::ensure!(env["code"] == "OK", "unexpected envelope {env}");
-        timed_async(
-            &mut ex.rmcp,
-            client::call(&plain, "explain_command", explain.clone()),
-        )
-        .await?;
-
         // The MCP floor: an unknown tool is answered with an envelope and nothing else.
-        timed(&mut mcp.lean, || lean_plain.call("no_such_tool", &unknown))?;
-        timed_async(
-            &mut mcp.rmcp,
-            client::call(&plain, "no_such_tool", unknown.clone()),
-        )
-        .await?;
+        mcp.call(&mut lean_plain, &plain, "no_such_tool", &unknown)
+            .await?;
     }
     // explain_command on its own: back to back (nothing else between calls), and paced
     // (2 ms idle before each, as between a model's calls), with the MCP floor paced the same
@@ -203,14 +204,12 @@ pub async fn run(iterations: usize) -> Result<()> {
     for _ in 0..iterations {
         let env = timed(&mut run_off2, || lean_plain.call("run_command", &echo))?;
         hi(&env)?;
-        let env = timed(&mut run_on.lean, || lean.call("run_command", &echo))?;
-        hi(&env)?;
-        let env = timed_async(
-            &mut run_on.rmcp,
-            client::call(&session, "run_command", echo.clone()),
-        )
-        .await?;
-        hi(&env)?;
+        for env in run_on
+            .call(&mut lean, &session, "run_command", &echo)
+            .await?
+        {
+            hi(&env)?;
+        }
         timed(&mut ex_mixed, || lean.call("explain_command", &explain))?;
     }
     session.cancel().await.ok();
