@@ -178,7 +178,7 @@ pub struct CallCgroup {
     /// checked): they stay so, since a process enters a call's folder only by being forked
     /// by one inside it, or moved there by us before the call. So `finish` need not read
     /// again what `kill_leftovers` read.
-    emptied: std::sync::atomic::AtomicBool,
+    emptied: bool,
     finished: bool,
     /// Where to make the next spare folders once this call's are removed.
     pool: Option<Arc<Pool>>,
@@ -488,7 +488,7 @@ impl ReservedCall {
             report: CgroupReport::default(),
             problems: Vec::new(),
             unmade: Vec::new(),
-            emptied: Default::default(),
+            emptied: false,
             finished: false,
             pool: Some(self.pool.clone()),
         };
@@ -588,7 +588,7 @@ impl CallCgroup {
     }
 
     /// After the command ended: kill whatever it left in the folders, if anything.
-    pub fn kill_leftovers(&self) {
+    pub fn kill_leftovers(&mut self) {
         if !self.all_empty() {
             self.kill();
         }
@@ -607,8 +607,8 @@ impl CallCgroup {
         }
     }
 
-    fn all_empty(&self) -> bool {
-        if self.emptied.load(Ordering::Relaxed) {
+    fn all_empty(&mut self) -> bool {
+        if self.emptied {
             return true;
         }
         // Every process of the call is in the v2 folder (the launcher is gone by now), so
@@ -620,9 +620,7 @@ impl CallCgroup {
         } else {
             self.dirs.iter().all(|(k, d)| is_empty(k, d))
         };
-        if empty {
-            self.emptied.store(true, Ordering::Relaxed);
-        }
+        self.emptied = empty;
         empty
     }
 
@@ -645,7 +643,7 @@ impl CallCgroup {
             report: CgroupReport::default(),
             problems: Vec::new(),
             unmade: Vec::new(),
-            emptied: Default::default(),
+            emptied: false,
             finished: true,
             pool: self.pool.take(),
         };

@@ -281,7 +281,7 @@ async fn supervise(
     mut child: spawn::Spawned,
     limits: &ExecLimits,
     cancel: &CancellationToken,
-    call: Option<&CallCgroup>,
+    call: Option<&mut CallCgroup>,
 ) -> Supervised {
     let pid = child.pid();
     let cap = limits.max_output_bytes;
@@ -309,7 +309,7 @@ async fn supervise(
         _ = cancel.cancelled() => (None, Stop::Cancelled),
     };
     if waited.1 != Stop::Exited
-        && let Some(call) = call
+        && let Some(call) = call.as_deref()
     {
         // The cgroup holds every process of the call, including any that left the
         // process group with setsid or a double fork: kill them all at once.
@@ -860,13 +860,13 @@ impl Executor {
         cancel: &CancellationToken,
         child: spawn::Spawned,
         report_read: OwnedFd,
-        call: CallCgroup,
+        mut call: CallCgroup,
         problems: Vec<String>,
         started_ahead: bool,
     ) -> Result<ExecOutcome, ExecError> {
         let limits = &request.limits;
         let reader = tokio::spawn(read_report(report_read));
-        let supervised = supervise(child, limits, cancel, Some(&call)).await;
+        let supervised = supervise(child, limits, cancel, Some(&mut call)).await;
         let cgroup_report = call.report.clone();
         let hits = call.finish().await;
         let events = match tokio::time::timeout(DRAIN_DEADLINE, reader).await {
