@@ -27,24 +27,6 @@ fn sandbox_off() -> Setup {
     })
 }
 
-/// pids of live, non-zombie processes whose command line carries the marker.
-fn live_pids(marker: &Marker) -> Vec<i32> {
-    marker
-        .survivors()
-        .iter()
-        .filter_map(|line| line.split(':').next()?.trim().parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    s.rsplit_once(')')
-                        .map(|(_, rest)| rest.trim_start().to_string())
-                })
-                .is_some_and(|rest| !rest.starts_with('Z'))
-        })
-        .collect()
-}
-
 /// The envelope with long outputs cut, for assertion messages.
 fn brief(e: &Value) -> Value {
     let mut e = e.clone();
@@ -62,7 +44,7 @@ struct KillOnDrop(Marker);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        for pid in live_pids(&self.0) {
+        for pid in self.0.pids() {
             if let Some(pid) = rustix::process::Pid::from_raw(pid) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
@@ -110,7 +92,7 @@ async fn escaped_holder_does_not_hang(
     assert!(took >= safety::exec::DRAIN_DEADLINE, "{command}: {took:?}");
     // The escaped process is alive after the call: it really outlived the group kill and
     // was still holding the pipe, so the call did not come back because the pipe closed.
-    let alive = live_pids(&guard.0);
+    let alive = guard.0.pids();
     assert_eq!(
         alive.len(),
         1,
@@ -181,5 +163,5 @@ async fn setsid_escapee_holding_stdout_after_a_normal_exit_does_not_hang_the_cal
         .await;
     assert_eq!(e["code"], "OK", "{e}");
     assert!(e["detail"].get("output_incomplete").is_none(), "{e}");
-    assert!(live_pids(&marker).is_empty(), "{e}");
+    assert_eq!(marker.survivors(), Vec::<String>::new(), "{e}");
 }

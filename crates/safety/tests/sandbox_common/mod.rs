@@ -153,21 +153,30 @@ impl Marker {
         format!("1000.{}", self.0)
     }
 
-    /// Command lines of live (non-zombie) processes that carry the marker.
+    /// `pid: command line` of live (non-zombie: a zombie's command line is empty)
+    /// processes that carry the marker.
     pub fn survivors(&self) -> Vec<String> {
         // A process killed a moment ago may still be on its way out: look twice.
         for attempt in 0..2 {
             let found = scan(&self.0);
             if found.is_empty() || attempt == 1 {
-                return found;
+                return found
+                    .into_iter()
+                    .map(|(pid, text)| format!("{pid}: {text}"))
+                    .collect();
             }
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         Vec::new()
     }
+
+    /// The pids of the processes carrying the marker now (one look).
+    pub fn pids(&self) -> Vec<i32> {
+        scan(&self.0).into_iter().map(|(pid, _)| pid).collect()
+    }
 }
 
-fn scan(marker: &str) -> Vec<String> {
+fn scan(marker: &str) -> Vec<(i32, String)> {
     let me = std::process::id().to_string();
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -183,8 +192,10 @@ fn scan(marker: &str) -> Vec<String> {
             continue;
         };
         let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(marker) {
-            found.push(format!("{pid}: {text}"));
+        if text.contains(marker)
+            && let Ok(pid) = pid.parse()
+        {
+            found.push((pid, text));
         }
     }
     found
