@@ -397,6 +397,12 @@ impl LaunchPipes {
         })
     }
 
+    /// The read end, once the launcher holds the write end: ours is closed, since only the
+    /// launcher (and its clone) may hold it, so EOF means the report is complete.
+    fn into_report_read(self) -> OwnedFd {
+        self.report_read
+    }
+
     /// The launcher's end, kept open across its `execve`, and the Landlock ruleset.
     fn inherited(&self, ruleset: Option<&filesystem::Prepared>) -> Vec<i32> {
         [
@@ -408,6 +414,15 @@ impl LaunchPipes {
         .flatten()
         .collect()
     }
+}
+
+/// The launcher's argv: `<launcher> <mode> <spec as JSON>`.
+fn launcher_argv(sandbox: &Sandbox, mode: &str, spec: String) -> [String; 3] {
+    [
+        sandbox.config.launcher.to_string_lossy().into_owned(),
+        mode.to_string(),
+        spec,
+    ]
 }
 
 /// A gate the command waits at, after every other preparation and just before `execve`,
@@ -517,11 +532,11 @@ impl WarmSlot {
         };
         let mut keep = vec![report_write.as_raw_fd(), theirs.as_raw_fd()];
         keep.extend(ruleset_fds);
-        let argv = [
-            sandbox.config.launcher.to_string_lossy().into_owned(),
-            launcher::WARM_ARG.to_string(),
+        let argv = launcher_argv(
+            sandbox,
+            launcher::WARM_ARG,
             serde_json::to_string(&warm).map_err(std::io::Error::other)?,
-        ];
+        );
         let child = spawn::spawn(&spawn::SpawnRequest {
             program: &sandbox.config.launcher,
             argv: &argv,
@@ -773,28 +788,18 @@ impl Executor {
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let ruleset = sandbox.ruleset(!limits.network);
-        let launcher_argv = [
-            sandbox.config.launcher.to_string_lossy().into_owned(),
-            LAUNCHER_ARG.to_string(),
-            spec,
-        ];
+        let argv = launcher_argv(sandbox, LAUNCHER_ARG, spec);
         // The launcher waits at the gate itself, after its set-up, just before execve.
         let child = spawn::spawn(&spawn::SpawnRequest {
             program: &sandbox.config.launcher,
-            argv: &launcher_argv,
+            argv: &argv,
             env: &[],
             cwd: Some(request.cwd.handle_fd()),
             keep: &pipes.inherited(ruleset),
             gate: None,
         })
         .map_err(ExecError::Spawn)?;
-        let LaunchPipes {
-            report_read,
-            report_write,
-            ..
-        } = pipes;
-        // Only the launcher (and its clone) may hold the write end: EOF = report complete.
-        drop(report_write);
+        let report_read = pipes.into_report_read();
         Self::supervise_launch(request, cancel, child, report_read, call, problems, false).await
     }
 
@@ -1063,11 +1068,7 @@ impl Executor {
         let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), fds);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let ruleset = sandbox.ruleset(!limits.network);
-        let argv = [
-            sandbox.config.launcher.to_string_lossy().into_owned(),
-            LAUNCHER_ARG.to_string(),
-            spec,
-        ];
+        let argv = launcher_argv(sandbox, LAUNCHER_ARG, spec);
         // The same child steps as every command (new session, parent-death signal, only the
         // listed descriptors kept), without the runtime: this runs at start-up.
         let mut child = spawn::spawn_detached(&spawn::SpawnRequest {
@@ -1078,12 +1079,7 @@ impl Executor {
             keep: &pipes.inherited(ruleset),
             gate: None,
         })?;
-        let LaunchPipes {
-            report_read,
-            report_write,
-            ..
-        } = pipes;
-        drop(report_write);
+        let report_read = pipes.into_report_read();
         // The probe runs nothing; it ends in milliseconds. Bound it anyway.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while child.try_wait()?.is_none() {
