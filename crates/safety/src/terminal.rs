@@ -470,12 +470,12 @@ impl TerminalCore {
     }
 
     /// SHA-256 over the canonical form of a call: executable, argv, cwd, environment.
-    fn canonical_hash(&self, vetted: &Vetted) -> String {
+    fn canonical_hash(vetted: &Vetted, env: &[(String, String)]) -> String {
         let canonical = json!({
             "executable": vetted.program.to_string_lossy(),
             "argv": vetted.argv,
             "cwd": vetted.cwd.absolute().to_string_lossy(),
-            "env": self.environment(),
+            "env": env,
         });
         let mut bytes = Vec::new();
         crate::audit::canonical_json(&canonical, &mut bytes);
@@ -531,7 +531,10 @@ impl TerminalCore {
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
                 // The profile and its limits are in `sandbox`, as in run_command's detail.
                 e.set("sandbox", self.explain_sandbox(v.profile, &limits));
-                e.set("canonical_hash", self.canonical_hash(&v));
+                e.set(
+                    "canonical_hash",
+                    Self::canonical_hash(&v, &self.environment()),
+                );
                 e
             }
         }
@@ -594,7 +597,12 @@ impl TerminalCore {
         intent.insert("argv".into(), json!(vetted.argv));
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
-        intent.insert("canonical_hash".into(), json!(self.canonical_hash(&vetted)));
+        // Built once: hashed into the intent record, then given to the command.
+        let env = self.environment();
+        intent.insert(
+            "canonical_hash".into(),
+            json!(Self::canonical_hash(&vetted, &env)),
+        );
         intent.insert("profile".into(), json!(vetted.profile.name()));
         // Fail-closed: nothing runs before the intent record is durable. The line is written
         // now; the command's process is created and sandboxed while the disk syncs, and
@@ -641,7 +649,7 @@ impl TerminalCore {
             argv0: vetted.argv.first().cloned().unwrap_or_default(),
             args: vetted.argv.get(1..).unwrap_or_default().to_vec(),
             cwd: &vetted.cwd,
-            env: self.environment(),
+            env,
             profile: vetted.profile,
             limits,
             gate: gated.then_some(&gate),
