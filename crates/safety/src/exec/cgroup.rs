@@ -102,6 +102,11 @@ impl Pool {
     }
 }
 
+/// A v2 folder with `cgroup.kill` (kernel 5.14+) can kill the whole tree at once.
+fn has_kill(dir: &Path) -> bool {
+    dir.join("cgroup.kill").exists()
+}
+
 fn remove_set(set: FolderSet) {
     for (_, dir, made) in set {
         if made.is_ok() {
@@ -416,12 +421,18 @@ impl Cgroups {
     }
 
     /// Take fresh folders for one call (made ahead of time, else now) and write its
-    /// limits. Each call gets folders no process has ever been in.
-    /// A launcher started for its call may stay in the folders beside the command, with a
-    /// PID namespace's init: [`LAUNCHER_PROCESSES`] more are allowed.
-    pub fn create_call(&self, processes: u64, memory_bytes: u64) -> CallCgroup {
-        self.reserve()
-            .limit(processes, memory_bytes, LAUNCHER_PROCESSES)
+    /// limits. Each call gets folders no process has ever been in. `beside` says how many
+    /// of our own processes will share the folders with the command's tree (see
+    /// [`Beside`]); it may depend on [`ReservedCall::kills_tree`], hence the closure.
+    pub fn create_call(
+        &self,
+        processes: u64,
+        memory_bytes: u64,
+        beside: impl FnOnce(&ReservedCall) -> Beside,
+    ) -> CallCgroup {
+        let reserved = self.reserve();
+        let beside = beside(&reserved);
+        reserved.limit(processes, memory_bytes, beside)
     }
 
     /// Take fresh folders for a call whose limits are not known yet (a launcher started
@@ -439,9 +450,16 @@ impl Cgroups {
     }
 }
 
-/// Processes of ours a launcher started for its call may keep in the call's folders: the
-/// launcher itself, and the init of a PID namespace.
-pub const LAUNCHER_PROCESSES: u64 = 2;
+/// Processes of ours that live in a call's folders beside the command's own tree, per
+/// hierarchy: `pids.max` is the command's number plus these, so the command itself can hold
+/// exactly its number (a launcher that becomes the command: none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Beside {
+    /// In the v1 folders.
+    pub v1: u64,
+    /// In the v2 folder.
+    pub v2: u64,
+}
 
 /// Fresh call folders, limits not yet written. Dropped unused, they are removed.
 #[derive(Debug)]
@@ -478,10 +496,17 @@ impl ReservedCall {
             .map(|(_, d, _)| d.clone())
     }
 
-    /// Write the call's limits and make it a [`CallCgroup`]. `beside` is how many of our
-    /// own processes live in the folders beside the command's tree (0 for a launcher started
-    /// ahead, which becomes the command): `pids.max` is `processes + beside`.
-    pub fn limit(mut self, processes: u64, memory_bytes: u64, beside: u64) -> CallCgroup {
+    /// True when the v2 folder was made and has `cgroup.kill`: the call's
+    /// [`CallCgroup::kills_tree`] will say the same.
+    pub fn kills_tree(&self) -> bool {
+        self.v2_dir().is_some_and(|dir| has_kill(&dir))
+    }
+
+    /// Write the call's limits and make it a [`CallCgroup`]. `beside`: how many of our own
+    /// processes live in the folders beside the command's tree ([`Beside::default`] for a
+    /// launcher started ahead, which becomes the command): `pids.max` is `processes` plus
+    /// those, per hierarchy.
+    pub fn limit(mut self, processes: u64, memory_bytes: u64, beside: Beside) -> CallCgroup {
         let set = self.set.take().unwrap_or_default();
         let mut call = CallCgroup {
             dirs: Vec::new(),
@@ -492,7 +517,7 @@ impl ReservedCall {
             finished: false,
             pool: Some(self.pool.clone()),
         };
-        let pids_max = processes.saturating_add(beside).to_string();
+        let pids_max = |beside: u64| processes.saturating_add(beside).to_string();
         for (kind, dir, made) in set {
             if let Err(e) = made {
                 call.problems.push(e.clone());
@@ -501,13 +526,13 @@ impl ReservedCall {
             }
             match kind {
                 Kind::V2 => {
-                    call.report.kill = dir.join("cgroup.kill").exists();
+                    call.report.kill = has_kill(&dir);
                     if !call.report.kill {
                         call.problems
                             .push("cgroup v2 has no cgroup.kill (kernel < 5.14)".into());
                     }
                     // Delegated v2 controllers (pure v2 hosts) carry the limits themselves.
-                    if std::fs::write(dir.join("pids.max"), &pids_max).is_ok() {
+                    if std::fs::write(dir.join("pids.max"), pids_max(beside.v2)).is_ok() {
                         call.report.processes = Some("cgroup v2 pids.max".into());
                     }
                     if std::fs::write(dir.join("memory.max"), memory_bytes.to_string()).is_ok() {
@@ -515,7 +540,7 @@ impl ReservedCall {
                         call.report.memory = Some("cgroup v2 memory.max".into());
                     }
                 }
-                Kind::V1Pids => match std::fs::write(dir.join("pids.max"), &pids_max) {
+                Kind::V1Pids => match std::fs::write(dir.join("pids.max"), pids_max(beside.v1)) {
                     Ok(()) => call.report.processes = Some("cgroup v1 pids.max".into()),
                     Err(e) => call.problems.push(format!("pids.max: {e}")),
                 },
@@ -584,7 +609,7 @@ impl CallCgroup {
             set: Some(set),
             pool: self.pool.take().unwrap_or_else(|| Arc::new(Pool::empty())),
         }
-        .limit(processes, memory_bytes, 0)
+        .limit(processes, memory_bytes, Beside::default())
     }
 
     /// After the command ended: kill whatever it left in the folders, if anything.
@@ -734,7 +759,7 @@ mod tests {
             set: Some(pool.make_set()),
             pool: pool.clone(),
         };
-        let call = reserved.limit(16, 1 << 20, 0);
+        let call = reserved.limit(16, 1 << 20, Beside::default());
         let unmade = |call: &CallCgroup| {
             call.problems
                 .iter()

@@ -863,6 +863,20 @@ fn drop_capabilities(bounding_left: Option<u32>) -> LaunchEvent {
     }
 }
 
+/// How many of a launcher started for its call's own processes stay in the call's folders
+/// beside the command ([`launch`]): with namespaces on, the launcher joins the v1 folders,
+/// clones, and stays as the clone's parent (the clone is born in the v2 folder, so it
+/// counts only in v1); a PID namespace's init is in both. With namespaces off the launcher
+/// becomes the command: none. (On a kernel without `clone3` into a cgroup, older than 5.7,
+/// the launcher joins the v2 folder too, and the command can hold one process fewer there.)
+pub fn beside_command(namespaces: bool, pid_namespace: bool) -> super::cgroup::Beside {
+    let init = u64::from(namespaces && pid_namespace);
+    super::cgroup::Beside {
+        v1: u64::from(namespaces) + init,
+        v2: init,
+    }
+}
+
 /// Step 3. The launcher stays outside and waits; its clone is PID 1 of the new PID
 /// namespace, confines itself, forks the command and reaps until the command ends. When
 /// PID 1 exits, the kernel kills every process left in the namespace (a `setsid` escapee,

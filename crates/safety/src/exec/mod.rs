@@ -551,7 +551,7 @@ impl WarmSlot {
             channel,
             report_read,
             // It becomes the command: nothing of ours beside it.
-            call: reserved.limit(limits.0, limits.1, 0),
+            call: reserved.limit(limits.0, limits.1, Default::default()),
             limits,
         })
     }
@@ -766,6 +766,18 @@ impl Executor {
         argv
     }
 
+    /// Fresh folders for a launcher started for its call, limited so that the command holds
+    /// exactly its process limit beside what the launcher keeps there
+    /// ([`launcher::beside_command`], with the PID namespace [`Self::spec`] will ask for).
+    fn create_call(sandbox: &Sandbox, limits: &ExecLimits) -> CallCgroup {
+        let namespaces = sandbox.config.namespaces;
+        sandbox
+            .cgroups
+            .create_call(limits.processes, limits.memory_bytes, |reserved| {
+                launcher::beside_command(namespaces, !reserved.kills_tree())
+            })
+    }
+
     /// Start a launcher for this call now.
     async fn run_cold(
         &self,
@@ -774,9 +786,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
         let limits = &request.limits;
-        let call = sandbox
-            .cgroups
-            .create_call(limits.processes, limits.memory_bytes);
+        let call = Self::create_call(sandbox, limits);
         let problems = Self::precheck(sandbox, request.profile, limits, &call)?;
         let pipes = LaunchPipes::new(request.gate).map_err(ExecError::Spawn)?;
         let spec = Self::call_spec(sandbox, request, &call, Some(&pipes));
@@ -1029,9 +1039,7 @@ impl Executor {
         let Some(sandbox) = self.sandbox.as_deref() else {
             return sandbox::unsandboxed_report(profile, limits);
         };
-        let call = sandbox
-            .cgroups
-            .create_call(limits.processes, limits.memory_bytes);
+        let call = Self::create_call(sandbox, limits);
         let mut problems = call.problems.clone();
         problems.extend(sandbox.cgroups.problems().iter().cloned());
         let events = Self::probe_events(sandbox, limits, &call).unwrap_or_else(|e| {
