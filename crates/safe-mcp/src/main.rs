@@ -49,6 +49,10 @@ enum Command {
         /// Compare run_command "true" with the full kernel sandbox against the sandbox off.
         #[arg(long)]
         sandbox: bool,
+        /// Repeat the whole benchmark this many times and end with how many runs met each
+        /// target (the machine's noise, in one command).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
     },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
@@ -208,11 +212,14 @@ fn main() -> ExitCode {
         Command::Bench {
             iterations,
             sandbox,
+            repeat,
         } => {
             let result = if sandbox {
                 single_thread_runtime().block_on(safe_mcp::bench_sandbox::run(iterations))
             } else {
-                single_thread_runtime().block_on(safe_mcp::bench::run(iterations))
+                single_thread_runtime()
+                    .block_on(safe_mcp::bench::run(iterations, repeat))
+                    .map(drop)
             };
             match result {
                 Ok(()) => ExitCode::SUCCESS,

@@ -808,3 +808,46 @@ async fn no_shell_is_ever_invoked_sandbox_on() {
     let f = Fixture::new();
     no_shell_between_the_server_and_the_command(&f, true).await;
 }
+
+/// The benchmark's wiring works end to end, repeats included: every figure of every run is
+/// a measured, positive duration or rate (their values are not asserted: machines are noisy).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_benchmark_measures_every_figure_in_each_run() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp"));
+    let runs = safe_mcp::bench::run_with(&bin, 3, 2).await.unwrap();
+    assert_eq!(runs.len(), 2);
+    for f in &runs {
+        assert_eq!(f.iterations, 3);
+        let figures = [
+            f.floor,
+            f.bare,
+            f.run_lean,
+            f.run_rmcp,
+            f.run_in_process,
+            f.explain_between.0,
+            f.explain_between.1,
+            f.explain_between.2,
+            f.explain_b2b,
+            f.unknown_b2b,
+            f.burst.0,
+            f.burst.1,
+            f.explain_paced,
+            f.unknown_paced,
+            f.unknown_between.0,
+            f.unknown_between.1,
+            f.run_sandboxed.0,
+            f.run_sandboxed.1,
+            f.run_off_phase2,
+            f.explain_sandboxed,
+            f.explain_core,
+            f.audit.0,
+            f.audit.1,
+            f.redaction.0,
+            f.redaction.1,
+        ];
+        assert!(figures.iter().all(|v| v.is_finite() && *v > 0.0), "{f:?}");
+        // A round trip that spawns a process cannot beat the bare spawn it contains.
+        assert!(f.run_in_process > f.bare * 0.5, "{f:?}");
+        assert!(f.run_ratio() > 0.0 && f.audit_ratio() > 0.0, "{f:?}");
+    }
+}

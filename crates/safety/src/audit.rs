@@ -210,13 +210,19 @@ impl Syncer {
 
     fn request(&self, waiter: Option<Waiter>) {
         let (lock, wake) = &*self.shared;
-        let mut s = lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        s.pending = true;
-        let waiting = waiter.is_some();
-        s.waiters.extend(waiter);
-        if waiting || !s.lingering {
+        let wake_now = {
+            let mut s = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.pending = true;
+            let waiting = waiter.is_some();
+            s.waiters.extend(waiter);
+            waiting || !s.lingering
+        };
+        // After the lock is released: the syncer, woken, finds it free instead of waiting
+        // for it (one wake-up, not two). It reads `pending` under the lock, so it cannot
+        // miss this request either way.
+        if wake_now {
             wake.notify_one();
         }
     }
