@@ -682,9 +682,22 @@ impl AuditLog {
             .mode(0o600)
             .open(&tmp)
             .map_err(io)?;
-        // The new file keeps the old one's permissions (an operator's chmod survives).
-        let permissions = state.file.metadata().map_err(io)?.permissions();
-        next.set_permissions(permissions)
+        // The new file keeps the old one's owner, group and permissions (an operator's
+        // chown and chmod survive). Owner first: a chown clears set-id bits. A server that may
+        // not give a file away (not root, the log not its own) warns and goes on with a file
+        // of its own: the records matter more than who owns them.
+        let old = state.file.metadata().map_err(io)?;
+        {
+            use std::os::unix::fs::MetadataExt;
+            if let Err(e) = std::os::unix::fs::fchown(&next, Some(old.uid()), Some(old.gid())) {
+                tracing::warn!(
+                    "the rotated audit log keeps its permissions but not its owner {}:{} ({e})",
+                    old.uid(),
+                    old.gid()
+                );
+            }
+        }
+        next.set_permissions(old.permissions())
             .and_then(|()| next.write_all(&line))
             .and_then(|()| next.sync_data())
             .and_then(|()| std::fs::rename(&tmp, &self.path))

@@ -458,6 +458,27 @@ fn a_rotated_file_keeps_the_logs_permissions() {
     assert_eq!(mode.ok(), Some(0o640));
 }
 
+/// The new file keeps the log's owner and group too (an operator's chown survives). Only
+/// root may give a file away, so this runs as root and says so elsewhere.
+#[test]
+fn a_rotated_file_keeps_the_logs_owner() {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED a_rotated_file_keeps_the_logs_owner: only root can chown the log");
+        return;
+    }
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path, ROTATE);
+    append(&log, 0, 0);
+    std::os::unix::fs::chown(&path, Some(4242), Some(4343)).unwrap_or_else(|e| panic!("{e}"));
+    let before = std::fs::metadata(&path).map(|m| m.ino()).ok();
+    fill_until_rotated(&log, &path);
+    let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(Some(meta.ino()), before, "the log did not rotate");
+    assert_eq!((meta.uid(), meta.gid()), (4242, 4343));
+}
+
 /// An end record naming a path outside the log's folder was not written by the log (only
 /// someone with write access to the file can put it there): it is refused, nothing is linked.
 #[test]
