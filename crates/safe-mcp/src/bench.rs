@@ -131,7 +131,7 @@ pub struct Figures {
     pub unknown_paced: f64,
     /// The unknown tool between `run_command` calls: lean, rmcp.
     pub unknown_between: (f64, f64),
-    /// Phase 2: full sandbox (lean, rmcp), sandbox off, explain on the sandboxed server.
+    /// Phase 2: `run_command` with the full sandbox, through the lean client and rmcp.
     pub run_sandboxed: (f64, f64),
     /// Phase 2: `run_command`, sandbox off, call by call with the sandboxed one.
     pub run_off_phase2: f64,
@@ -265,6 +265,24 @@ pub async fn run_with(bin: &Path, iterations: usize, repeat: usize) -> Result<Ve
     Ok(all)
 }
 
+/// The median of `values` (sorted in place): the middle one, or the mean of the two in the
+/// middle for an even count.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n => (values[(n - 1) / 2] + values[n / 2]) / 2.0,
+    }
+}
+
+/// The p50 of the first `n` samples, in the order they were taken (`samples` is not sorted).
+pub fn first_p50(samples: &[Duration], n: usize) -> f64 {
+    micros(percentile(
+        &mut samples[..n.min(samples.len())].to_vec(),
+        0.5,
+    ))
+}
+
 /// One of the targets, as the summary checks it.
 struct Target {
     name: &'static str,
@@ -339,9 +357,7 @@ fn print_summary(all: &[Figures]) {
         let mut values: Vec<f64> = all.iter().map(pick).collect();
         let listed: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
         let hits = values.iter().filter(|v| met(**v)).count();
-        values.sort_by(f64::total_cmp);
-        let n = values.len();
-        let median = (values[(n - 1) / 2] + values[n / 2]) / 2.0;
+        let median = median(&mut values);
         println!(
             "  {name:<34}: median {median:>9.3}   target {target:<8} met in {hits} of {}   [{}]",
             all.len(),
@@ -467,8 +483,7 @@ async fn measure(bin: &Path, iterations: usize) -> Result<Figures> {
     let audit = audit_append_vs_bare(dir.path(), (iterations * 5).max(1000))?;
     let p50 = |samples: &mut [Duration]| micros(percentile(samples, 0.5));
     // Before the whole loops are sorted.
-    let first = |samples: &[Duration]| p50(&mut samples[..BURST.min(samples.len())].to_vec());
-    let burst = (first(&ex_b2b), first(&mcp_b2b));
+    let burst = (first_p50(&ex_b2b, BURST), first_p50(&mcp_b2b, BURST));
     let (run_lean, run_rmcp) = run_off.p50();
     let explain_between = {
         let p99 = micros(percentile(&mut ex.lean, 0.99));
@@ -600,4 +615,28 @@ fn explain_in_process(policy: &Path, iterations: usize) -> Result<Duration> {
         });
     }
     Ok(percentile(&mut samples, 0.5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(&mut [3.0, 1.0]), 2.0);
+        assert_eq!(median(&mut [5.0, 1.0, 3.0]), 3.0);
+        assert_eq!(median(&mut [4.0, 1.0, 10.0, 2.0]), 3.0);
+    }
+
+    #[test]
+    fn the_first_calls_are_taken_in_the_order_they_ran() {
+        let us = Duration::from_micros;
+        // The first three are slow, the rest fast: the first three's p50 is a slow one,
+        // whatever sorting the whole set would put first.
+        let samples = [us(300), us(100), us(200), us(10), us(20), us(30), us(40)];
+        assert_eq!(first_p50(&samples, 3), 200.0);
+        assert_eq!(first_p50(&samples, 100), 40.0);
+        let mut all = samples.to_vec();
+        assert_eq!(micros(percentile(&mut all, 0.5)), 40.0);
+    }
 }

@@ -51,7 +51,7 @@ enum Command {
         sandbox: bool,
         /// Repeat the whole benchmark this many times and end with how many runs met each
         /// target (the machine's noise, in one command).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, conflicts_with = "sandbox")]
         repeat: usize,
     },
     /// Scan MCP server source code for shell-injection patterns.

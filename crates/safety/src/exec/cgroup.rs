@@ -778,4 +778,49 @@ mod tests {
         assert_eq!(pids, "32");
         drop(call);
     }
+
+    /// Each hierarchy's `pids.max` allows for exactly the launcher's own processes that
+    /// [`crate::exec::launcher::beside_command`] says stay there: the launcher counts in
+    /// v1 only, a PID namespace's init in both, nothing when the launcher becomes the command.
+    #[test]
+    fn each_hierarchy_allows_exactly_the_launchers_own_processes() {
+        use crate::exec::launcher::beside_command;
+        let tmp = tempfile::tempdir().expect("temp dir");
+        for kind in ["v1", "v2"] {
+            std::fs::create_dir(tmp.path().join(kind)).expect("base folder");
+        }
+        let pool = Arc::new(Pool::with(vec![
+            Base {
+                kind: Kind::V2,
+                dir: tmp.path().join("v2"),
+            },
+            Base {
+                kind: Kind::V1Pids,
+                dir: tmp.path().join("v1"),
+            },
+        ]));
+        let cases = [
+            ((true, true), ("18", "17")),
+            ((true, false), ("17", "16")),
+            ((false, true), ("16", "16")),
+            ((false, false), ("16", "16")),
+        ];
+        for (n, ((namespaces, pid_namespace), (v1, v2))) in cases.into_iter().enumerate() {
+            let reserved = ReservedCall {
+                set: Some(pool.make_set()),
+                pool: pool.clone(),
+            };
+            let call = reserved.limit(16, 1 << 20, beside_command(namespaces, pid_namespace));
+            let read = |kind: &str| {
+                std::fs::read_to_string(tmp.path().join(format!("{kind}/call-{n}/pids.max")))
+                    .expect("pids.max")
+            };
+            assert_eq!(
+                (read("v1").as_str(), read("v2").as_str()),
+                (v1, v2),
+                "namespaces {namespaces}, PID namespace {pid_namespace}"
+            );
+            drop(call);
+        }
+    }
 }

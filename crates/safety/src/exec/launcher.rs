@@ -1019,6 +1019,11 @@ fn clone_child(
         let joined = join_cgroups(&[], Some(dir));
         reporter.send(&joined);
         reporter.flush();
+        // As in `launch`: a required sandbox refuses a call whose folder could not be joined
+        // (the caller refuses again after its own attempt to join).
+        if let Some(reason) = required_join_refusal(spec, &joined) {
+            return Err(reason);
+        }
     }
     sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))
 }
