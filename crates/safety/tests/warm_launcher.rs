@@ -202,8 +202,22 @@ async fn a_launcher_killed_while_idle_is_replaced_for_the_call() {
     assert!(t.executor.prepare_next_launcher().unwrap());
     // kill -9 the launcher that waits for the next call.
     let idle = t.executor.next_launcher_pid().expect("a launcher waits");
-    let cmdline = std::fs::read(format!("/proc/{idle}/cmdline")).unwrap();
-    assert!(String::from_utf8_lossy(&cmdline).contains("__sandbox-warm"));
+    // The parent of a `CLONE_VFORK` child resumes once the new program's memory is in
+    // place, a moment before the kernel records its arguments: under load `cmdline` can
+    // read empty for that moment (seen on CI). Wait for it, bounded.
+    let mut cmdline = Vec::new();
+    for _ in 0..200 {
+        cmdline = std::fs::read(format!("/proc/{idle}/cmdline")).unwrap();
+        if !cmdline.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("__sandbox-warm"),
+        "{:?}",
+        String::from_utf8_lossy(&cmdline)
+    );
     let pid = rustix::process::Pid::from_raw(idle).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(50));
