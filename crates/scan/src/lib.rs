@@ -1,7 +1,7 @@
 //! `safe-mcp scan`: finds shell-injection patterns in MCP server source code.
 //!
 //! How a scan flows:
-//! 1. [`discover`](crate::discover) walks the target and lists `.ts .tsx .mts .cts .js .jsx .mjs
+//! 1. `discover` walks the target and lists `.ts .tsx .mts .cts .js .jsx .mjs
 //!    .cjs .py .rs` files, skipping `node_modules`, `.git` and `--ignore` globs (but not
 //!    `dist/`/`build/`, where installed servers keep their code). Files over the size cap are
 //!    reported as skipped.

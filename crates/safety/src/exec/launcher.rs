@@ -863,8 +863,8 @@ fn drop_capabilities(bounding_left: Option<u32>) -> LaunchEvent {
     }
 }
 
-/// How many of a launcher started for its call's own processes stay in the call's folders
-/// beside the command ([`launch`]): with namespaces on, the launcher joins the v1 folders,
+/// How many processes of a launcher started for its call stay in the call's folders
+/// beside the command (in `launch`): with namespaces on, the launcher joins the v1 folders,
 /// clones, and stays as the clone's parent (the clone is born in the v2 folder, so it
 /// counts only in v1); a PID namespace's init is in both. With namespaces off the launcher
 /// becomes the command: none. (On a kernel without `clone3` into a cgroup, older than 5.7,
