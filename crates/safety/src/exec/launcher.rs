@@ -738,6 +738,12 @@ fn launch(
         match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {
             Ok(code) => return code,
             Err(error) => {
+                // The launcher becomes the command after all: the processes `pids.max`
+                // allowed beside it go back (a failure to is part of the same downgrade).
+                let error = match give_back_slack(&spec) {
+                    Ok(()) => error,
+                    Err(e) => format!("{error}; the process limit keeps its slack: {e}"),
+                };
                 reporter.send(&LaunchEvent::Namespaces {
                     active: Vec::new(),
                     error: Some(error.clone()),
@@ -875,6 +881,35 @@ pub fn beside_command(namespaces: bool, pid_namespace: bool) -> super::cgroup::B
         v1: u64::from(namespaces) + init,
         v2: init,
     }
+}
+
+/// A launcher started for its call whose namespaces could not be made becomes the command:
+/// lower each `pids.max` of its folders by what [`beside_command`] allowed for the
+/// processes that will not exist, so the command holds exactly its number. Folders without
+/// `pids.max` (the v1 memory folder, a v2 folder without the controller) are left alone.
+fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
+    let beside = beside_command(spec.namespaces, spec.pid_namespace);
+    let v1 = spec
+        .cgroup_v1_tasks
+        .iter()
+        .filter_map(|tasks| tasks.parent())
+        .map(|dir| (dir, beside.v1));
+    let v2 = spec.cgroup_v2.iter().map(|dir| (dir.as_path(), beside.v2));
+    for (dir, slack) in v1.chain(v2).filter(|(_, slack)| *slack > 0) {
+        let file = dir.join("pids.max");
+        let max = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("{}: {e}", file.display())),
+        };
+        // "max": no limit was written here, nothing to give back.
+        let Ok(max) = max.trim().parse::<u64>() else {
+            continue;
+        };
+        std::fs::write(&file, max.saturating_sub(slack).max(1).to_string())
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(())
 }
 
 /// Step 3. The launcher stays outside and waits; its clone is PID 1 of the new PID
@@ -1106,4 +1141,82 @@ fn namespace_init(
     };
     let _ = rustix::io::write(&status_write, line.as_bytes());
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(dir: &Path, namespaces: bool, pid_namespace: bool) -> LaunchSpec {
+        LaunchSpec {
+            program: None,
+            argv: Vec::new(),
+            env: Vec::new(),
+            fs: FsRules {
+                write_root: dir.to_path_buf(),
+                read_paths: Vec::new(),
+                deny_network: false,
+            },
+            landlock_ruleset: None,
+            open_files: 64,
+            file_size_bytes: 1 << 20,
+            cpu_seconds: 1,
+            data_bytes: None,
+            namespaces,
+            pid_namespace,
+            cgroup_v2: Some(dir.join("v2")),
+            cgroup_v1_tasks: vec![dir.join("pids/tasks"), dir.join("memory/tasks")],
+            report_fd: -1,
+            gate_fd: None,
+            parent_pid: 1,
+            require: false,
+            require_namespaces: false,
+        }
+    }
+
+    /// When the namespaces could not be made, the launcher gives back exactly the slack
+    /// `beside_command` allowed, per hierarchy; a folder without `pids.max` and a `max` are
+    /// left alone. Plain folders stand in for cgroupfs.
+    #[test]
+    fn a_launcher_that_becomes_the_command_gives_back_its_slack() {
+        for ((namespaces, pid_namespace), (v1, v2)) in [
+            ((true, true), ("16", "16")),
+            ((true, false), ("16", "16")),
+            ((false, false), ("18", "17")),
+        ] {
+            let tmp = tempfile::tempdir().expect("temp dir");
+            for folder in ["v2", "pids", "memory"] {
+                std::fs::create_dir(tmp.path().join(folder)).expect("folder");
+            }
+            let s = spec(tmp.path(), namespaces, pid_namespace);
+            let limited = crate::exec::cgroup::Beside {
+                v1: 16 + beside_command(namespaces, pid_namespace).v1,
+                v2: 16 + beside_command(namespaces, pid_namespace).v2,
+            };
+            // As `ReservedCall::limit` wrote them; for (false, false) pretend two more were
+            // allowed, which must stay: with namespaces off nothing was set aside.
+            let (w1, w2) = if namespaces {
+                (limited.v1, limited.v2)
+            } else {
+                (18, 17)
+            };
+            std::fs::write(tmp.path().join("pids/pids.max"), w1.to_string()).expect("v1");
+            std::fs::write(tmp.path().join("v2/pids.max"), w2.to_string()).expect("v2");
+            give_back_slack(&s).expect("given back");
+            let read = |f: &str| std::fs::read_to_string(tmp.path().join(f)).expect("read");
+            assert_eq!(
+                (read("pids/pids.max").as_str(), read("v2/pids.max").as_str()),
+                (v1, v2),
+                "namespaces {namespaces}, PID namespace {pid_namespace}"
+            );
+            assert!(!tmp.path().join("memory/pids.max").exists());
+        }
+        // No limit written ("max"): nothing to give back.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(tmp.path().join("pids")).expect("folder");
+        std::fs::write(tmp.path().join("pids/pids.max"), "max").expect("v1");
+        give_back_slack(&spec(tmp.path(), true, true)).expect("given back");
+        let max = std::fs::read_to_string(tmp.path().join("pids/pids.max")).expect("read");
+        assert_eq!(max, "max");
+    }
 }
