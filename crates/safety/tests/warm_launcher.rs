@@ -322,3 +322,84 @@ async fn a_launcher_limited_for_a_smaller_profile_is_limited_again_for_a_larger_
         );
     }
 }
+
+/// Runs the real launcher under a seccomp filter that makes namespace creation fail:
+/// `clone3` answers ENOSYS (so the launcher falls back to `clone`), and `clone` with
+/// `CLONE_NEWNET`, `CLONE_NEWPID` or `CLONE_NEWUSER` answers EPERM. Everything else is allowed.
+const NO_NAMESPACES_WRAPPER: &str = r#"#!/usr/bin/python3
+import ctypes, os, struct, sys
+LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
+ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+NEW = 0x40000000 | 0x20000000 | 0x10000000
+def op(code, k, jt=0, jf=0):
+    return struct.pack("HBBI", code, jt, jf, k)
+prog = b"".join([
+    op(LD, 4), op(JEQ, 0xC000003E, 1, 0), op(RET, ALLOW),
+    op(LD, 0),
+    op(JEQ, 435, 0, 1), op(RET, ERRNO | 38),
+    op(JEQ, 56, 0, 3), op(LD, 16), op(JSET, NEW, 0, 1), op(RET, ERRNO | 1),
+    op(RET, ALLOW),
+])
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+fprog = Fprog(len(prog) // 8, prog)
+if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+    sys.exit("seccomp: errno %d" % ctypes.get_errno())
+real = os.environ.get("REAL_LAUNCHER") or sys.argv[0] + ".real"
+os.execv(real, [real] + sys.argv[1:])
+"#;
+
+/// A launcher started for its call whose namespaces cannot be made (here a seccomp filter
+/// refuses them) becomes the command itself, and first gives back the process it had set
+/// aside for itself: the command still holds exactly its limit, and the result says the
+/// namespaces failed.
+#[cfg(target_arch = "x86_64")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_launcher_whose_namespaces_fail_still_gives_the_command_exactly_its_limit() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut t = setup();
+    // The wrapper finds the real launcher beside itself, as `<name>.real`.
+    let bin = t._dir.path().join("launcher");
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec"),
+        bin.with_extension("real"),
+    )
+    .unwrap();
+    std::fs::write(&bin, NO_NAMESPACES_WRAPPER).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    t.executor = Executor::sandboxed(SandboxConfig {
+        launcher: bin,
+        jail_root: t.root.clone(),
+        read_paths: safety::exec::filesystem::read_paths(
+            &[],
+            &std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        ),
+        require: false,
+        namespaces: true,
+        cgroups: true,
+    });
+    let cwd = t.jail.resolve_cwd(None).unwrap();
+    let r = hold_processes(&cwd, Profile::Strict);
+    let limit = r.limits.processes;
+    let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
+    if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
+        assert!(
+            std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
+            "no cgroup process limit on this host: {outcome:?}"
+        );
+        eprintln!("skipped: no cgroup process limit on this host");
+        return;
+    }
+    assert!(
+        !outcome.sandbox.mechanisms.launcher_started_ahead,
+        "{outcome:?}"
+    );
+    let downgrades = outcome.sandbox.downgrades.join("; ");
+    assert!(
+        downgrades.contains("namespace") && downgrades.contains("Operation not permitted"),
+        "the namespaces did not fail as arranged: {downgrades}"
+    );
+    assert!(!downgrades.contains("keeps its slack"), "{downgrades}");
+    assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
+}

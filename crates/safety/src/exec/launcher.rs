@@ -895,21 +895,36 @@ fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
         .filter_map(|tasks| tasks.parent())
         .map(|dir| (dir, beside.v1));
     let v2 = spec.cgroup_v2.iter().map(|dir| (dir.as_path(), beside.v2));
-    for (dir, slack) in v1.chain(v2).filter(|(_, slack)| *slack > 0) {
-        let file = dir.join("pids.max");
-        let max = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("{}: {e}", file.display())),
-        };
-        // "max": no limit was written here, nothing to give back.
-        let Ok(max) = max.trim().parse::<u64>() else {
-            continue;
-        };
-        std::fs::write(&file, max.saturating_sub(slack).max(1).to_string())
-            .map_err(|e| format!("{}: {e}", file.display()))?;
+    // Every folder is tried; each one that keeps its slack is named.
+    let failed: Vec<String> = v1
+        .chain(v2)
+        .filter(|(_, slack)| *slack > 0)
+        .filter_map(|(dir, slack)| {
+            let file = dir.join("pids.max");
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+                Err(e) => return Some(format!("{}: {e}", file.display())),
+            };
+            let text = text.trim();
+            if text == "max" {
+                // No limit was written here: nothing to give back.
+                return None;
+            }
+            let lowered = match text.parse::<u64>() {
+                Ok(max) => max.saturating_sub(slack).max(1),
+                Err(e) => return Some(format!("{}: '{text}': {e}", file.display())),
+            };
+            std::fs::write(&file, lowered.to_string())
+                .err()
+                .map(|e| format!("{}: {e}", file.display()))
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
     }
-    Ok(())
 }
 
 /// Step 3. The launcher stays outside and waits; its clone is PID 1 of the new PID
@@ -1200,10 +1215,14 @@ mod tests {
             } else {
                 (18, 17)
             };
-            std::fs::write(tmp.path().join("pids/pids.max"), w1.to_string()).expect("v1");
-            std::fs::write(tmp.path().join("v2/pids.max"), w2.to_string()).expect("v2");
+            // cgroupfs ends what it shows with a newline.
+            std::fs::write(tmp.path().join("pids/pids.max"), format!("{w1}\n")).expect("v1");
+            std::fs::write(tmp.path().join("v2/pids.max"), format!("{w2}\n")).expect("v2");
             give_back_slack(&s).expect("given back");
-            let read = |f: &str| std::fs::read_to_string(tmp.path().join(f)).expect("read");
+            let read = |f: &str| {
+                let text = std::fs::read_to_string(tmp.path().join(f)).expect("read");
+                text.trim().to_string()
+            };
             assert_eq!(
                 (read("pids/pids.max").as_str(), read("v2/pids.max").as_str()),
                 (v1, v2),
@@ -1214,9 +1233,24 @@ mod tests {
         // No limit written ("max"): nothing to give back.
         let tmp = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir(tmp.path().join("pids")).expect("folder");
-        std::fs::write(tmp.path().join("pids/pids.max"), "max").expect("v1");
+        std::fs::write(tmp.path().join("pids/pids.max"), "max\n").expect("v1");
         give_back_slack(&spec(tmp.path(), true, true)).expect("given back");
         let max = std::fs::read_to_string(tmp.path().join("pids/pids.max")).expect("read");
-        assert_eq!(max, "max");
+        assert_eq!(max, "max\n");
+
+        // A file that holds no number is named, and the other folders are still lowered.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        for folder in ["v2", "pids"] {
+            std::fs::create_dir(tmp.path().join(folder)).expect("folder");
+        }
+        std::fs::write(tmp.path().join("pids/pids.max"), "garbage\n").expect("v1");
+        std::fs::write(tmp.path().join("v2/pids.max"), "17\n").expect("v2");
+        let error = give_back_slack(&spec(tmp.path(), true, true)).expect_err("named");
+        assert!(
+            error.contains("pids/pids.max") && error.contains("garbage"),
+            "{error}"
+        );
+        let v2 = std::fs::read_to_string(tmp.path().join("v2/pids.max")).expect("read");
+        assert_eq!(v2, "16");
     }
 }
