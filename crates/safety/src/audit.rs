@@ -1331,7 +1331,7 @@ fn verify_file(
             )));
         }
         if record.seq != walk.expected_seq {
-            let reason = seq_problem(path, number, walk.expected_seq, record.seq)?;
+            let reason = seq_problem(&mut reader, number, walk.expected_seq, record.seq)?;
             return Ok(Some((number, reason)));
         }
         if record.prev != walk.prev_hash {
@@ -1378,10 +1378,12 @@ fn verify_file(
     Ok(None)
 }
 
-/// Explain a `seq` that is not the expected one: a later line holding the expected `seq`
-/// means records were reordered; none means records were deleted.
+/// Explain a `seq` that is not the expected one at line `number`: a later line holding the
+/// expected `seq` means records were reordered; none means records were deleted. The later
+/// lines are the rest of `rest`, the reader the file was verified through (the same handle and
+/// length, not the path again: during a rotation the path may name the next file already).
 fn seq_problem(
-    path: &Path,
+    rest: &mut impl BufRead,
     number: u64,
     expected: u64,
     found: u64,
@@ -1391,17 +1393,19 @@ fn seq_problem(
             "records out of order: expected seq {expected}, found seq {found} (reordered or duplicated)"
         ));
     }
-    let reader = BufReader::new(File::open(path)?);
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line?;
-        let later = (i as u64) + 1 > number;
-        if later
-            && let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line)
+    let mut line = Vec::new();
+    let mut at = number;
+    loop {
+        line.clear();
+        if rest.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        at += 1;
+        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line)
             && map.get("seq").and_then(Value::as_u64) == Some(expected)
         {
             return Ok(format!(
-                "records out of order: expected seq {expected}, found seq {found}; seq {expected} is at line {}",
-                i + 1
+                "records out of order: expected seq {expected}, found seq {found}; seq {expected} is at line {at}"
             ));
         }
     }

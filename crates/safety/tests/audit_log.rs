@@ -303,6 +303,7 @@ fn verify_reports_reordered_records() {
     let (line, why) = broken_at(&path);
     assert_eq!(line, 2);
     assert!(why.contains("out of order"), "{why}");
+    assert!(why.contains("seq 2 is at line 4"), "{why}");
 }
 
 #[test]
