@@ -16,7 +16,7 @@ use safety::jail::Jail;
 use tokio_util::sync::CancellationToken;
 
 struct Jailed {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     root: PathBuf,
     jail: Jail,
     executor: Executor,
@@ -31,21 +31,43 @@ fn setup() -> Jailed {
     std::fs::create_dir_all(root.join("sub")).unwrap();
     let root = root.canonicalize().unwrap();
     let jail = Jail::open(&root).unwrap();
-    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
-    let executor = Executor::sandboxed(SandboxConfig {
-        launcher: PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec")),
-        jail_root: root.clone(),
-        read_paths: safety::exec::filesystem::read_paths(&[], &path),
-        require: false,
-        namespaces: true,
-        cgroups: true,
-    });
+    let executor = executor(
+        &root,
+        PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec")),
+    );
     Jailed {
-        _dir: dir,
+        dir,
         root,
         jail,
         executor,
     }
+}
+
+/// A sandboxed executor for the jail at `root`, starting commands through `launcher`.
+fn executor(root: &std::path::Path, launcher: PathBuf) -> Executor {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    Executor::sandboxed(SandboxConfig {
+        launcher,
+        jail_root: root.to_path_buf(),
+        read_paths: safety::exec::filesystem::read_paths(&[], &path),
+        require: false,
+        namespaces: true,
+        cgroups: true,
+    })
+}
+
+/// True (and a loud skip) when this host enforces no cgroup process limit; under
+/// STRICT_SANDBOX_TESTS that is a failure instead.
+fn no_process_limit(outcome: &safety::exec::ExecOutcome) -> bool {
+    if outcome.sandbox.mechanisms.cgroup.processes.is_some() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
+        "no cgroup process limit on this host: {outcome:?}"
+    );
+    eprintln!("skipped: no cgroup process limit on this host");
+    true
 }
 
 impl Jailed {
@@ -264,12 +286,7 @@ async fn the_command_holds_exactly_its_process_limit() {
     let r = hold_processes(&cwd, Profile::Strict);
     let limit = r.limits.processes;
     let outcome = t.run_ahead(&r).await;
-    if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
-        assert!(
-            std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
-            "no cgroup process limit on this host: {outcome:?}"
-        );
-        eprintln!("skipped: no cgroup process limit on this host");
+    if no_process_limit(&outcome) {
         return;
     }
     assert_eq!(processes_held(&outcome), limit, "{outcome:?}");
@@ -360,7 +377,7 @@ async fn a_launcher_whose_namespaces_fail_still_gives_the_command_exactly_its_li
     use std::os::unix::fs::PermissionsExt;
     let mut t = setup();
     // The wrapper finds the real launcher beside itself, as `<name>.real`.
-    let bin = t._dir.path().join("launcher");
+    let bin = t.dir.path().join("launcher");
     std::fs::copy(
         env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec"),
         bin.with_extension("real"),
@@ -368,27 +385,12 @@ async fn a_launcher_whose_namespaces_fail_still_gives_the_command_exactly_its_li
     .unwrap();
     std::fs::write(&bin, NO_NAMESPACES_WRAPPER).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    t.executor = Executor::sandboxed(SandboxConfig {
-        launcher: bin,
-        jail_root: t.root.clone(),
-        read_paths: safety::exec::filesystem::read_paths(
-            &[],
-            &std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
-        ),
-        require: false,
-        namespaces: true,
-        cgroups: true,
-    });
+    t.executor = executor(&t.root, bin);
     let cwd = t.jail.resolve_cwd(None).unwrap();
     let r = hold_processes(&cwd, Profile::Strict);
     let limit = r.limits.processes;
     let outcome = t.executor.run(&r, &CancellationToken::new()).await.unwrap();
-    if outcome.sandbox.mechanisms.cgroup.processes.is_none() {
-        assert!(
-            std::env::var_os("STRICT_SANDBOX_TESTS").is_none(),
-            "no cgroup process limit on this host: {outcome:?}"
-        );
-        eprintln!("skipped: no cgroup process limit on this host");
+    if no_process_limit(&outcome) {
         return;
     }
     assert!(
