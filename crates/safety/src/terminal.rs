@@ -191,6 +191,8 @@ pub struct TerminalCore {
     config: Config,
     policy: TerminalPolicy,
     jail: Jail,
+    /// Every command's environment ([`TerminalCore::environment`]), built once.
+    env: Vec<(String, String)>,
     redactor: Arc<Redactor>,
     audit: Arc<AuditSink>,
     executor: Executor,
@@ -303,6 +305,7 @@ impl TerminalCore {
             tracing::info!("{summary}");
         }
         Ok(TerminalCore {
+            env: Self::environment(&config, &jail),
             config,
             policy,
             jail,
@@ -393,14 +396,13 @@ impl TerminalCore {
         value
     }
 
-    fn environment(&self) -> Vec<(String, String)> {
+    /// A command's whole environment: `PATH`, `HOME` (the jail root) and `LANG`, the same
+    /// for every call.
+    fn environment(config: &Config, jail: &Jail) -> Vec<(String, String)> {
         vec![
-            ("PATH".into(), self.config.terminal.path().to_string()),
-            (
-                "HOME".into(),
-                self.jail.root().to_string_lossy().into_owned(),
-            ),
-            ("LANG".into(), self.config.terminal.lang().to_string()),
+            ("PATH".into(), config.terminal.path().to_string()),
+            ("HOME".into(), jail.root().to_string_lossy().into_owned()),
+            ("LANG".into(), config.terminal.lang().to_string()),
         ]
     }
 
@@ -531,10 +533,7 @@ impl TerminalCore {
                 e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
                 // The profile and its limits are in `sandbox`, as in run_command's detail.
                 e.set("sandbox", self.explain_sandbox(v.profile, &limits));
-                e.set(
-                    "canonical_hash",
-                    Self::canonical_hash(&v, &self.environment()),
-                );
+                e.set("canonical_hash", Self::canonical_hash(&v, &self.env));
                 e
             }
         }
@@ -597,11 +596,9 @@ impl TerminalCore {
         intent.insert("argv".into(), json!(vetted.argv));
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
-        // Built once: hashed into the intent record, then given to the command.
-        let env = self.environment();
         intent.insert(
             "canonical_hash".into(),
-            json!(Self::canonical_hash(&vetted, &env)),
+            json!(Self::canonical_hash(&vetted, &self.env)),
         );
         intent.insert("profile".into(), json!(vetted.profile.name()));
         // Fail-closed: nothing runs before the intent record is durable. The line is written
@@ -649,7 +646,7 @@ impl TerminalCore {
             argv0: vetted.argv.first().cloned().unwrap_or_default(),
             args: vetted.argv.get(1..).unwrap_or_default().to_vec(),
             cwd: &vetted.cwd,
-            env,
+            env: self.env.clone(),
             profile: vetted.profile,
             limits,
             gate: gated.then_some(&gate),
