@@ -169,22 +169,17 @@ fn main() -> ExitCode {
                 // as it always did.
                 let rotated = report.files.len() > 1;
                 match report.broken {
-                    None if rotated => {
+                    None => {
                         let names: Vec<String> = report
                             .files
                             .iter()
                             .map(|f| f.display().to_string())
                             .collect();
-                        println!(
-                            "ok: {} records in {} files ({})",
-                            report.records,
-                            report.files.len(),
-                            names.join(", ")
-                        );
-                        ExitCode::SUCCESS
-                    }
-                    None => {
-                        println!("ok: {} records", report.records);
+                        let files = match rotated {
+                            true => format!(" in {} files ({})", names.len(), names.join(", ")),
+                            false => String::new(),
+                        };
+                        println!("ok: {} records{files}", report.records);
                         ExitCode::SUCCESS
                     }
                     Some((line, what)) => {
