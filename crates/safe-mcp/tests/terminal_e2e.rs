@@ -457,16 +457,10 @@ async fn a_rotating_audit_log_keeps_one_verified_chain_across_its_files() {
         stdout.starts_with("ok: ") && stdout.contains(" files (") && stdout.contains(".jsonl.1"),
         "{stdout}"
     );
-    // Every call is there: an intent and an outcome per command, over all the files.
+    // Every call is there: an intent and an outcome per command, over all the chain's files.
+    let report = safety::audit::verify(&f.audit_log()).unwrap();
     let mut outcomes = 0;
-    let mut n = 1;
-    let mut files = vec![];
-    while rotated(n).exists() {
-        files.push(rotated(n));
-        n += 1;
-    }
-    files.push(f.audit_log());
-    for file in files {
+    for file in report.files {
         outcomes += std::fs::read_to_string(file)
             .unwrap()
             .lines()
@@ -848,6 +842,5 @@ async fn the_benchmark_measures_every_figure_in_each_run() {
         assert!(figures.iter().all(|v| v.is_finite() && *v > 0.0), "{f:?}");
         // A round trip that spawns a process cannot beat the bare spawn it contains.
         assert!(f.run_in_process > f.bare * 0.5, "{f:?}");
-        assert!(f.run_ratio() > 0.0 && f.audit_ratio() > 0.0, "{f:?}");
     }
 }
