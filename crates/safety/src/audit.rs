@@ -126,6 +126,15 @@ struct ChainState {
     buf: Vec<u8>,
 }
 
+impl ChainState {
+    /// The `seq` of the next record.
+    fn next_seq(&self) -> std::io::Result<u64> {
+        self.seq
+            .checked_add(1)
+            .ok_or_else(|| std::io::Error::other("audit sequence number overflow"))
+    }
+}
+
 /// An open, append-only, hash-chained audit log.
 #[derive(Debug)]
 pub struct AuditLog {
@@ -147,7 +156,6 @@ pub const SYNC_LINGER: std::time::Duration = std::time::Duration::from_millis(2)
 type Waiter = Box<dyn FnOnce(Result<(), String>) + Send>;
 
 /// What the syncer thread and the writers share.
-#[derive(Default)]
 struct SyncShared {
     /// Told after the next `fdatasync`.
     waiters: Vec<Waiter>,
@@ -161,7 +169,7 @@ struct SyncShared {
     /// record nothing waits on need not wake it.
     lingering: bool,
     /// The file to sync: the log's current file (replaced when the log rotates).
-    file: Option<Arc<File>>,
+    file: Arc<File>,
 }
 
 impl std::fmt::Debug for SyncShared {
@@ -185,12 +193,17 @@ struct Syncer {
 
 impl Syncer {
     fn start(file: Arc<File>, syncs: Arc<std::sync::atomic::AtomicU64>) -> std::io::Result<Syncer> {
-        let shared: Arc<(Mutex<SyncShared>, std::sync::Condvar)> = Arc::default();
-        shared
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .file = Some(file);
+        let shared = Arc::new((
+            Mutex::new(SyncShared {
+                waiters: Vec::new(),
+                pending: false,
+                stop: false,
+                failed: None,
+                lingering: false,
+                file,
+            }),
+            std::sync::Condvar::new(),
+        ));
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("audit-sync".into())
@@ -205,7 +218,7 @@ impl Syncer {
         let (lock, _) = &*self.shared;
         lock.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .file = Some(file);
+            .file = file;
     }
 
     fn request(&self, waiter: Option<Waiter>) {
@@ -293,9 +306,7 @@ fn sync_loop(
         let waiters = std::mem::take(&mut s.waiters);
         // Taken with the waiters: a waiter registered before a rotation's file swap has its
         // line in the old file, which the rotation already made durable.
-        let Some(file) = s.file.clone() else {
-            return;
-        };
+        let file = s.file.clone();
         drop(s);
         // Every line written before this call is covered by it (a waiter is registered
         // after its line is written); lines written while it runs set `pending` again and
@@ -380,9 +391,7 @@ impl AuditLog {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         // Opened just after another writer's rotation renamed a new file into place: that
         // rename is durable before a line of ours goes into the file.
-        File::open(parent_dir(&path))
-            .and_then(|dir| dir.sync_all())
-            .map_err(io)?;
+        sync_dir(&path).map_err(io)?;
         Ok(AuditLog {
             path,
             redactor,
@@ -657,10 +666,7 @@ impl AuditLog {
                     && same_file(&state.file, &rotated).map_err(io)? => {}
             Err(e) => return Err(io(e)),
         }
-        let seq = state
-            .seq
-            .checked_add(1)
-            .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
+        let seq = state.next_seq().map_err(io)?;
         let start = Map::from_iter([
             ("rotation".to_string(), Value::from("start")),
             ("previous_file".to_string(), Value::from(name)),
@@ -700,8 +706,9 @@ impl AuditLog {
         next.set_permissions(old.permissions())
             .and_then(|()| next.write_all(&line))
             .and_then(|()| next.sync_data())
+            // The folder is fsync'ed by `reopen`, which follows, before any line goes into
+            // the new file.
             .and_then(|()| std::fs::rename(&tmp, &self.path))
-            .and_then(|()| File::open(dir)?.sync_all())
             .map_err(io)
     }
 
@@ -715,9 +722,7 @@ impl AuditLog {
             .open(&self.path)
             .map_err(io)?;
         // The rename that put it there is durable before a line of ours goes into it.
-        File::open(parent_dir(&self.path))
-            .and_then(|dir| dir.sync_all())
-            .map_err(io)?;
+        sync_dir(&self.path).map_err(io)?;
         let file = Arc::new(file);
         if let Some(syncer) = self.syncer.get() {
             syncer.set_file(file.clone());
@@ -741,10 +746,7 @@ impl AuditLog {
         sync_now: bool,
     ) -> Result<(), AuditError> {
         let io = |e| self.io_error(e);
-        let seq = state
-            .seq
-            .checked_add(1)
-            .ok_or_else(|| io(std::io::Error::other("audit sequence number overflow")))?;
+        let seq = state.next_seq().map_err(io)?;
         state.buf.clear();
         let hash = chained_line(record, seq, ts, &state.last_hash, &mut state.buf);
 
@@ -797,6 +799,11 @@ fn chained_line(
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+/// `fsync` the folder that holds `path`: a `rename` or a file created in it is durable.
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    File::open(parent_dir(path))?.sync_all()
 }
 
 fn parent_dir(path: &Path) -> &Path {
@@ -1106,9 +1113,15 @@ pub struct VerifyReport {
 
 /// The chain as far as it verified.
 struct Walk {
-    records: u64,
     prev_hash: String,
     expected_seq: u64,
+}
+
+impl Walk {
+    /// Records verified so far (`seq` starts at 1 and goes up by one a record).
+    fn records(&self) -> u64 {
+        self.expected_seq - 1
+    }
 }
 
 /// Check an audit log's hash chain, across its rotated files.
@@ -1144,7 +1157,6 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     };
     let files = chain_files(path, &live_file)?;
     let mut walk = Walk {
-        records: 0,
         prev_hash: GENESIS_PREV.to_string(),
         expected_seq: 1,
     };
@@ -1159,7 +1171,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         };
         if let Some(broken) = verify_file(file, reader, i == 0, rotated, &mut walk)? {
             return Ok(VerifyReport {
-                records: walk.records,
+                records: walk.records(),
                 broken: Some(broken),
                 file: Some(file.to_path_buf()),
                 files,
@@ -1170,7 +1182,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     // after it rotated (its history would otherwise go unchecked).
     if let Some(orphan) = unreached_rotated_file(path, &files, &live_file)? {
         return Ok(VerifyReport {
-            records: walk.records,
+            records: walk.records(),
             broken: Some((
                 1,
                 "a rotated file of this log that its chain does not reach: the log was reset \
@@ -1182,7 +1194,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         });
     }
     Ok(VerifyReport {
-        records: walk.records,
+        records: walk.records(),
         broken: None,
         file: None,
         files,
@@ -1354,7 +1366,6 @@ fn verify_file(
         }
         walk.prev_hash = record.hash;
         walk.expected_seq += 1;
-        walk.records += 1;
     }
     if rotated {
         match ended {
