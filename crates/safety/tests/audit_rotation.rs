@@ -252,7 +252,8 @@ fn a_rotation_cut_short_after_the_link_is_finished_by_the_next_append() {
     // Untampered, so `verify` says so even before any writer finished the rotation.
     assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
     // A temporary file left half-written by the crash is simply replaced.
-    std::fs::write(dir.path().join("audit.jsonl.rotating"), "garbage").unwrap_or_default();
+    std::fs::write(dir.path().join("audit.jsonl.rotating"), "garbage")
+        .unwrap_or_else(|e| panic!("{e}"));
 
     let log = open(&path, ROTATE);
     append(&log, 1, 0);
@@ -290,14 +291,20 @@ fn verify_reports_a_removed_rotated_file() {
 }
 
 #[test]
-fn verify_reports_a_chain_whose_oldest_files_were_removed() {
+fn verify_reports_rotated_files_swapped_by_name() {
     let dir = tempdir();
     let path = log_with_rotations(dir.path(), 2);
-    std::fs::remove_file(rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
+    // Swapped: the chain reaches `.2` by name, but that file's end record names `.1`.
+    let swap = dir.path().join("swap");
+    std::fs::rename(rotated(&path, 1), &swap).unwrap_or_else(|e| panic!("{e}"));
     std::fs::rename(rotated(&path, 2), rotated(&path, 1)).unwrap_or_else(|e| panic!("{e}"));
-    let (file, line, why) = broken(&path);
-    assert_eq!((file, line), (path.clone(), 1));
-    assert!(why.contains("starts mid-way"), "{why}");
+    std::fs::rename(&swap, rotated(&path, 2)).unwrap_or_else(|e| panic!("{e}"));
+    let (file, _, why) = broken(&path);
+    assert_eq!(file, rotated(&path, 2));
+    assert!(
+        why.contains("names 'audit.jsonl.1', not this file"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -336,18 +343,23 @@ fn verify_reports_a_rotated_file_that_was_renamed() {
 fn a_caller_cannot_write_a_rotation_marker() {
     let dir = tempdir();
     let path = dir.path().join("audit.jsonl");
-    let log = open(&path, 0);
-    let mut forged = record(0, 0);
+    let log = open(&path, ROTATE);
+    append(&log, 0, 0);
+    let mut forged = record(0, 1);
     forged.insert("rotation".into(), json!("end"));
     forged.insert("rotated_to".into(), json!("audit.jsonl.1"));
     log.append(forged)
         .unwrap_or_else(|e| panic!("append failed: {e}"));
-    append(&log, 0, 1);
+    drop(log);
+    // A writer opening the log now reads the forged record as the chain head: were it a
+    // real end record, that writer would follow it and link the file to `.1`.
+    let log = open(&path, ROTATE);
+    append(&log, 0, 2);
     let records = lines(&path);
-    assert_eq!(records[0].get("event_rotation"), Some(&json!("end")));
-    assert_eq!(records[0].get("rotation"), None);
+    assert_eq!(records[1].get("event_rotation"), Some(&json!("end")));
+    assert_eq!(records[1].get("rotation"), None);
     assert!(!rotated(&path, 1).exists());
-    assert_intact(&path, 2);
+    assert_intact(&path, 3);
 }
 
 /// Lines written behind (`append_sync_behind`, `append_then`) are made durable by the
@@ -398,8 +410,8 @@ fn backups_and_stray_files_beside_the_log_play_no_part() {
     for n in 0..5 {
         append(&log, 0, n);
     }
-    std::fs::copy(&path, dir.path().join("audit.jsonl.20261130")).unwrap_or_default();
-    std::fs::write(rotated(&path, 1), "not a log\n").unwrap_or_default();
+    std::fs::copy(&path, dir.path().join("audit.jsonl.20261130")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(rotated(&path, 1), "not a log\n").unwrap_or_else(|e| panic!("{e}"));
     let report = verify(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((report.records, report.broken), (5, None));
     assert_eq!(report.files.len(), 1);
@@ -519,8 +531,8 @@ fn an_end_record_naming_another_folder_is_refused() {
     assert!(!dir.path().join("escaped").exists());
 }
 
-/// `verify` while a writer keeps rotating: never a false "broken" (a break is re-checked
-/// against a fresh walk of the chain).
+/// `verify` while a writer keeps rotating: never a false "broken" (it reads the log through
+/// one handle, up to the length it had under a shared `flock`).
 #[test]
 fn verify_during_rotations_sees_an_intact_chain() {
     let dir = tempdir();
@@ -589,4 +601,37 @@ fn a_symlink_at_the_temporary_name_is_not_followed() {
     );
     assert!(std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()));
     assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
+}
+
+/// A rotation step that fails fails the append, with an error naming the step; every later
+/// append retries it, and once the obstacle is gone the rotation completes, chain intact.
+#[test]
+fn a_failed_rotation_step_fails_the_append_and_the_next_one_retries_it() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    // A folder where the new file is prepared: it cannot be removed as a leftover file.
+    let obstacle = dir.path().join("audit.jsonl.rotating");
+    std::fs::create_dir(&obstacle).unwrap_or_else(|e| panic!("{e}"));
+    let log = open(&path, ROTATE);
+    let mut n = 0;
+    let error = loop {
+        match log.append(record(0, n)) {
+            Ok(()) => n += 1,
+            Err(e) => break e.to_string(),
+        }
+        assert!(n < 1000, "never rotated");
+    };
+    assert!(error.contains("rotating it to 'audit.jsonl.1'"), "{error}");
+    let again = log.append(record(0, n)).map_err(|e| e.to_string());
+    assert!(
+        again
+            .as_ref()
+            .is_err_and(|e| e.contains("rotating it to 'audit.jsonl.1'")),
+        "{again:?}"
+    );
+    std::fs::remove_dir(&obstacle).unwrap_or_else(|e| panic!("{e}"));
+    append(&log, 0, n);
+    assert!(rotated(&path, 1).exists());
+    // The records before the failure, the end and start records, and the last one.
+    assert_intact(&path, n + 3);
 }
