@@ -34,6 +34,7 @@ fn setup() -> Jailed {
     let executor = executor(
         &root,
         PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec")),
+        &[],
     );
     Jailed {
         dir,
@@ -43,13 +44,14 @@ fn setup() -> Jailed {
     }
 }
 
-/// A sandboxed executor for the jail at `root`, starting commands through `launcher`.
-fn executor(root: &std::path::Path, launcher: PathBuf) -> Executor {
+/// A sandboxed executor for the jail at `root`, starting commands through `launcher`, its
+/// commands also allowed to read `read`.
+fn executor(root: &std::path::Path, launcher: PathBuf, read: &[PathBuf]) -> Executor {
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
     Executor::sandboxed(SandboxConfig {
         launcher,
         jail_root: root.to_path_buf(),
-        read_paths: safety::exec::filesystem::read_paths(&[], &path),
+        read_paths: safety::exec::filesystem::read_paths(read, &path),
         require: false,
         namespaces: true,
         cgroups: true,
@@ -316,15 +318,32 @@ async fn the_command_holds_exactly_its_process_limit() {
 async fn a_launcher_limited_for_a_smaller_profile_is_limited_again_for_a_larger_one() {
     // The next launcher is limited ahead for the previous call's profile (strict: 128 MiB);
     // a standard call (512 MiB) raises its limits, memsw before RAM (v1 keeps memsw >= RAM),
-    // and back down again for a strict one.
-    let t = setup();
+    // and back down again for a strict one. The command reads its own v1 memory folder's
+    // limits, so a limit left high (memsw not lowered) is seen, not only a refused write.
+    let mut t = setup();
+    t.executor = executor(
+        &t.root,
+        PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp-sandbox-exec")),
+        &[PathBuf::from("/proc"), PathBuf::from("/sys/fs/cgroup")],
+    );
     let cwd = t.jail.resolve_cwd(None).unwrap();
-    for profile in [Profile::Strict, Profile::Standard, Profile::Strict] {
-        let r = request(&cwd, "/usr/bin/true", &[], profile, None);
+    for (i, profile) in [Profile::Strict, Profile::Standard, Profile::Strict]
+        .into_iter()
+        .enumerate()
+    {
+        let r = request(
+            &cwd,
+            "/usr/bin/python3",
+            &["-c", READ_MEMORY_LIMITS],
+            profile,
+            None,
+        );
         let outcome = t.run_ahead(&r).await;
         assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
-        let memory = &outcome.sandbox.mechanisms.cgroup.memory;
-        if memory.is_none() && std::env::var_os("STRICT_SANDBOX_TESTS").is_none() {
+        let memory = outcome.sandbox.mechanisms.cgroup.memory.as_deref();
+        // Whether this host has a memory cgroup is decided once: after that a missing one is
+        // a limit that could not be written.
+        if i == 0 && memory.is_none() && std::env::var_os("STRICT_SANDBOX_TESTS").is_none() {
             eprintln!("skipped: no memory cgroup on this host");
             return;
         }
@@ -337,8 +356,26 @@ async fn a_launcher_limited_for_a_smaller_profile_is_limited_again_for_a_larger_
                 .any(|d| d.contains("memory")),
             "{profile:?}: {outcome:?}"
         );
+        if memory == Some("cgroup v1 memory.limit_in_bytes") {
+            let printed = String::from_utf8_lossy(&outcome.stdout.head).to_string();
+            let want = r.limits.memory_bytes.to_string();
+            let mut limits = printed.split_whitespace();
+            assert_eq!(
+                limits.next(),
+                Some(want.as_str()),
+                "RAM, {profile:?}: {printed}"
+            );
+            match limits.next() {
+                Some("none") => {}
+                memsw => assert_eq!(memsw, Some(want.as_str()), "memsw, {profile:?}: {printed}"),
+            }
+        }
     }
 }
+
+/// Prints the calling process's v1 memory limits: RAM, then RAM+swap (`none` without swap
+/// accounting).
+const READ_MEMORY_LIMITS: &str = "import os\nrel = [l.split(':', 2)[2].strip() for l in open('/proc/self/cgroup') if 'memory' in l.split(':')[1].split(',')][0]\nd = '/sys/fs/cgroup/memory' + rel\nmemsw = d + '/memory.memsw.limit_in_bytes'\nprint(open(d + '/memory.limit_in_bytes').read().strip(), open(memsw).read().strip() if os.path.exists(memsw) else 'none')\n";
 
 /// Runs the real launcher under a seccomp filter that makes namespace creation fail:
 /// `clone3` answers ENOSYS (so the launcher falls back to `clone`), and `clone` with
@@ -385,7 +422,7 @@ async fn a_launcher_whose_namespaces_fail_still_gives_the_command_exactly_its_li
     .unwrap();
     std::fs::write(&bin, NO_NAMESPACES_WRAPPER).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    t.executor = executor(&t.root, bin);
+    t.executor = executor(&t.root, bin, &[]);
     let cwd = t.jail.resolve_cwd(None).unwrap();
     let r = hold_processes(&cwd, Profile::Strict);
     let limit = r.limits.processes;
