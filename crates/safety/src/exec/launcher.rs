@@ -740,10 +740,7 @@ fn launch(
             Err(error) => {
                 // The launcher becomes the command after all: the processes `pids.max`
                 // allowed beside it go back (a failure to is part of the same downgrade).
-                let error = match give_back_slack(&spec) {
-                    Ok(()) => error,
-                    Err(e) => format!("{error}; the process limit keeps its slack: {e}"),
-                };
+                let error = with_give_back(error, give_back_slack(&spec));
                 reporter.send(&LaunchEvent::Namespaces {
                     active: Vec::new(),
                     error: Some(error.clone()),
@@ -883,6 +880,15 @@ pub fn beside_command(namespaces: bool, pid_namespace: bool) -> super::cgroup::B
     }
 }
 
+/// The namespace failure's text, with why the slack could not be given back when it could
+/// not (it reaches the result's downgrades as one).
+fn with_give_back(error: String, given_back: Result<(), String>) -> String {
+    match given_back {
+        Ok(()) => error,
+        Err(e) => format!("{error}; the process limit keeps its slack: {e}"),
+    }
+}
+
 /// A launcher started for its call whose namespaces could not be made becomes the command:
 /// lower each `pids.max` of its folders by what [`beside_command`] allowed for the
 /// processes that will not exist, so the command holds exactly its number. Folders without
@@ -953,7 +959,8 @@ fn in_namespaces(
         flags |= libc::CLONE_NEWNET;
         active.push("net".into());
     }
-    let user_namespace = flags != 0 && !rustix::process::geteuid().is_root();
+    let euid = rustix::process::geteuid();
+    let user_namespace = flags != 0 && !euid.is_root();
     if user_namespace {
         flags |= libc::CLONE_NEWUSER;
         active.insert(0, "user".into());
@@ -963,7 +970,12 @@ fn in_namespaces(
     let (status_read, status_write) =
         rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
     reporter.flush();
-    let child = clone_child(spec, flags, reporter)?;
+    let child = match clone_child(spec, flags, reporter) {
+        Ok(child) => child,
+        // Refused outright: not a namespace failure for `launch` to fall back from.
+        Err(CloneFailed::Refused(reason)) => return Ok(refuse(reporter, reason)),
+        Err(CloneFailed::Error(e)) => return Err(e),
+    };
     if child == 0 {
         drop(go_write);
         drop(status_read);
@@ -995,7 +1007,7 @@ fn in_namespaces(
     let mapped = if user_namespace {
         write_id_maps(
             &PathBuf::from(format!("/proc/{child}")),
-            rustix::process::geteuid().as_raw(),
+            euid.as_raw(),
             rustix::process::getegid().as_raw(),
         )
     } else {
@@ -1042,11 +1054,19 @@ fn in_namespaces(
 
 /// Clone PID 1 of the new namespaces, straight into the call's cgroup v2 folder when there
 /// is one; if the kernel cannot (no clone3), join the folder first and clone plainly.
+/// Why [`clone_child`] made no clone.
+enum CloneFailed {
+    /// The kernel sandbox is required and the call's v2 folder could not be joined.
+    Refused(String),
+    /// The clone failed.
+    Error(String),
+}
+
 fn clone_child(
     spec: &LaunchSpec,
     flags: libc::c_int,
     reporter: &mut Reporter,
-) -> Result<libc::pid_t, String> {
+) -> Result<libc::pid_t, CloneFailed> {
     if let Some(dir) = &spec.cgroup_v2 {
         let opened = rustix::fs::open(
             dir,
@@ -1063,19 +1083,18 @@ fn clone_child(
                     if e.raw_os_error() == Some(libc::EINVAL)
                         || e.raw_os_error() == Some(libc::ENOSYS)
                         || e.raw_os_error() == Some(libc::E2BIG) => {}
-                Err(e) => return Err(format!("clone3: {e}")),
+                Err(e) => return Err(CloneFailed::Error(format!("clone3: {e}"))),
             }
         }
         let joined = join_cgroups(&[], Some(dir));
         reporter.send(&joined);
         reporter.flush();
-        // As in `launch`: a required sandbox refuses a call whose folder could not be joined
-        // (the caller refuses again after its own attempt to join).
+        // As in `launch`: a required sandbox refuses a call whose folder could not be joined.
         if let Some(reason) = required_join_refusal(spec, &joined) {
-            return Err(reason);
+            return Err(CloneFailed::Refused(reason));
         }
     }
-    sys::clone_into_namespaces(flags).map_err(|e| format!("clone: {e}"))
+    sys::clone_into_namespaces(flags).map_err(|e| CloneFailed::Error(format!("clone: {e}")))
 }
 
 /// Map a new user namespace's ids to our own (only ever for a process that is not root),
@@ -1230,6 +1249,15 @@ mod tests {
             );
             assert!(!tmp.path().join("memory/pids.max").exists());
         }
+        // The failure to give it back is part of the downgrade's text.
+        assert_eq!(
+            with_give_back("clone: EPERM".into(), Err("pids.max: EACCES".into())),
+            "clone: EPERM; the process limit keeps its slack: pids.max: EACCES"
+        );
+        assert_eq!(
+            with_give_back("clone: EPERM".into(), Ok(())),
+            "clone: EPERM"
+        );
         // No limit written ("max"): nothing to give back.
         let tmp = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir(tmp.path().join("pids")).expect("folder");
