@@ -54,6 +54,9 @@ type FolderSet = Vec<(Kind, PathBuf, Result<(), String>)>;
 #[derive(Debug)]
 struct Pool {
     bases: Vec<Base>,
+    /// The v2 base has `cgroup.kill` (kernel 5.14+), so every call folder made in it has
+    /// too: found once, not for every call.
+    v2_kills: bool,
     counter: AtomicU64,
     spare: Mutex<Vec<FolderSet>>,
 }
@@ -64,8 +67,12 @@ impl Pool {
     }
 
     fn with(bases: Vec<Base>) -> Pool {
+        let v2_kills = bases
+            .iter()
+            .any(|b| b.kind == Kind::V2 && b.dir.join("cgroup.kill").exists());
         Pool {
             bases,
+            v2_kills,
             counter: AtomicU64::new(0),
             spare: Mutex::new(Vec::new()),
         }
@@ -100,11 +107,6 @@ impl Pool {
             _ => remove_set(set),
         }
     }
-}
-
-/// A v2 folder with `cgroup.kill` (kernel 5.14+) can kill the whole tree at once.
-fn has_kill(dir: &Path) -> bool {
-    dir.join("cgroup.kill").exists()
 }
 
 fn remove_set(set: FolderSet) {
@@ -176,9 +178,9 @@ pub struct CallCgroup {
     pub report: CgroupReport,
     /// Why a wanted limit could not be set up (for the downgrade list).
     pub problems: Vec<String>,
-    /// The folders that could not be made, with why: kept so that a call limited again
+    /// Why folders could not be made (one line each): kept so that a call limited again
     /// ([`CallCgroup::relimit`]) still reports them.
-    unmade: Vec<(Kind, PathBuf, String)>,
+    unmade: Vec<String>,
     /// The folders were seen empty after the command ended (the only time they are
     /// checked): they stay so, since a process enters a call's folder only by being forked
     /// by one inside it, or moved there by us before the call. So `finish` need not read
@@ -420,24 +422,9 @@ impl Cgroups {
         &self.problems
     }
 
-    /// Take fresh folders for one call (made ahead of time, else now) and write its
-    /// limits. Each call gets folders no process has ever been in. `beside` says how many
-    /// of our own processes will share the folders with the command's tree (see
-    /// [`Beside`]); it may depend on [`ReservedCall::kills_tree`], hence the closure.
-    pub fn create_call(
-        &self,
-        processes: u64,
-        memory_bytes: u64,
-        beside: impl FnOnce(&ReservedCall) -> Beside,
-    ) -> CallCgroup {
-        let reserved = self.reserve();
-        let beside = beside(&reserved);
-        reserved.limit(processes, memory_bytes, beside)
-    }
-
-    /// Take fresh folders for a call whose limits are not known yet (a launcher started
-    /// ahead of its call joins them first; [`ReservedCall::limit`] writes the limits when
-    /// the call comes).
+    /// Take fresh folders for a call (made ahead of time, else now), limits not yet written:
+    /// each call gets folders no process has ever been in. A launcher started ahead of its
+    /// call joins them first; [`ReservedCall::limit`] writes the limits when the call comes.
     pub fn reserve(&self) -> ReservedCall {
         ReservedCall {
             set: Some(
@@ -499,7 +486,7 @@ impl ReservedCall {
     /// True when the v2 folder was made and has `cgroup.kill`: the call's
     /// [`CallCgroup::kills_tree`] will say the same.
     pub fn kills_tree(&self) -> bool {
-        self.v2_dir().is_some_and(|dir| has_kill(&dir))
+        self.pool.v2_kills && self.v2_dir().is_some()
     }
 
     /// Write the call's limits and make it a [`CallCgroup`]. `beside`: how many of our own
@@ -521,12 +508,12 @@ impl ReservedCall {
         for (kind, dir, made) in set {
             if let Err(e) = made {
                 call.problems.push(e.clone());
-                call.unmade.push((kind, dir, e));
+                call.unmade.push(e);
                 continue;
             }
             match kind {
                 Kind::V2 => {
-                    call.report.kill = has_kill(&dir);
+                    call.report.kill = self.pool.v2_kills;
                     if !call.report.kill {
                         call.problems
                             .push("cgroup v2 has no cgroup.kill (kernel < 5.14)".into());
@@ -598,18 +585,19 @@ impl CallCgroup {
     /// limited for the previous call's profile; it becomes the command, so nothing beside).
     pub fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
         self.finished = true;
-        let made = std::mem::take(&mut self.dirs)
+        let set: FolderSet = std::mem::take(&mut self.dirs)
             .into_iter()
-            .map(|(k, d)| (k, d, Ok(())));
-        let unmade = std::mem::take(&mut self.unmade)
-            .into_iter()
-            .map(|(k, d, e)| (k, d, Err(e)));
-        let set: FolderSet = made.chain(unmade).collect();
-        ReservedCall {
+            .map(|(k, d)| (k, d, Ok(())))
+            .collect();
+        let mut call = ReservedCall {
             set: Some(set),
             pool: self.pool.take().unwrap_or_else(|| Arc::new(Pool::empty())),
         }
-        .limit(processes, memory_bytes, Beside::default())
+        .limit(processes, memory_bytes, Beside::default());
+        // Still not made: reported as they were, after the made folders' problems.
+        call.unmade = std::mem::take(&mut self.unmade);
+        call.problems.extend(call.unmade.iter().cloned());
+        call
     }
 
     /// After the command ended: kill whatever it left in the folders, if anything.

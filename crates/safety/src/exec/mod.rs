@@ -770,12 +770,9 @@ impl Executor {
     /// exactly its process limit beside what the launcher keeps there
     /// ([`launcher::beside_command`], with the PID namespace [`Self::spec`] will ask for).
     fn create_call(sandbox: &Sandbox, limits: &ExecLimits) -> CallCgroup {
-        let namespaces = sandbox.config.namespaces;
-        sandbox
-            .cgroups
-            .create_call(limits.processes, limits.memory_bytes, |reserved| {
-                launcher::beside_command(namespaces, !reserved.kills_tree())
-            })
+        let reserved = sandbox.cgroups.reserve();
+        let beside = launcher::beside_command(sandbox.config.namespaces, !reserved.kills_tree());
+        reserved.limit(limits.processes, limits.memory_bytes, beside)
     }
 
     /// Start a launcher for this call now.
