@@ -416,13 +416,44 @@ impl LaunchPipes {
     }
 }
 
-/// The launcher's argv: `<launcher> <mode> <spec as JSON>`.
-fn launcher_argv(sandbox: &Sandbox, mode: &str, spec: String) -> [String; 3] {
-    [
+/// How [`start_launcher`] starts the launcher.
+enum LauncherStart<'a> {
+    /// Output collected, waited on through the runtime; in the folder `cwd` when given.
+    Async(Option<std::os::fd::BorrowedFd<'a>>),
+    /// No runtime, output discarded (the start-up probe), in the jail root.
+    Detached,
+}
+
+/// Start the sandbox launcher, `<launcher> <mode> <spec as JSON>`, with no environment and
+/// only the descriptors in `keep`, through the same child steps as every command.
+fn start_launcher(
+    sandbox: &Sandbox,
+    mode: &str,
+    spec: String,
+    keep: &[std::os::fd::RawFd],
+    how: LauncherStart<'_>,
+) -> std::io::Result<spawn::Spawned> {
+    let argv = [
         sandbox.config.launcher.to_string_lossy().into_owned(),
         mode.to_string(),
         spec,
-    ]
+    ];
+    let request = |cwd| spawn::SpawnRequest {
+        program: &sandbox.config.launcher,
+        argv: &argv,
+        env: &[],
+        cwd,
+        keep,
+        gate: None,
+    };
+    match how {
+        LauncherStart::Async(cwd) => spawn::spawn(&request(cwd)),
+        LauncherStart::Detached => {
+            use std::os::fd::AsFd;
+            let root = std::fs::File::open(&sandbox.config.jail_root)?;
+            spawn::spawn_detached(&request(Some(root.as_fd())))
+        }
+    }
 }
 
 /// A gate the command waits at, after every other preparation and just before `execve`,
@@ -532,19 +563,14 @@ impl WarmSlot {
         };
         let mut keep = vec![report_write.as_raw_fd(), theirs.as_raw_fd()];
         keep.extend(ruleset_fds);
-        let argv = launcher_argv(
+        let spec = serde_json::to_string(&warm).map_err(std::io::Error::other)?;
+        let child = start_launcher(
             sandbox,
             launcher::WARM_ARG,
-            serde_json::to_string(&warm).map_err(std::io::Error::other)?,
-        );
-        let child = spawn::spawn(&spawn::SpawnRequest {
-            program: &sandbox.config.launcher,
-            argv: &argv,
-            env: &[],
-            cwd: None,
-            keep: &keep,
-            gate: None,
-        })?;
+            spec,
+            &keep,
+            LauncherStart::Async(None),
+        )?;
         drop((report_write, theirs));
         Ok(WarmSlot {
             child,
@@ -795,16 +821,14 @@ impl Executor {
         let spec =
             serde_json::to_string(&spec).map_err(|e| ExecError::Spawn(std::io::Error::other(e)))?;
         let ruleset = sandbox.ruleset(!limits.network);
-        let argv = launcher_argv(sandbox, LAUNCHER_ARG, spec);
         // The launcher waits at the gate itself, after its set-up, just before execve.
-        let child = spawn::spawn(&spawn::SpawnRequest {
-            program: &sandbox.config.launcher,
-            argv: &argv,
-            env: &[],
-            cwd: Some(request.cwd.handle_fd()),
-            keep: &pipes.inherited(ruleset),
-            gate: None,
-        })
+        let child = start_launcher(
+            sandbox,
+            LAUNCHER_ARG,
+            spec,
+            &pipes.inherited(ruleset),
+            LauncherStart::Async(Some(request.cwd.handle_fd())),
+        )
         .map_err(ExecError::Spawn)?;
         let report_read = pipes.into_report_read();
         Self::supervise_launch(request, cancel, child, report_read, call, problems, false).await
@@ -1073,17 +1097,14 @@ impl Executor {
         let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), fds);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let ruleset = sandbox.ruleset(!limits.network);
-        let argv = launcher_argv(sandbox, LAUNCHER_ARG, spec);
-        // The same child steps as every command (new session, parent-death signal, only the
-        // listed descriptors kept), without the runtime: this runs at start-up.
-        let mut child = spawn::spawn_detached(&spawn::SpawnRequest {
-            program: &sandbox.config.launcher,
-            argv: &argv,
-            env: &[],
-            cwd: None,
-            keep: &pipes.inherited(ruleset),
-            gate: None,
-        })?;
+        // Without the runtime: this runs at start-up.
+        let mut child = start_launcher(
+            sandbox,
+            LAUNCHER_ARG,
+            spec,
+            &pipes.inherited(ruleset),
+            LauncherStart::Detached,
+        )?;
         let report_read = pipes.into_report_read();
         // The probe runs nothing; it ends in milliseconds. Bound it anyway.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
