@@ -5,17 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+mod audit_common;
+
+use audit_common::{hashed_line, parse, redactor, tempdir};
 use safety::audit::{AuditError, AuditLog, GENESIS_PREV, verify};
-use safety::redact::{RedactionSettings, Redactor};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-
-fn redactor() -> Arc<Redactor> {
-    match Redactor::new(&RedactionSettings::default()) {
-        Ok(r) => Arc::new(r),
-        Err(e) => panic!("{e}"),
-    }
-}
 
 fn open(path: &Path) -> AuditLog {
     match AuditLog::open(path, redactor()) {
@@ -59,17 +54,6 @@ fn write_lines(path: &Path, lines: &[String]) {
     let mut text = lines.join("\n");
     text.push('\n');
     std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-}
-
-fn parse(line: &str) -> Map<String, Value> {
-    match serde_json::from_str(line) {
-        Ok(Value::Object(map)) => map,
-        other => panic!("not a record: {other:?}"),
-    }
-}
-
-fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -243,14 +227,7 @@ fn verify_reports_an_edited_record_whose_hash_was_recomputed() {
     let mut rec = parse(&lines[1]);
     rec.insert("code".to_string(), json!("POLICY_DENIED"));
     rec.remove("hash");
-    let mut canonical = Vec::new();
-    safety::audit::canonical_json(&Value::Object(rec), &mut canonical);
-    let hash = hex::encode(Sha256::digest(&canonical));
-    let text = String::from_utf8_lossy(&canonical).to_string();
-    lines[1] = format!(
-        "{},\"hash\":\"{hash}\"}}",
-        text.strip_suffix('}').unwrap_or_default()
-    );
+    lines[1] = hashed_line(rec);
     write_lines(&path, &lines);
     let (line, why) = broken_at(&path);
     assert_eq!(line, 3);

@@ -6,15 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod audit_common;
+
+use audit_common::{hashed_line, parse, redactor, tempdir};
 use safety::audit::{AuditLog, MIN_ROTATE_BYTES, verify};
-use safety::redact::{RedactionSettings, Redactor};
 use serde_json::{Map, Value, json};
 
 const ROTATE: u64 = MIN_ROTATE_BYTES;
-
-fn redactor() -> Arc<Redactor> {
-    Arc::new(Redactor::new(&RedactionSettings::default()).unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn open(path: &Path, rotate: u64) -> AuditLog {
     AuditLog::open(path, redactor())
@@ -36,18 +34,11 @@ fn append(log: &AuditLog, writer: u64, n: u64) {
         .unwrap_or_else(|e| panic!("append failed: {e}"));
 }
 
-fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn lines(path: &Path) -> Vec<Map<String, Value>> {
     std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
-        .map(|l| match serde_json::from_str(l) {
-            Ok(Value::Object(map)) => map,
-            other => panic!("not a record: {other:?}"),
-        })
+        .map(parse)
         .collect()
 }
 
@@ -99,11 +90,17 @@ fn broken(path: &Path) -> (PathBuf, u64, String) {
 
 /// Append until the first rotation happened; returns how many records were appended.
 fn fill_until_rotated(log: &AuditLog, path: &Path) -> u64 {
-    let mut n = 0;
-    while !rotated(path, 1).exists() {
-        append(log, 0, n);
+    fill_until(&rotated(path, 1), 0, |n| append(log, 0, n))
+}
+
+/// Call `append` with `from`, `from + 1`, ... until `file` exists (bounded); returns the
+/// number after the last one appended.
+fn fill_until(file: &Path, from: u64, append: impl Fn(u64)) -> u64 {
+    let mut n = from;
+    while !file.exists() {
+        append(n);
         n += 1;
-        assert!(n < 1000, "never rotated");
+        assert!(n < from + 1000, "never rotated");
     }
     n
 }
@@ -371,12 +368,10 @@ fn after_a_rotation_the_background_syncer_syncs_the_new_file() {
     let dir = tempdir();
     let path = dir.path().join("audit.jsonl");
     let log = open(&path, ROTATE);
-    let mut n = 0;
-    while !rotated(&path, 1).exists() {
+    let mut n = fill_until(&rotated(&path, 1), 0, |n| {
         log.append_sync_behind(record(0, n))
             .unwrap_or_else(|e| panic!("append failed: {e}"));
-        n += 1;
-    }
+    });
     for _ in 0..2 {
         let (tx, rx) = std::sync::mpsc::channel();
         log.append_then(record(1, n), move |r| {
@@ -418,12 +413,7 @@ fn backups_and_stray_files_beside_the_log_play_no_part() {
     drop(log);
     // Rotation on: the taken `.1` is skipped, the backup's number is not followed.
     let log = open(&path, ROTATE);
-    let mut n = 5;
-    while !rotated(&path, 2).exists() {
-        append(&log, 0, n);
-        n += 1;
-        assert!(n < 1000, "never rotated");
-    }
+    let n = fill_until(&rotated(&path, 2), 5, |n| append(&log, 0, n));
     assert!(!dir.path().join("audit.jsonl.20261131").exists());
     assert_eq!(
         std::fs::read_to_string(rotated(&path, 1)).ok().as_deref(),
@@ -444,12 +434,7 @@ fn a_log_reached_through_a_symlink_rotates_and_verifies_beside_its_file() {
     let link = dir.path().join("audit.jsonl");
     std::os::unix::fs::symlink(&real, &link).unwrap_or_else(|e| panic!("{e}"));
     let log = open(&link, ROTATE);
-    let mut n = 0;
-    while !rotated(&real, 1).exists() {
-        append(&log, 0, n);
-        n += 1;
-        assert!(n < 1000, "never rotated");
-    }
+    let n = fill_until(&rotated(&real, 1), 0, |n| append(&log, 0, n));
     assert!(std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()));
     let report = verify(&link).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.broken, None, "{report:?}");
@@ -495,7 +480,6 @@ fn a_rotated_file_keeps_the_logs_owner() {
 /// someone with write access to the file can put it there): it is refused, nothing is linked.
 #[test]
 fn an_end_record_naming_another_folder_is_refused() {
-    use sha2::{Digest, Sha256};
     let dir = tempdir();
     std::fs::create_dir(dir.path().join("logs")).unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("logs/audit.jsonl");
@@ -510,13 +494,11 @@ fn an_end_record_naming_another_folder_is_refused() {
         "prev": last.get("hash").cloned().unwrap_or_default(),
         "ts": "2026-11-30T10:00:00.000000Z",
     });
-    let mut line = Vec::new();
-    safety::audit::canonical_json(&forged, &mut line);
-    let hash = hex::encode(Sha256::digest(&line));
-    line.pop();
-    line.extend_from_slice(format!(",\"hash\":\"{hash}\"}}\n").as_bytes());
-    let mut text = std::fs::read(&path).unwrap_or_default();
-    text.extend_from_slice(&line);
+    let Value::Object(forged) = forged else {
+        unreachable!("a JSON object")
+    };
+    let mut text = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    text.extend_from_slice(format!("{}\n", hashed_line(forged)).as_bytes());
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
     // The forged record is a well-formed link of the chain: only its target is wrong.
     assert_eq!(verify(&path).map(|r| r.broken).ok(), Some(None));
