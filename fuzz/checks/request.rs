@@ -40,7 +40,17 @@ fn fixture() -> &'static Fixture {
              [terminal.sandbox]\nenabled = false\n",
         )
         .expect("policy");
-        let config = load(&policy, Server::Terminal, &[]).expect("config");
+        // A root server runs commands as an unprivileged identity (never as root).
+        let root = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+        };
+        let env: Vec<(String, String)> = if root {
+            vec![("SAFE_MCP_RUN_AS".into(), "65534:65534".into())]
+        } else {
+            Vec::new()
+        };
+        let config = load(&policy, Server::Terminal, &env).expect("config");
         let core = TerminalCore::start(config).expect("core");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -56,7 +56,11 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
 
     let mut lean_on = LineClient::start(bin, &args, &[])?;
     let mut lean_off = LineClient::start(bin, &args, &[("SAFE_MCP_SANDBOX_ENABLED", "false")])?;
-    for lean in [&mut lean_on, &mut lean_off] {
+    // The full sandbox but without the read-only view (its mount namespace): what the view
+    // itself costs, side by side.
+    let mut lean_no_view =
+        LineClient::start(bin, &args, &[("SAFE_MCP_SANDBOX_NAMESPACES", "false")])?;
+    for lean in [&mut lean_on, &mut lean_off, &mut lean_no_view] {
         lean.call("run_command", &call)?;
     }
 
@@ -82,8 +86,13 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     // Paced: as a model uses the tools, with time between calls (here 5 ms of idle before
     // each call; a model thinks for far longer): each call is timed on an idle machine.
     let (mut paced_with, mut paced_without) = (Vec::new(), Vec::new());
+    let mut paced_no_view = Vec::new();
     let mut paced_ahead = 0usize;
     for _ in 0..iterations {
+        std::thread::sleep(Duration::from_millis(5));
+        succeeded(timed(&mut paced_no_view, || {
+            lean_no_view.call("run_command", &call)
+        })?)?;
         std::thread::sleep(Duration::from_millis(5));
         paced_ahead += took_ahead(&succeeded(timed(&mut paced_with, || {
             lean_on.call("run_command", &call)
@@ -97,6 +106,7 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
         percentile(&mut paced_with, 0.5),
         percentile(&mut paced_without, 0.5),
     );
+    let pn50 = percentile(&mut paced_no_view, 0.5);
     // Back to back: blocks of 20 calls to one server, then 20 to the other, so the
     // launcher for the next call is started while the sandboxed server is busy with its own
     // calls (no other server's call in between to hide it behind).
@@ -116,7 +126,7 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     }
     on.cancel().await.ok();
     off.cancel().await.ok();
-    drop((lean_on, lean_off));
+    drop((lean_on, lean_off, lean_no_view));
     let (bw50, bo50) = (
         percentile(&mut b2b_with, 0.5),
         percentile(&mut b2b_without, 0.5),
@@ -156,6 +166,11 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     println!(
         "  ratio (p50)                     : {:.2}×   (target ≤ 1.5×); started ahead: {paced_ahead} of {iterations}",
         micros(pw50) / micros(po50)
+    );
+    println!(
+        "  run_command \"true\", no view    : p50 {:>9.1} µs   (full sandbox with namespaces off: {:.2}× sandbox off)",
+        micros(pn50),
+        micros(pn50) / micros(po50)
     );
     println!("  back to back (blocks of 20 calls per server), lean line client:");
     println!(

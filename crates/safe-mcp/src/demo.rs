@@ -28,7 +28,46 @@ pub fn make_sandbox(dir: &Path) -> Result<PathBuf> {
     if !status.success() {
         bail!("make_demo_sandbox.sh failed: {status}");
     }
+    hand_jail_to_nobody(dir, &dir.join("sandbox/terminal"))?;
+    if rustix::process::geteuid().is_root() {
+        // `sandbox/` too must let nobody pass on the way to the jail.
+        add_search_permission(&dir.join("sandbox"))?;
+    }
     Ok(policy)
+}
+
+/// Add search permission for others to a folder.
+fn add_search_permission(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut mode = std::fs::metadata(dir)?.permissions();
+    mode.set_mode(mode.mode() | 0o001);
+    std::fs::set_permissions(dir, mode)?;
+    Ok(())
+}
+
+/// The uid and gid a root server's commands run as in the demo and the tests: `nobody`.
+pub const NOBODY: u32 = 65534;
+
+/// Make `jail` (beneath `dir`) a jail a root server can run commands in: a root server never
+/// runs a command as root but as the jail's owner, so when this process is root the jail
+/// and everything in it go to `nobody`, and `dir` gets search permission for others so
+/// `nobody` can reach the jail by its path. Not root: nothing to do.
+pub fn hand_jail_to_nobody(dir: &Path, jail: &Path) -> Result<()> {
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    add_search_permission(dir)?;
+    let mut stack = vec![jail.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        std::os::unix::fs::lchown(&path, Some(NOBODY), Some(NOBODY))
+            .with_context(|| format!("chown {}", path.display()))?;
+        if std::fs::symlink_metadata(&path)?.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                stack.push(entry?.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Print one call the way the seed does.

@@ -21,6 +21,7 @@ fn bin() -> PathBuf {
 fn policy(dir: &Path, extra: &str) -> PathBuf {
     std::fs::create_dir_all(dir.join("jail")).unwrap();
     std::fs::create_dir_all(dir.join("state")).unwrap();
+    safe_mcp::demo::hand_jail_to_nobody(dir, &dir.join("jail")).unwrap();
     let path = dir.join("policy.toml");
     std::fs::write(
         &path,

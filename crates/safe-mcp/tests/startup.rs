@@ -47,6 +47,7 @@ impl Sandbox {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("jail")).unwrap();
         std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        safe_mcp::demo::hand_jail_to_nobody(dir.path(), &dir.path().join("jail")).unwrap();
         Sandbox { dir }
     }
     fn path(&self) -> &Path {

@@ -63,6 +63,7 @@ impl Fixture {
         std::fs::write(jail.join("notes.txt"), "demo file\n").unwrap();
         std::fs::write(dir.path().join("secret.txt"), "outside\n").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret.txt"), jail.join("link")).unwrap();
+        safe_mcp::demo::hand_jail_to_nobody(dir.path(), &jail).unwrap();
         let policy = dir.path().join("policy.toml");
         let text = format!("{top}\n{}{extra}", POLICY.replace("FAILMODE", mode));
         std::fs::write(&policy, text).unwrap();

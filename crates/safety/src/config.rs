@@ -172,6 +172,10 @@ pub struct SandboxSettings {
     pub namespaces: bool,
     /// Use a per-call cgroup (tree kill, process and memory limits) when writable.
     pub cgroups: bool,
+    /// The unprivileged identity a root server runs commands as: a user name (its primary
+    /// group) or `UID:GID`. Unset: the jail root's owner; a root-owned jail is then a
+    /// start-up error.
+    pub run_as: Option<String>,
 }
 
 impl Default for SandboxSettings {
@@ -183,6 +187,7 @@ impl Default for SandboxSettings {
             enabled: true,
             namespaces: true,
             cgroups: true,
+            run_as: None,
         }
     }
 }
@@ -439,6 +444,11 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
         "SAFE_MCP_SANDBOX_CGROUPS",
         &["terminal", "sandbox", "cgroups"],
         EnvKind::Bool,
+    ),
+    (
+        "SAFE_MCP_RUN_AS",
+        &["terminal", "sandbox", "run_as"],
+        EnvKind::Str,
     ),
     (
         "SAFE_MCP_WORKSPACE_ROOT",

@@ -44,6 +44,12 @@ pub enum StartError {
     /// The sandbox launcher (this binary) cannot be located.
     #[error("cannot locate the sandbox launcher (the running binary): {0}")]
     Launcher(std::io::Error),
+    /// The identity commands would run as is root, unknown or not allowed.
+    #[error("{0}")]
+    Identity(String),
+    /// The empty HOME folder for commands could not be made.
+    #[error("cannot make the commands' empty HOME folder: {0}")]
+    Home(std::io::Error),
 }
 
 /// Arguments of `run_command` / `explain_command`, checked by hand so that every malformed
@@ -193,6 +199,8 @@ pub struct TerminalCore {
     jail: Jail,
     /// Every command's environment ([`TerminalCore::environment`]), built once.
     env: Vec<(String, String)>,
+    /// The empty folder every command gets as HOME (removed with the server).
+    _home: tempfile::TempDir,
     redactor: Arc<Redactor>,
     audit: Arc<AuditSink>,
     executor: Executor,
@@ -265,17 +273,24 @@ impl TerminalCore {
             log: Mutex::new(None),
         });
         let settings = &config.terminal.sandbox;
+        let run_as = command_identity(settings.run_as.as_deref(), jail.root())?;
+        let home = empty_home().map_err(StartError::Home)?;
         let executor = if settings.enabled {
+            let mut read_paths =
+                filesystem::read_paths(&settings.read_paths, config.terminal.path());
+            read_paths.push(home.path().to_path_buf());
             Executor::sandboxed(SandboxConfig {
                 launcher,
                 jail_root: jail.root().to_path_buf(),
-                read_paths: filesystem::read_paths(&settings.read_paths, config.terminal.path()),
+                read_paths,
                 require: settings.require_kernel_sandbox,
                 namespaces: settings.namespaces,
                 cgroups: settings.cgroups,
+                view: settings.namespaces,
+                run_as,
             })
         } else {
-            Executor::new()
+            Executor::unsandboxed(run_as)
         };
         let default_profile = Profile::from_name(&settings.profile).unwrap_or(Profile::Strict);
         let probe = |p: Profile| {
@@ -305,7 +320,8 @@ impl TerminalCore {
             tracing::info!("{summary}");
         }
         Ok(TerminalCore {
-            env: Self::environment(&config, &jail),
+            env: Self::environment(&config, &jail, home.path()),
+            _home: home,
             config,
             policy,
             jail,
@@ -396,14 +412,36 @@ impl TerminalCore {
         value
     }
 
-    /// A command's whole environment: `PATH`, `HOME` (the jail root) and `LANG`, the same
-    /// for every call.
-    fn environment(config: &Config, jail: &Jail) -> Vec<(String, String)> {
-        vec![
+    /// A command's whole environment, the same for every call: `PATH`, `LANG`, `HOME` (an
+    /// empty folder no command can write, not the jail root: a `~/.gitconfig`, `~/.ssh/config`
+    /// or `~/.npmrc` a command wrote there would be obeyed by every later command), and the
+    /// hardening variables of [`HARDENING_ENV`] and [`GIT_OVERRIDES`].
+    fn environment(config: &Config, jail: &Jail, home: &std::path::Path) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = vec![
             ("PATH".into(), config.terminal.path().to_string()),
-            ("HOME".into(), jail.root().to_string_lossy().into_owned()),
+            ("HOME".into(), home.to_string_lossy().into_owned()),
             ("LANG".into(), config.terminal.lang().to_string()),
-        ]
+        ];
+        env.extend(
+            HARDENING_ENV
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        // git stops looking for a repository at the jail's parent: none above the jail is used.
+        if let Some(parent) = jail.root().parent() {
+            env.push((
+                "GIT_CEILING_DIRECTORIES".into(),
+                parent.to_string_lossy().into_owned(),
+            ));
+        }
+        // Command-line level configuration (`git -c`), which wins over every config file,
+        // including one a command planted in a repository it made itself.
+        env.push(("GIT_CONFIG_COUNT".into(), GIT_OVERRIDES.len().to_string()));
+        for (i, (key, value)) in GIT_OVERRIDES.iter().enumerate() {
+            env.push((format!("GIT_CONFIG_KEY_{i}"), key.to_string()));
+            env.push((format!("GIT_CONFIG_VALUE_{i}"), value.to_string()));
+        }
+        env
     }
 
     /// Stages 1–3: parse, evaluate, contain. Each stage runs once; a refusal says which one
@@ -742,6 +780,106 @@ impl TerminalCore {
             env.set("audit", note);
         }
         env
+    }
+}
+
+/// Variables every command gets besides `PATH`, `HOME` and `LANG`: no system or global git
+/// configuration, no pager, no prompt, no editor, no colour, no optional index writes.
+pub const HARDENING_ENV: &[(&str, &str)] = &[
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("GIT_EDITOR", "false"),
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+];
+
+/// git settings given as command-line configuration (`GIT_CONFIG_KEY_n`): each names a
+/// program git would run, set back to a harmless one whatever a repository's config says.
+pub const GIT_OVERRIDES: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("core.sshCommand", "ssh"),
+    ("core.askPass", ""),
+    ("credential.helper", ""),
+    ("gpg.program", "gpg"),
+    ("safe.bareRepository", "explicit"),
+    ("protocol.ext.allow", "never"),
+    ("protocol.file.allow", "user"),
+    ("color.ui", "never"),
+];
+
+/// The empty folder every command gets as `HOME`: outside the jail, mode 0555, owned by the
+/// server (a command's uid cannot write it; in the view it is read-only besides).
+fn empty_home() -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::Builder::new()
+        .prefix("safe-mcp-home-")
+        .tempdir()?;
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o555))?;
+    Ok(home)
+}
+
+/// The uid and gid commands run as (`None`: the server's own). A root server never runs a
+/// command as root: it uses `run_as` (a user name or `UID:GID`), else the jail root's owner;
+/// a root-owned jail with no `run_as` is an error that names the fix. A server that is not
+/// root cannot switch, so a `run_as` other than itself is an error too.
+fn command_identity(
+    run_as: Option<&str>,
+    jail_root: &std::path::Path,
+) -> Result<Option<(u32, u32)>, StartError> {
+    use std::os::unix::fs::MetadataExt;
+    let euid = rustix::process::geteuid().as_raw();
+    let wanted = run_as.map(parse_identity).transpose()?;
+    if euid != 0 {
+        return match wanted {
+            Some((uid, _)) if uid != euid => Err(StartError::Identity(format!(
+                "[terminal.sandbox] run_as = {uid} needs a server started as root (this one runs as uid {euid})"
+            ))),
+            _ => Ok(None),
+        };
+    }
+    let (uid, gid) = match wanted {
+        Some(id) => id,
+        None => {
+            let meta = std::fs::metadata(jail_root)
+                .map_err(|e| StartError::Identity(format!("cannot stat the jail root: {e}")))?;
+            (meta.uid(), meta.gid())
+        }
+    };
+    if uid == 0 {
+        return Err(StartError::Identity(format!(
+            "the server runs as root and commands would run as root: set [terminal.sandbox] \
+             run_as = \"USER\" (or \"UID:GID\", or SAFE_MCP_RUN_AS), or give the jail '{}' to \
+             the unprivileged user commands should run as (chown)",
+            jail_root.display()
+        )));
+    }
+    Ok(Some((uid, gid)))
+}
+
+/// `run_as`: `UID:GID` (numbers), or a user name (its primary group).
+fn parse_identity(text: &str) -> Result<(u32, u32), StartError> {
+    if let Some((u, g)) = text.split_once(':')
+        && let (Ok(uid), Ok(gid)) = (u.parse::<u32>(), g.parse::<u32>())
+    {
+        return Ok((uid, gid));
+    }
+    match nix::unistd::User::from_name(text) {
+        Ok(Some(user)) => Ok((user.uid.as_raw(), user.gid.as_raw())),
+        Ok(None) => Err(StartError::Identity(format!(
+            "[terminal.sandbox] run_as: no user '{text}' (give a user name or UID:GID)"
+        ))),
+        Err(e) => Err(StartError::Identity(format!(
+            "[terminal.sandbox] run_as: looking up '{text}': {e}"
+        ))),
     }
 }
 

@@ -34,6 +34,8 @@ fn executors(root: &Path) -> Vec<(&'static str, Executor)> {
                 require: false,
                 namespaces: true,
                 cgroups: true,
+                view: true,
+                run_as: None,
             }),
         ),
     ]

@@ -55,6 +55,8 @@ fn executor(root: &std::path::Path, launcher: PathBuf, read: &[PathBuf]) -> Exec
         require: false,
         namespaces: true,
         cgroups: true,
+        view: true,
+        run_as: None,
     })
 }
 

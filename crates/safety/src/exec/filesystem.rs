@@ -46,9 +46,14 @@ pub const DEFAULT_READ_PATHS: &[&str] = &[
     "/etc/gai.conf",
     "/etc/protocols",
     "/etc/services",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/pki",
+    // Certificates, not keys: `/etc/ssl/private` and `/etc/pki/tls/private` hold the host's
+    // private keys, readable by a root command if the whole of `/etc/ssl` were listed.
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
+    "/etc/ca-certificates.conf",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust/extracted",
+    "/etc/pki/tls/openssl.cnf",
     "/etc/gitconfig",
     "/etc/mime.types",
     "/etc/magic",

@@ -34,6 +34,7 @@ use super::filesystem::{self, FsRules, LandlockReport};
 use super::seccomp::{self, FilterChoice};
 use super::spawn::ExecStrings;
 use super::sys;
+use super::view::{self, ViewReport};
 
 /// The hidden first argument that starts the binary in sandbox-launcher mode.
 pub const LAUNCHER_ARG: &str = "__sandbox-exec";
@@ -85,6 +86,19 @@ pub struct LaunchSpec {
     pub require: bool,
     /// Refuse to run when no PID namespace can be made (no cgroup kills the tree).
     pub require_namespaces: bool,
+    /// Build the read-only view ([`view`]) around this jail root (`None`: no view).
+    #[serde(default)]
+    pub view: Option<PathBuf>,
+    /// The working folder, relative to the jail root (entered again inside the view).
+    #[serde(default)]
+    pub cwd_relative: PathBuf,
+    /// Run the command as this uid and gid (a root server never runs one as root).
+    #[serde(default)]
+    pub run_as: Option<(u32, u32)>,
+    /// seccomp refuses every change of file metadata: set by the server when no view is
+    /// asked for, and by the launcher when the view could not be made.
+    #[serde(default)]
+    pub deny_metadata: bool,
 }
 
 /// One line of the report the launcher writes to the server.
@@ -110,6 +124,20 @@ pub enum LaunchEvent {
         /// `user`, `pid`, `net`.
         active: Vec<String>,
         /// Why they could not be made.
+        error: Option<String>,
+    },
+    /// The read-only view of the file system (or why it could not be made).
+    View {
+        /// What it holds.
+        report: Option<ViewReport>,
+        /// Why it could not be made.
+        error: Option<String>,
+    },
+    /// The identity the command runs as.
+    Identity {
+        /// `uid:gid`.
+        user: String,
+        /// Why the switch failed.
         error: Option<String>,
     },
     /// Capabilities after the launcher dropped them (or why it could not).
@@ -214,6 +242,9 @@ pub struct WarmSpec {
     /// path: that move takes the kernel's global threadgroup lock).
     #[serde(default)]
     pub cgroup_v2: Option<PathBuf>,
+    /// Build the read-only view around this jail root ahead of the call.
+    #[serde(default)]
+    pub view: Option<PathBuf>,
 }
 
 /// The largest call message a started-ahead launcher accepts.
@@ -287,12 +318,17 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
     };
     // Off the call's path, so the v2 move through `cgroup.procs` is fine here.
     let joined = join_cgroups(&warm.cgroup_v1_tasks, warm.cgroup_v2.as_deref());
+    // The view too: the mount namespace costs its copy of the host's mount table here, not
+    // on the call's path.
+    let built_view = warm.view.as_deref().map(view::enter);
+    let deny_metadata = !matches!(built_view, Some(Ok(_)));
     let mut ahead = Ahead {
         filters: [false, true]
             .into_iter()
             .map(|deny| FilterChoice {
                 deny_network: deny,
                 deny_user_namespaces: deny,
+                deny_metadata,
             })
             .filter_map(|choice| Some((choice, seccomp::build(choice).ok()?)))
             .collect(),
@@ -307,6 +343,7 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
     let standard = FilterChoice {
         deny_network: false,
         deny_user_namespaces: false,
+        deny_metadata,
     };
     if let Some((_, programs)) = ahead.filters.iter().find(|(c, _)| *c == standard)
         && seccomp::install(programs).is_ok()
@@ -336,7 +373,13 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
     let mut fds = fds.into_iter();
     match fds.next() {
         Some(cwd) => {
-            if let Err(e) = rustix::process::fchdir(&cwd) {
+            let entered = match (&built_view, &spec.view) {
+                (Some(Ok(_)), Some(jail)) => {
+                    view::enter_cwd(jail, &spec.cwd_relative, std::os::fd::AsFd::as_fd(&cwd))
+                }
+                _ => rustix::process::fchdir(&cwd).map_err(|e| e.to_string()),
+            };
+            if let Err(e) = entered {
                 return refuse(
                     &mut reporter,
                     format!("cannot enter the working folder: {e}"),
@@ -365,6 +408,28 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
         })
     });
     drop(rulesets);
+    if spec.view.is_some() {
+        let event = match built_view {
+            Some(Ok(report)) => LaunchEvent::View {
+                report: Some(report),
+                error: None,
+            },
+            Some(Err(error)) => LaunchEvent::View {
+                report: None,
+                error: Some(error),
+            },
+            None => LaunchEvent::View {
+                report: None,
+                error: Some("the launcher started ahead made no view".into()),
+            },
+        };
+        if let Some(reason) = view_refusal(&spec, &event) {
+            reporter.send(&event);
+            return refuse(&mut reporter, reason);
+        }
+        reporter.send(&event);
+        spec.deny_metadata |= deny_metadata;
+    }
     let exec = match exec_parts(&spec) {
         Ok(e) => e,
         Err(reason) => return refuse(&mut reporter, reason),
@@ -395,7 +460,9 @@ fn enter_network_namespace() -> LaunchEvent {
     let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
     let mut flags = libc::CLONE_NEWNET;
     let mut active = vec!["net".to_string()];
-    if !uid.is_root() {
+    // Root, or already root of the view's own user namespace: no (second) user namespace.
+    let needs_user = !view::holds_sys_admin();
+    if needs_user {
         flags |= libc::CLONE_NEWUSER;
         active.insert(0, "user".into());
     }
@@ -405,10 +472,10 @@ fn enter_network_namespace() -> LaunchEvent {
             error: Some(format!("unshare: {e}")),
         };
     }
-    let mapped = if uid.is_root() {
-        Ok(())
-    } else {
+    let mapped = if needs_user {
         write_id_maps(Path::new("/proc/self"), uid.as_raw(), gid.as_raw())
+    } else {
+        Ok(())
     };
     LaunchEvent::Namespaces {
         active,
@@ -609,12 +676,20 @@ fn confine_with(
     ahead: &Ahead,
 ) -> Result<(), String> {
     use std::os::fd::AsFd;
-    let capabilities = drop_capabilities(ahead.bounding_left);
-    let capabilities_error = match &capabilities {
-        LaunchEvent::Capabilities { error, .. } => error.clone(),
+    let (identity, capabilities) = drop_capabilities(ahead.bounding_left, spec.run_as);
+    let capabilities_error = match (&identity, &capabilities) {
+        (Some(LaunchEvent::Identity { error: Some(e), .. }), _) => Some(format!("identity: {e}")),
+        (_, LaunchEvent::Capabilities { error, .. }) => error.clone(),
         _ => None,
     };
+    if let Some(identity) = &identity {
+        reporter.send(identity);
+    }
     reporter.send(&capabilities);
+    // A command must never run as root, whatever `require` says.
+    if let Some(LaunchEvent::Identity { error: Some(e), .. }) = &identity {
+        return Err(format!("the command's identity could not be set: {e}"));
+    }
     let applied = match ruleset {
         Some(prepared) => filesystem::restrict_with(prepared.fd.as_fd(), &prepared.report),
         None => filesystem::restrict_self(&spec.fs),
@@ -635,6 +710,7 @@ fn confine_with(
     let choice = FilterChoice {
         deny_network: spec.fs.deny_network,
         deny_user_namespaces: spec.fs.deny_network,
+        deny_metadata: spec.deny_metadata,
     };
     let installed = if ahead.installed == Some(choice) {
         Ok(())
@@ -734,6 +810,25 @@ fn launch(
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;
     }
+    let mut spec = spec;
+    if let Some(jail) = spec.view.clone() {
+        let event = match cold_view(&jail, &spec.cwd_relative) {
+            Ok(report) => LaunchEvent::View {
+                report: Some(report),
+                error: None,
+            },
+            Err(error) => LaunchEvent::View {
+                report: None,
+                error: Some(error),
+            },
+        };
+        spec.deny_metadata |= matches!(event, LaunchEvent::View { report: None, .. });
+        let refusal = view_refusal(&spec, &event);
+        reporter.send(&event);
+        if let Some(reason) = refusal {
+            return refuse(&mut reporter, reason);
+        }
+    }
     if spec.namespaces {
         match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {
             Ok(code) => return code,
@@ -772,6 +867,61 @@ fn launch(
     exec_or_report(exec.as_ref(), &mut reporter)
 }
 
+/// The view for a launcher started for its call: built now, and the working folder (the
+/// one the launcher was started in) entered again inside it.
+fn cold_view(jail: &Path, cwd_relative: &Path) -> Result<ViewReport, String> {
+    let before = rustix::fs::open(
+        ".",
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| format!("opening the working folder: {e}"))?;
+    let report = view::enter(jail)?;
+    view::enter_cwd(jail, cwd_relative, std::os::fd::AsFd::as_fd(&before))?;
+    Ok(report)
+}
+
+/// Why the call must not run: the kernel sandbox is required and the view is missing.
+fn view_refusal(spec: &LaunchSpec, event: &LaunchEvent) -> Option<String> {
+    match event {
+        LaunchEvent::View { error: Some(e), .. } if spec.require => Some(format!(
+            "the kernel sandbox is required but the read-only view could not be made: {e}"
+        )),
+        _ => None,
+    }
+}
+
+/// Become `uid:gid` (no supplementary groups): called by a root launcher, after the
+/// bounding set is emptied and before the other sets are cleared (the switch needs
+/// `CAP_SETUID`/`CAP_SETGID`; the kernel then clears permitted and effective itself). The
+/// kernel also clears the parent-death signal on a change of credentials: it is set again,
+/// and the parent checked to be the same one.
+fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {
+    use rustix::process::{Gid, Uid};
+    let parent = rustix::process::getppid();
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    if uid.is_root() {
+        return Err("refusing to run a command as uid 0".into());
+    }
+    rustix::thread::set_thread_groups(&[]).map_err(|e| format!("setgroups: {e}"))?;
+    rustix::thread::set_thread_res_gid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
+    rustix::thread::set_thread_res_uid(uid, uid, uid).map_err(|e| format!("setresuid: {e}"))?;
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
+    if rustix::process::getppid() != parent {
+        return Err("the launcher's parent went away".into());
+    }
+    let (r, e, s) = (
+        rustix::process::getuid(),
+        rustix::process::geteuid(),
+        rustix::process::getgid(),
+    );
+    if r != uid || e != uid || s != gid {
+        return Err("the uid or gid did not change".into());
+    }
+    Ok(())
+}
+
 /// `CAP_SYS_ADMIN`: the one capability a launcher started ahead keeps until its call (a
 /// network namespace needs it).
 const CAP_SYS_ADMIN: u32 = 21;
@@ -805,7 +955,26 @@ fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
 /// module loading, no `CAP_DAC_OVERRIDE`); a process that holds no capabilities has
 /// nothing to drop (and `no_new_privs`, set for seccomp, keeps set-uid and file
 /// capabilities from adding any).
-fn drop_capabilities(bounding_left: Option<u32>) -> LaunchEvent {
+fn drop_capabilities(
+    bounding_left: Option<u32>,
+    run_as: Option<(u32, u32)>,
+) -> (Option<LaunchEvent>, LaunchEvent) {
+    let mut identity = None;
+    let capabilities = drop_capabilities_then(bounding_left, || {
+        if let Some((uid, gid)) = run_as {
+            let switched = switch_identity(uid, gid);
+            identity = Some(LaunchEvent::Identity {
+                user: format!("{uid}:{gid}"),
+                error: switched.err(),
+            });
+        }
+    });
+    (identity, capabilities)
+}
+
+/// [`drop_capabilities`], with `between` run after the bounding set is emptied and before
+/// the other sets are.
+fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) -> LaunchEvent {
     use rustix::thread::{CapabilitySet, CapabilitySets};
     let failed = |what: String| LaunchEvent::Capabilities {
         held: "unknown".into(),
@@ -835,6 +1004,7 @@ fn drop_capabilities(bounding_left: Option<u32>) -> LaunchEvent {
     if let Err(e) = dropped {
         return failed(e);
     }
+    between();
     if let Err(e) = rustix::thread::clear_ambient_capability_set()
         && e != rustix::io::Errno::INVAL
     {
@@ -960,7 +1130,7 @@ fn in_namespaces(
         active.push("net".into());
     }
     let euid = rustix::process::geteuid();
-    let user_namespace = flags != 0 && !euid.is_root();
+    let user_namespace = flags != 0 && !view::holds_sys_admin();
     if user_namespace {
         flags |= libc::CLONE_NEWUSER;
         active.insert(0, "user".into());
@@ -1205,6 +1375,10 @@ mod tests {
             parent_pid: 1,
             require: false,
             require_namespaces: false,
+            view: None,
+            cwd_relative: PathBuf::new(),
+            run_as: None,
+            deny_metadata: false,
         }
     }
 

@@ -21,6 +21,7 @@ pub mod seccomp;
 pub mod spawn;
 #[allow(unsafe_code)]
 mod sys;
+pub mod view;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -88,7 +89,7 @@ pub struct ExecRequest<'a> {
     pub argv0: String,
     /// The contained working folder (entered by handle in the child).
     pub cwd: &'a ContainedDir,
-    /// The whole environment: exactly PATH, HOME and LANG.
+    /// The whole environment (the terminal's scrubbed one).
     pub env: Vec<(String, String)>,
     /// The profile the limits came from.
     pub profile: Profile,
@@ -445,6 +446,8 @@ fn start_launcher(
         cwd,
         keep,
         gate: None,
+        // The launcher switches identity itself, after its privileged steps.
+        identity: None,
     };
     match how {
         LauncherStart::Async(cwd) => spawn::spawn(&request(cwd)),
@@ -560,6 +563,10 @@ impl WarmSlot {
             ruleset_fds: ruleset_fds.clone(),
             cgroup_v1_tasks: reserved.v1_task_files(),
             cgroup_v2: reserved.v2_dir(),
+            view: sandbox
+                .config
+                .view
+                .then(|| sandbox.config.jail_root.clone()),
         };
         let mut keep = vec![report_write.as_raw_fd(), theirs.as_raw_fd()];
         keep.extend(ruleset_fds);
@@ -618,6 +625,16 @@ fn send_call(
     Ok(())
 }
 
+/// What a launch spec runs: the program (`None`: the probe), its argv and environment, and
+/// the working folder relative to the jail.
+#[derive(Default)]
+struct CallCommand {
+    program: Option<PathBuf>,
+    argv: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd_relative: PathBuf,
+}
+
 /// The queue of the thread that starts launchers ahead: the limits to write ahead.
 type StarterQueue = std::sync::Mutex<std::sync::mpsc::Sender<(u64, u64)>>;
 
@@ -636,6 +653,8 @@ pub struct Executor {
     warm_done: Arc<Notify>,
     /// Calls here cannot use a launcher started ahead (they need a PID namespace).
     warm_unusable: Arc<AtomicBool>,
+    /// The uid and gid of commands started without the launcher.
+    plain_identity: Option<(u32, u32)>,
 }
 
 impl Executor {
@@ -658,8 +677,17 @@ impl Executor {
         self.sandbox.as_deref()
     }
 
+    /// An executor without the kernel sandbox whose commands run as `run_as` (a root
+    /// server never runs a command as root, sandbox or not).
+    pub fn unsandboxed(run_as: Option<(u32, u32)>) -> Self {
+        Executor {
+            plain_identity: run_as,
+            ..Executor::default()
+        }
+    }
+
     /// Start the command itself, without the launcher (sandbox off).
-    fn spawn_plain(request: &ExecRequest<'_>) -> std::io::Result<spawn::Spawned> {
+    fn spawn_plain(&self, request: &ExecRequest<'_>) -> std::io::Result<spawn::Spawned> {
         spawn::spawn(&spawn::SpawnRequest {
             program: &request.program,
             argv: &Self::argv(request),
@@ -667,6 +695,7 @@ impl Executor {
             cwd: Some(request.cwd.handle_fd()),
             keep: &[],
             gate: request.gate.map(Gate::raw),
+            identity: self.plain_identity,
         })
     }
 
@@ -674,11 +703,15 @@ impl Executor {
         sandbox: &Sandbox,
         limits: &ExecLimits,
         call: &CallCgroup,
-        program: Option<PathBuf>,
-        argv: Vec<String>,
-        env: Vec<(String, String)>,
+        command: CallCommand,
         (report_fd, gate_fd): (i32, Option<i32>),
     ) -> LaunchSpec {
+        let CallCommand {
+            program,
+            argv,
+            env,
+            cwd_relative,
+        } = command;
         let config = &sandbox.config;
         let fs = sandbox.fs_rules(!limits.network);
         let ruleset = sandbox.ruleset(!limits.network);
@@ -701,6 +734,10 @@ impl Executor {
             parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
             require: config.require,
             require_namespaces: config.require && !call.kills_tree(),
+            view: config.view.then(|| config.jail_root.clone()),
+            cwd_relative,
+            run_as: config.run_as,
+            deny_metadata: !config.view,
         }
     }
 
@@ -741,7 +778,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
         let Some(sandbox) = self.sandbox.as_deref() else {
-            let child = Self::spawn_plain(request).map_err(ExecError::Spawn)?;
+            let child = self.spawn_plain(request).map_err(ExecError::Spawn)?;
             let supervised = supervise(child, &request.limits, cancel, None).await;
             let report = sandbox::unsandboxed_report(request.profile, &request.limits);
             return Ok(outcome(supervised, report));
@@ -778,9 +815,12 @@ impl Executor {
             sandbox,
             &request.limits,
             call,
-            Some(request.program.clone()),
-            Self::argv(request),
-            request.env.clone(),
+            CallCommand {
+                program: Some(request.program.clone()),
+                argv: Self::argv(request),
+                env: request.env.clone(),
+                cwd_relative: request.cwd.relative().to_path_buf(),
+            },
             fds,
         )
     }
@@ -1094,7 +1134,7 @@ impl Executor {
         use std::io::Read;
         let pipes = LaunchPipes::new(None)?;
         let fds = (pipes.report_write.as_raw_fd(), None);
-        let spec = Self::spec(sandbox, limits, call, None, Vec::new(), Vec::new(), fds);
+        let spec = Self::spec(sandbox, limits, call, CallCommand::default(), fds);
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let ruleset = sandbox.ruleset(!limits.network);
         // Without the runtime: this runs at start-up.

@@ -29,6 +29,10 @@ pub struct SandboxConfig {
     pub namespaces: bool,
     /// Use per-call cgroups.
     pub cgroups: bool,
+    /// Build the read-only view (a mount namespace) for every command.
+    pub view: bool,
+    /// Run every command as this uid and gid (a root server; `None`: the server's own).
+    pub run_as: Option<(u32, u32)>,
 }
 
 /// The running sandbox: configuration plus the cgroup hierarchies found at start-up.
@@ -98,6 +102,10 @@ pub struct Mechanisms {
     pub seccomp: Option<String>,
     /// Namespaces the command ran in (`user`, `pid`, `net`).
     pub namespaces: Vec<String>,
+    /// The read-only view of the file system (null when not made).
+    pub view: Option<super::view::ViewReport>,
+    /// The `uid:gid` the command ran as, when the launcher switched to it (a root server).
+    pub run_as: Option<String>,
     /// Capabilities left to the command: `all dropped` (root), `none held` (not root), or
     /// null when the launcher did not report.
     pub capabilities: Option<String>,
@@ -293,6 +301,21 @@ pub fn build_report(
                     downgrades.push(format!("no user/PID namespace ({e})"));
                 }
             }
+            LaunchEvent::View { report, error } => {
+                m.view = report.clone();
+                if let Some(e) = error {
+                    downgrades.push(format!(
+                        "no read-only view ({e}): seccomp refuses chmod, chown, utimes and \
+                         xattr changes everywhere instead, and .git folders in the jail stay \
+                         writable"
+                    ));
+                }
+            }
+            LaunchEvent::Identity { user, error } => {
+                if error.is_none() {
+                    m.run_as = Some(user.clone());
+                }
+            }
             LaunchEvent::Capabilities { held, error } => {
                 m.capabilities = Some(held.clone());
                 if let Some(e) = error {
@@ -319,6 +342,14 @@ pub fn build_report(
             }
             LaunchEvent::Refused { .. } | LaunchEvent::ExecFailed { .. } => {}
         }
+    }
+    if confined && !events.iter().any(|e| matches!(e, LaunchEvent::View { .. })) {
+        downgrades.push(
+            "no read-only view (namespaces are off by policy): seccomp refuses chmod, chown, \
+             utimes and xattr changes everywhere instead, and .git folders in the jail stay \
+             writable"
+                .into(),
+        );
     }
     if !confined
         && !events

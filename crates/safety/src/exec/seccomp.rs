@@ -12,6 +12,12 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
+/// `fchmodat2` (Linux 6.6), `setxattrat` and `removexattrat` (Linux 6.13): one number on
+/// every architecture, not yet in `libc`.
+const SYS_FCHMODAT2: i64 = 452;
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+
 /// On x86_64 the x32 ABI numbers every system call again with this bit set; a filter that
 /// lists only the plain numbers would let `socket | 0x4000_0000` through.
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
@@ -23,18 +29,36 @@ pub struct FilterChoice {
     pub deny_network: bool,
     /// Refuse creating user namespaces (the strict profile).
     pub deny_user_namespaces: bool,
+    /// Refuse every change of file metadata (mode, owner, times, extended attributes):
+    /// the second line where the read-only view ([`super::view`]) could not be made, since
+    /// Landlock does not mediate these calls.
+    pub deny_metadata: bool,
 }
 
 impl FilterChoice {
     /// A short name for reports.
-    pub fn describe(&self) -> &'static str {
-        match (self.deny_network, self.deny_user_namespaces) {
+    pub fn describe(&self) -> String {
+        let base = match (self.deny_network, self.deny_user_namespaces) {
             (true, true) => {
-                "strict (no io_uring, ptrace, process_vm, vsock, network sockets, user namespaces)"
+                "strict (no io_uring, ptrace, process_vm, vsock, setuid/setgid modes, \
+                             network sockets, user namespaces"
             }
-            (true, false) => "no io_uring, ptrace, process_vm, vsock, network sockets",
-            (false, true) => "no io_uring, ptrace, process_vm, vsock, user namespaces",
-            (false, false) => "standard (no io_uring, ptrace, process_vm, vsock)",
+            (true, false) => {
+                "no io_uring, ptrace, process_vm, vsock, setuid/setgid modes, \
+                              network sockets"
+            }
+            (false, true) => {
+                "no io_uring, ptrace, process_vm, vsock, setuid/setgid modes, user namespaces"
+            }
+            (false, false) => {
+                "standard (no io_uring, ptrace, process_vm, vsock, setuid/setgid modes"
+            }
+        };
+        let close = if base.contains('(') { ")" } else { "" };
+        if self.deny_metadata {
+            format!("{base}, no chmod/chown/utimes/xattr changes{close}")
+        } else {
+            format!("{base}{close}")
         }
     }
 }
@@ -47,6 +71,59 @@ fn cond(
 ) -> Result<SeccompRule, String> {
     let c = SeccompCondition::new(arg, len, op, value).map_err(|e| e.to_string())?;
     SeccompRule::new(vec![c]).map_err(|e| e.to_string())
+}
+
+/// `EPERM` for a setuid or setgid bit in the mode argument of the calls that set a mode
+/// (`chmod` family always; `open`/`openat`/`creat`/`mknod`/`mknodat` when they create).
+fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), String> {
+    use SeccompCmpArgLen::Dword;
+    let bit = |arg: u8, bit: u64| -> Result<SeccompCondition, String> {
+        SeccompCondition::new(arg, Dword, SeccompCmpOp::MaskedEq(bit), bit)
+            .map_err(|e| e.to_string())
+    };
+    let special = [libc::S_ISUID as u64, libc::S_ISGID as u64];
+    let creating = [
+        libc::O_CREAT as u64,
+        (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64,
+    ];
+    // (call, mode argument, flags argument when the mode matters only on create)
+    let calls: [(i64, u8, Option<u8>); 8] = [
+        (libc::SYS_chmod, 1, None),
+        (libc::SYS_fchmod, 1, None),
+        (libc::SYS_fchmodat, 2, None),
+        (SYS_FCHMODAT2, 2, None),
+        (libc::SYS_creat, 1, None),
+        (libc::SYS_mknodat, 2, None),
+        (libc::SYS_open, 2, Some(1)),
+        (libc::SYS_openat, 3, Some(2)),
+    ];
+    for (nr, mode, flags) in calls {
+        let mut chain = Vec::new();
+        for s in special {
+            match flags {
+                None => {
+                    chain.push(SeccompRule::new(vec![bit(mode, s)?]).map_err(|e| e.to_string())?)
+                }
+                Some(f) => {
+                    for c in creating {
+                        chain.push(
+                            SeccompRule::new(vec![bit(f, c)?, bit(mode, s)?])
+                                .map_err(|e| e.to_string())?,
+                        );
+                    }
+                }
+            }
+        }
+        rules.insert(nr, chain);
+    }
+    rules.insert(
+        libc::SYS_mknod,
+        special
+            .iter()
+            .map(|&s| SeccompRule::new(vec![bit(1, s)?]).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?,
+    );
+    Ok(())
 }
 
 fn arch() -> Result<TargetArch, String> {
@@ -63,9 +140,10 @@ fn mirror_x32(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, target: TargetArch) {
     }
 }
 
-/// Compile the filters for `choice`: the main `EPERM` filter and, when user namespaces are
-/// refused, a second one that answers `clone3` with `ENOSYS` (its flags live in memory a
-/// filter cannot read, so it cannot be allowed selectively).
+/// Compile the filters for `choice`: the main `EPERM` filter and a second one that answers
+/// `openat2` (and, when user namespaces are refused, `clone3`) with `ENOSYS`: their mode and
+/// flags live in memory a filter cannot read, so they cannot be allowed selectively, and
+/// libc falls back to `openat` and `clone`, which the main filter sees.
 pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
     let target = arch()?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -146,6 +224,40 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
             )?],
         );
     }
+    // No file may gain a setuid or setgid bit: a setuid copy of a shell left in the jail is
+    // run by any local user on the host, where the jail is not mounted nosuid. Refused on
+    // the mode argument of every call that sets one (chmod family; open/creat/mknod with
+    // O_CREAT or O_TMPFILE). `openat2` takes its mode in memory a filter cannot read: it
+    // answers ENOSYS (a second filter), and libc falls back to `openat`.
+    setuid_rules(&mut rules)?;
+    if choice.deny_metadata {
+        // Landlock does not mediate these; without the read-only view, nothing else stops
+        // `chmod 0666`, `touch -d` or `setfattr` on a file outside the jail that the uid owns.
+        for nr in [
+            libc::SYS_chmod,
+            libc::SYS_fchmod,
+            libc::SYS_fchmodat,
+            SYS_FCHMODAT2,
+            libc::SYS_chown,
+            libc::SYS_fchown,
+            libc::SYS_lchown,
+            libc::SYS_fchownat,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_futimesat,
+            libc::SYS_utimensat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+            libc::SYS_fremovexattr,
+            SYS_SETXATTRAT,
+            SYS_REMOVEXATTRAT,
+        ] {
+            rules.insert(nr, vec![]);
+        }
+    }
     mirror_x32(&mut rules, target);
     let main = SeccompFilter::new(
         rules,
@@ -158,12 +270,15 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
         main.try_into()
             .map_err(|e: seccompiler::BackendError| e.to_string())?,
     ];
-    if choice.deny_user_namespaces {
-        let mut clone3 = BTreeMap::new();
-        clone3.insert(libc::SYS_clone3, vec![]);
-        mirror_x32(&mut clone3, target);
+    {
+        let mut enosys = BTreeMap::new();
+        enosys.insert(libc::SYS_openat2, vec![]);
+        if choice.deny_user_namespaces {
+            enosys.insert(libc::SYS_clone3, vec![]);
+        }
+        mirror_x32(&mut enosys, target);
         let filter = SeccompFilter::new(
-            clone3,
+            enosys,
             SeccompAction::Allow,
             SeccompAction::Errno(libc::ENOSYS as u32),
             target,
@@ -195,12 +310,15 @@ mod tests {
     fn every_filter_compiles() {
         for deny_network in [false, true] {
             for deny_user_namespaces in [false, true] {
-                let programs = build(FilterChoice {
-                    deny_network,
-                    deny_user_namespaces,
-                })
-                .unwrap();
-                assert_eq!(programs.len(), 1 + usize::from(deny_user_namespaces));
+                for deny_metadata in [false, true] {
+                    let programs = build(FilterChoice {
+                        deny_network,
+                        deny_user_namespaces,
+                        deny_metadata,
+                    })
+                    .unwrap();
+                    assert_eq!(programs.len(), 2);
+                }
             }
         }
     }

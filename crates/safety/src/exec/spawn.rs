@@ -34,6 +34,8 @@ pub struct SpawnRequest<'a> {
     pub keep: &'a [RawFd],
     /// Wait at this gate before `execve`.
     pub gate: Option<RawFd>,
+    /// Become this uid and gid (no supplementary groups) before `execve`.
+    pub identity: Option<(u32, u32)>,
 }
 
 /// A started child: its pid, a pidfd that becomes readable when it exits, and its output.
@@ -162,6 +164,7 @@ fn start(request: &SpawnRequest<'_>, capture: bool) -> std::io::Result<(Pid, Out
         cwd: request.cwd.map(|fd| fd.as_raw_fd()),
         keep: request.keep,
         gate: request.gate,
+        identity: request.identity,
         parent_pid: rustix::process::getpid().as_raw_nonzero().get(),
         error_pipe: report_write.as_raw_fd(),
     };

@@ -204,6 +204,10 @@ pub struct VforkPlan<'a> {
     pub keep: &'a [RawFd],
     /// Wait here before `execve` (see [`super::Gate`]).
     pub gate: Option<RawFd>,
+    /// Become this uid and gid, with no supplementary groups (a root server starting a
+    /// command without the launcher), before the parent-death signal is set (a change of
+    /// credentials clears it).
+    pub identity: Option<(u32, u32)>,
     /// The server's pid (the parent-death re-check).
     pub parent_pid: i32,
     /// Where the child writes its errno when a step fails.
@@ -297,6 +301,16 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
         if libc::setsid() < 0 {
             return errno();
         }
+        if let Some((uid, gid)) = plan.identity {
+            // Raw system calls: glibc's setuid wrappers signal every thread of the process,
+            // and this child shares the parent's memory but is not one of its threads.
+            if libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) < 0
+                || libc::syscall(libc::SYS_setresgid, gid, gid, gid) < 0
+                || libc::syscall(libc::SYS_setresuid, uid, uid, uid) < 0
+            {
+                return errno();
+            }
+        }
         if libc::prctl(
             libc::PR_SET_PDEATHSIG,
             libc::SIGKILL as libc::c_ulong,
@@ -384,6 +398,48 @@ pub fn unshare(flags: libc::c_int) -> std::io::Result<()> {
     // SAFETY: only the single-threaded command-to-be of a launcher calls this (a user
     // namespace cannot be entered by a multi-threaded process); the call takes no pointers.
     if unsafe { libc::unshare(flags) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `mount_setattr(dirfd, path, flags, {attr_set, attr_clr})`: change the flags of a mount
+/// (with `AT_RECURSIVE`, of every mount beneath it, all or nothing). No safe crate wraps it.
+pub fn mount_setattr(
+    dirfd: std::os::fd::BorrowedFd<'_>,
+    path: &CStr,
+    flags: libc::c_uint,
+    attr_set: u64,
+    attr_clr: u64,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    /// `struct mount_attr` (MOUNT_ATTR_SIZE_VER0, 32 bytes).
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set,
+        attr_clr,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `path` is a NUL-terminated string and `attr` a fully initialised mount_attr of
+    // the size passed, both alive for the call; the descriptor is borrowed, so it stays open.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::c_long::from(dirfd.as_raw_fd()),
+            path.as_ptr(),
+            libc::c_long::from(flags as libc::c_int),
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if ret < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -58,6 +58,16 @@ pub enum Feature {
     TreeKill,
 }
 
+/// The unprivileged identity test commands run as.
+pub const NOBODY: u32 = 65534;
+
+/// chown a folder to nobody (when the tests run as root, as on CI).
+pub fn give_to_nobody(path: &std::path::Path) {
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+}
+
 impl Setup {
     pub fn new(o: &Options) -> Setup {
         let dir = tempfile::Builder::new()
@@ -66,6 +76,10 @@ impl Setup {
             .unwrap();
         std::fs::create_dir_all(dir.path().join("jail")).unwrap();
         std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        // A root server runs commands as the jail's owner: give the jail (and the folder
+        // around it, which the control experiments write to with the sandbox off) to nobody.
+        give_to_nobody(dir.path());
+        give_to_nobody(&dir.path().join("jail"));
         let allowed: Vec<String> = ALLOWED.iter().map(|a| format!("\"{a}\"")).collect();
         let policy = format!(
             "audit_log = \"state/audit.jsonl\"\n\
