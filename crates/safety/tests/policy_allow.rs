@@ -257,6 +257,13 @@ reason = "no numeric sort of secret"
     // And the allow form refuses what no deny names.
     denied(&p, "sort -u x", "option '-u'");
     allowed(&p, "sort -rn other");
+    // Also for a global option of a program with subcommands.
+    let git = policy(&format!(
+        "{GIT}\n[[terminal.rules]]\ncommand = \"git\"\ndeny_args = [\"-c\"]\nreason = \"git escape\"\n"
+    ))
+    .unwrap();
+    assert_eq!(judge(&git, "git -c core.pager=sh log").reason, "git escape");
+    denied(&git, "git -C / log", "option '-C' is not allowed for 'git'");
 }
 
 #[test]

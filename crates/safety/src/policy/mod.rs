@@ -361,6 +361,8 @@ impl TerminalPolicy {
             .iter()
             .find(|r| r.subcommand.is_none() && r.allow.is_some());
         let mut subcommand: Option<(usize, &str)> = None;
+        // Reported after the deny entries, so that a deny still reports its own reason.
+        let mut global_refusal = None;
         if with_subcommands {
             let empty = allow::OptionSpec::default();
             let spec = global
@@ -377,9 +379,10 @@ impl TerminalPolicy {
                         .and_then(|&i| args.get(i).map(|s| (i, s.as_str())));
                 }
                 Err(what) => {
-                    if let Some(rule) = judge {
-                        return rule.refuse(program, what);
-                    }
+                    global_refusal = Some(match judge {
+                        Some(rule) => rule.refuse(program, what),
+                        None => Decision::deny(program, "default-deny", what),
+                    });
                 }
             }
         }
@@ -413,6 +416,9 @@ impl TerminalPolicy {
             if rule.profile.is_some() {
                 profile = rule.profile.clone();
             }
+        }
+        if let Some(refusal) = global_refusal {
+            return refusal;
         }
         // The allow form, after every deny: deny wins and reports its own reason.
         let judged = if with_subcommands {
