@@ -250,6 +250,43 @@ fn rule_that_contradicts_its_examples_is_fatal() {
     assert_fatal(&out, "example 'ls -la' should be denied");
 }
 
+/// An allow-form option spec that cannot be read is fatal and names the rule and the entry.
+#[test]
+fn allow_form_with_a_bad_option_spec_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nallow_options = [\"-l\", \"-w COLS\"]\nexamples_allow = [\"ls -l\"]\n"
+    ));
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &[]);
+    assert_fatal(
+        &out,
+        "terminal.rules[0] ('ls'): allow_options entry '-w COLS'",
+    );
+}
+
+/// An allow form must prove itself: without examples it is fatal; an example it refuses
+/// against its claim is fatal too.
+#[test]
+fn allow_form_without_examples_or_with_a_wrong_one_is_fatal() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nallow_options = [\"-l\"]\n"
+    ));
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &[]);
+    assert_fatal(
+        &out,
+        "terminal.rules[0] ('ls'): an allow form (allow_options) needs at least one",
+    );
+    let p = s.policy(&format!(
+        "{GOOD}\n[[terminal.rules]]\ncommand = \"ls\"\nallow_options = [\"-l\"]\nexamples_allow = [\"ls -la\"]\n"
+    ));
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &[]);
+    assert_fatal(
+        &out,
+        "example 'ls -la' should be allowed but is denied (option '-a' (in '-la') is not allowed for 'ls')",
+    );
+}
+
 #[test]
 fn env_override_fills_a_missing_root() {
     let s = Sandbox::new();

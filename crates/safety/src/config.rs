@@ -219,6 +219,27 @@ pub struct CommandRule {
     /// Sandbox profile for this program.
     #[serde(default)]
     pub profile: Option<String>,
+    /// Allow form: the subcommand this rule is about (`git log`). A program with one such rule
+    /// is a program with subcommands: the first operand after its global options is the
+    /// subcommand, and a subcommand with no rule is refused. Needs `allow_options`.
+    #[serde(default)]
+    pub subcommand: Option<String>,
+    /// Allow form: the options the program (or its `subcommand`) may take; any other option is
+    /// refused with a reason naming it. Specs: `-r`, `--reverse` (flags), `-k VALUE`,
+    /// `--key=VALUE` (a value, attached or the next argument), `-M[VALUE]`, `--abbrev[=VALUE]`
+    /// (an optional, attached value), `--color=never` (that value only), `-NUM` (`-5`).
+    /// On a program-level rule of a program with subcommands, these are its global options.
+    /// Absent: no allow form; `[]`: an allow form with no options. See docs/policy.md.
+    #[serde(default)]
+    pub allow_options: Option<Vec<String>>,
+    /// Allow form: at most this many operands (non-option arguments, the subcommand not
+    /// counted); `uniq` gets 1, its second operand is a file it writes. Needs `allow_options`.
+    #[serde(default)]
+    pub max_operands: Option<usize>,
+    /// Allow form: regexes; every operand (not the options or their values) must fully match
+    /// one. `date` gets `\+.*`: an operand without `+` sets the clock. Needs `allow_options`.
+    #[serde(default)]
+    pub operand_patterns: Vec<String>,
 }
 
 /// `[terminal]`.

@@ -5,6 +5,7 @@
 //! [`TerminalPolicy::evaluate_argv`] (names and arguments only) and
 //! [`TerminalPolicy::resolve_program`] (PATH resolution and pinned executables).
 
+mod allow;
 pub mod layers;
 
 use std::collections::BTreeSet;
@@ -133,6 +134,28 @@ struct CompiledRule {
     executables: Vec<PathBuf>,
     reason: Option<String>,
     profile: Option<String>,
+    /// `subcommand`: the rule is consulted only for this subcommand.
+    subcommand: Option<String>,
+    /// The allow form (`allow_options`, `max_operands`), if the rule has one.
+    allow: Option<AllowForm>,
+}
+
+#[derive(Debug, Clone)]
+struct AllowForm {
+    options: allow::OptionSpec,
+    max_operands: Option<usize>,
+    operand_patterns: Vec<Regex>,
+}
+
+impl CompiledRule {
+    /// A refusal by this rule: its specific reason, then the rule's own reason if it has one.
+    fn refuse(&self, program: &str, what: String) -> Decision {
+        let reason = match &self.reason {
+            Some(why) => format!("{what}: {why}"),
+            None => what,
+        };
+        Decision::deny(program, format!("rules[{}]", self.index), reason)
+    }
 }
 
 /// The compiled terminal policy.
@@ -242,6 +265,7 @@ impl TerminalPolicy {
                     });
                 }
             }
+            let allow = compile_allow_form(index, rule, &rules)?;
             rules.push(CompiledRule {
                 index,
                 command: rule.command.clone(),
@@ -250,6 +274,8 @@ impl TerminalPolicy {
                 executables: pinned,
                 reason: rule.reason.clone(),
                 profile: rule.profile.clone(),
+                subcommand: rule.subcommand.clone(),
+                allow,
             });
         }
         let policy = TerminalPolicy {
@@ -327,8 +353,45 @@ impl TerminalPolicy {
         }
         let args = argv.get(1..).unwrap_or_default();
         let forms: Vec<String> = args.iter().flat_map(|a| token_forms(a)).collect();
+        let mine: Vec<&CompiledRule> = self.rules.iter().filter(|r| r.command == program).collect();
+        // A program with subcommand rules (`git`): its global options come first, and the
+        // first operand is the subcommand. `git -c core.pager=sh log` is refused here.
+        let with_subcommands = mine.iter().any(|r| r.subcommand.is_some());
+        let global = mine
+            .iter()
+            .find(|r| r.subcommand.is_none() && r.allow.is_some());
+        let mut subcommand: Option<(usize, &str)> = None;
+        // Reported after the deny entries, so that a deny still reports its own reason.
+        let mut global_refusal = None;
+        if with_subcommands {
+            let empty = allow::OptionSpec::default();
+            let spec = global
+                .and_then(|r| r.allow.as_ref())
+                .map_or(&empty, |a| &a.options);
+            let judge = global
+                .or_else(|| mine.iter().find(|r| r.subcommand.is_some()))
+                .copied();
+            match allow::walk(spec, args, &format!("'{program}'"), true) {
+                Ok(walk) => {
+                    subcommand = walk
+                        .operands
+                        .first()
+                        .and_then(|&i| args.get(i).map(|s| (i, s.as_str())));
+                }
+                Err(what) => {
+                    global_refusal = Some(match judge {
+                        Some(rule) => rule.refuse(program, what),
+                        None => Decision::deny(program, "default-deny", what),
+                    });
+                }
+            }
+        }
+        let applies = |r: &&&CompiledRule| match &r.subcommand {
+            None => true,
+            Some(sub) => subcommand.is_some_and(|(_, s)| s == sub),
+        };
         let mut profile = None;
-        for rule in self.rules.iter().filter(|r| r.command == program) {
+        for rule in mine.iter().filter(applies) {
             for (entry, tokens) in &rule.deny_sets {
                 // Order-free: every token of the entry present anywhere in argv.
                 if tokens.iter().all(|t| t.matches(&forms)) {
@@ -352,6 +415,64 @@ impl TerminalPolicy {
             }
             if rule.profile.is_some() {
                 profile = rule.profile.clone();
+            }
+        }
+        if let Some(refusal) = global_refusal {
+            return refusal;
+        }
+        // The allow form, after every deny: deny wins and reports its own reason.
+        let judged = if with_subcommands {
+            match subcommand {
+                Some((at, sub)) => {
+                    let Some(rule) = mine.iter().find(|r| r.subcommand.as_deref() == Some(sub))
+                    else {
+                        let what = format!("subcommand '{sub}' of '{program}' is not allowed");
+                        return match global.or_else(|| mine.first()) {
+                            Some(rule) => rule.refuse(program, what),
+                            None => Decision::deny(program, "default-deny", what),
+                        };
+                    };
+                    Some((
+                        *rule,
+                        args.get(at + 1..).unwrap_or_default(),
+                        format!("'{program} {sub}'"),
+                    ))
+                }
+                None => None,
+            }
+        } else {
+            global.map(|r| (*r, args, format!("'{program}'")))
+        };
+        if let Some((rule, rest, who)) = judged
+            && let Some(form) = &rule.allow
+        {
+            match allow::walk(&form.options, rest, &who, false) {
+                Err(what) => return rule.refuse(program, what),
+                Ok(walk) => {
+                    if let Some(max) = form.max_operands
+                        && let Some(&extra) = walk.operands.get(max)
+                    {
+                        let extra = rest.get(extra).map_or("", String::as_str);
+                        let what = format!(
+                            "{who} may take at most {max} operand{}; '{extra}' is one too many",
+                            if max == 1 { "" } else { "s" }
+                        );
+                        return rule.refuse(program, what);
+                    }
+                    if !form.operand_patterns.is_empty()
+                        && let Some(bad) = walk
+                            .operands
+                            .iter()
+                            .filter_map(|&i| rest.get(i))
+                            .find(|op| !form.operand_patterns.iter().any(|re| re.is_match(op)))
+                    {
+                        let what = format!(
+                            "operand '{bad}' of {who} matches none of rules[{}].operand_patterns",
+                            rule.index
+                        );
+                        return rule.refuse(program, what);
+                    }
+                }
             }
         }
         Decision {
@@ -430,6 +551,76 @@ impl TerminalPolicy {
     }
 }
 
+/// Compile a rule's allow form and check it is well formed; `earlier` are the rules before it.
+fn compile_allow_form(
+    index: usize,
+    rule: &crate::config::CommandRule,
+    earlier: &[CompiledRule],
+) -> Result<Option<AllowForm>, PolicyError> {
+    let bad = |message: String| PolicyError::BadRule {
+        index,
+        command: rule.command.clone(),
+        message,
+    };
+    let Some(options) = &rule.allow_options else {
+        if rule.subcommand.is_some() {
+            return Err(bad(
+                "subcommand needs allow_options (use [] for none)".into()
+            ));
+        }
+        if rule.max_operands.is_some() || !rule.operand_patterns.is_empty() {
+            return Err(bad(
+                "max_operands and operand_patterns need allow_options (use [] for none)".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(sub) = &rule.subcommand
+        && (sub.is_empty() || sub.starts_with('-') || sub.contains(char::is_whitespace))
+    {
+        return Err(bad(format!("subcommand '{sub}' is not a subcommand name")));
+    }
+    // One allow form per program and subcommand: two would leave open which one holds.
+    if let Some(twin) = earlier
+        .iter()
+        .find(|r| r.command == rule.command && r.subcommand == rule.subcommand && r.allow.is_some())
+    {
+        return Err(bad(format!(
+            "a second allow form for the same {}(the first is rules[{}])",
+            rule.subcommand
+                .as_ref()
+                .map_or(String::new(), |s| format!("subcommand '{s}' ")),
+            twin.index
+        )));
+    }
+    // A rule that says what it allows proves it: an allow form without examples is unchecked.
+    if rule.examples_allow.is_empty() && rule.examples_deny.is_empty() {
+        return Err(bad(
+            "an allow form (allow_options) needs at least one examples_allow or examples_deny"
+                .into(),
+        ));
+    }
+    let options = allow::OptionSpec::parse(options).map_err(bad)?;
+    let mut operand_patterns = Vec::new();
+    for pattern in &rule.operand_patterns {
+        let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| PolicyError::BadPattern {
+                index,
+                command: rule.command.clone(),
+                pattern: pattern.clone(),
+                message: e.to_string(),
+            })?;
+        operand_patterns.push(re);
+    }
+    Ok(Some(AllowForm {
+        options,
+        max_operands: rule.max_operands,
+        operand_patterns,
+    }))
+}
+
 fn is_executable_file(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
@@ -465,6 +656,10 @@ mod tests {
             examples_allow: vec![],
             examples_deny: vec![],
             profile: None,
+            subcommand: None,
+            allow_options: None,
+            max_operands: None,
+            operand_patterns: vec![],
         }
     }
 
