@@ -257,6 +257,26 @@ fn malformed_lines() -> Vec<(&'static str, Vec<u8>, i64, Value)> {
             Value::Null,
         ),
         (
+            "method name longer than 128 bytes",
+            format!(r#"{{"jsonrpc":"2.0","id":30,"method":"{}"}}"#, "m".repeat(100_000))
+                .into_bytes()
+                .into_iter()
+                .chain(*b"\n")
+                .collect(),
+            -32600,
+            json!(30),
+        ),
+        (
+            "id longer than 128 bytes",
+            format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#, "i".repeat(100_000))
+                .into_bytes()
+                .into_iter()
+                .chain(*b"\n")
+                .collect(),
+            -32600,
+            Value::Null,
+        ),
+        (
             "method not a string",
             br#"{"jsonrpc":"2.0","id":29,"method":29}"#.iter().chain(b"\n").copied().collect(),
             -32600,

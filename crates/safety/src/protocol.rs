@@ -25,6 +25,11 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Deepest nesting of arrays and objects in a message. MCP messages nest a handful of
 /// levels; serde_json would stop at 128 with an error the SDK ignores.
 pub const MAX_JSON_DEPTH: usize = 64;
+/// Longest `method` name; MCP's longest is 36 bytes. The SDK quotes an unknown method
+/// in its `-32601` answer, so a 4 MiB name would come back whole.
+pub const MAX_METHOD_BYTES: usize = 128;
+/// Longest string `id`: every answer repeats the id, so a huge one would come back too.
+pub const MAX_ID_BYTES: usize = 128;
 /// Longest path-like argument (`cwd`, `subdir`, `src`, `dest`), in bytes: Linux `PATH_MAX`.
 pub const MAX_PATH_ARG_BYTES: usize = 4096;
 /// Longest `plan_id`, in bytes: plan ids are hyphenated UUIDs (36 characters).
@@ -112,7 +117,8 @@ fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
 /// - not UTF-8, not exactly one JSON value, or nested deeper than [`MAX_JSON_DEPTH`]:
 ///   `-32700` with `id: null` (no id can be trusted from such a line);
 /// - JSON but not a JSON-RPC 2.0 message (not an object, a batch, `jsonrpc` not `"2.0"`, an
-///   `id` that is not a string or integer, `method` not a string, `params` not an object,
+///   `id` that is not a string (of at most [`MAX_ID_BYTES`]) or integer, `method` not a
+///   string of at most [`MAX_METHOD_BYTES`], `params` not an object,
 ///   a response without exactly one of `result`/`error`): `-32600` with the id when it
 ///   could be read, else `null`.
 pub fn check_line(line: &[u8]) -> LineVerdict {
@@ -173,6 +179,15 @@ fn shape_error(value: &Value) -> Option<(Value, String)> {
     // MCP ids are strings or integers; null, fractions and huge numbers are not ids.
     let id = match object.get("id") {
         None => None,
+        Some(Value::String(s)) if s.len() > MAX_ID_BYTES => {
+            return Some((
+                Value::Null,
+                format!(
+                    "'id' is {} bytes; the limit is {MAX_ID_BYTES} bytes",
+                    s.len()
+                ),
+            ));
+        }
         Some(v @ Value::String(_)) => Some(v.clone()),
         Some(Value::Number(n)) if n.is_i64() => Some(Value::Number(n.clone())),
         Some(other) => {
@@ -190,6 +205,13 @@ fn shape_error(value: &Value) -> Option<(Value, String)> {
         return Some((answer_id, "'jsonrpc' must be \"2.0\"".into()));
     }
     match object.get("method") {
+        Some(Value::String(m)) if m.len() > MAX_METHOD_BYTES => Some((
+            answer_id,
+            format!(
+                "'method' is {} bytes; the limit is {MAX_METHOD_BYTES} bytes",
+                m.len()
+            ),
+        )),
         Some(Value::String(_)) => {
             if let Some(params) = object.get("params")
                 && !matches!(params, Value::Object(_) | Value::Null)
@@ -527,7 +549,7 @@ mod tests {
         ));
         // Brackets inside strings are not nesting.
         let in_string = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{}\\\"\"}}",
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{{\"a\":\"{}\\\"\"}}}}",
             "[".repeat(200)
         );
         assert!(matches!(
@@ -563,6 +585,22 @@ mod tests {
         assert_eq!(
             code_and_id(br#"{"jsonrpc":"2.0","id":3}"#),
             (INVALID_REQUEST, json!(3))
+        );
+        let long_method = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"{}"}}"#,
+            "m".repeat(129)
+        );
+        assert_eq!(
+            code_and_id(long_method.as_bytes()),
+            (INVALID_REQUEST, json!(4))
+        );
+        let long_id = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#,
+            "i".repeat(129)
+        );
+        assert_eq!(
+            code_and_id(long_id.as_bytes()),
+            (INVALID_REQUEST, Value::Null)
         );
     }
 
