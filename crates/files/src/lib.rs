@@ -248,10 +248,11 @@ pub async fn serve_stdio(config: Config) -> Result<(), FilesServeError> {
         "files server ready on {}",
         organizer.workspace_root().display()
     );
-    let running = match FilesServer::new(organizer)
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-    {
+    // Every line from the client is judged by the safety core's framing front first: a
+    // malformed one gets its JSON-RPC error there (the SDK would ignore it silently).
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (reader, writer, flushed) = safety::protocol::guard(stdin, stdout);
+    let running = match FilesServer::new(organizer).serve((reader, writer)).await {
         Ok(running) => running,
         // The client closed stdin before the handshake: nothing to serve, a clean exit
         // (as the terminal server does).
@@ -261,9 +262,9 @@ pub async fn serve_stdio(config: Config) -> Result<(), FilesServeError> {
         }
         Err(e) => return Err(FilesServeError::Session(e.to_string())),
     };
-    running
-        .waiting()
-        .await
-        .map_err(|e| FilesServeError::Session(e.to_string()))?;
+    let stopped = running.waiting().await;
+    // The last answers may still be on their way to stdout.
+    flushed.wait().await;
+    stopped.map_err(|e| FilesServeError::Session(e.to_string()))?;
     Ok(())
 }

@@ -14,24 +14,12 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp"))
 }
 
-fn repo_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(name)
-}
-
 /// A copy of the shipped example policy with its jail and state folders beside it, as
 /// `scripts/make_demo_sandbox.sh` lays them out.
 fn shipped_example(dir: &Path) -> PathBuf {
-    let copy = dir.join("policy.example.toml");
-    std::fs::copy(repo_file("policy.example.toml"), &copy).unwrap();
-    let out = std::process::Command::new("bash")
-        .arg(repo_file("scripts/make_demo_sandbox.sh"))
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    copy
+    // The demo's own set-up: the example policy, the seeding script, the jail handed to
+    // nobody when root.
+    safe_mcp::demo::make_sandbox(dir).unwrap()
 }
 
 async fn explain(session: &client::Session, command: &str) -> Value {

@@ -262,7 +262,14 @@ pub struct TerminalSettings {
     pub rules: Vec<CommandRule>,
     /// Kernel sandbox settings.
     pub sandbox: SandboxSettings,
+    /// How many `run_command` calls may run at once (default
+    /// [`DEFAULT_MAX_CONCURRENT_COMMANDS`], at least 1); a call over the limit is answered
+    /// `BUSY` at once and runs nothing.
+    pub max_concurrent_commands: Option<u64>,
 }
+
+/// Default `[terminal] max_concurrent_commands`.
+pub const DEFAULT_MAX_CONCURRENT_COMMANDS: u64 = 4;
 
 /// Default `PATH` for commands.
 pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -277,6 +284,11 @@ impl TerminalSettings {
     /// `LANG` given to commands.
     pub fn lang(&self) -> &str {
         self.lang.as_deref().unwrap_or(DEFAULT_LANG)
+    }
+    /// How many commands may run at once.
+    pub fn max_concurrent_commands(&self) -> u64 {
+        self.max_concurrent_commands
+            .unwrap_or(DEFAULT_MAX_CONCURRENT_COMMANDS)
     }
 }
 
@@ -439,6 +451,11 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     (
         "SAFE_MCP_MAX_OUTPUT_BYTES",
         &["terminal", "limits", "max_output_bytes"],
+        EnvKind::Int,
+    ),
+    (
+        "SAFE_MCP_MAX_CONCURRENT_COMMANDS",
+        &["terminal", "max_concurrent_commands"],
         EnvKind::Int,
     ),
     (
@@ -763,6 +780,13 @@ fn resolve_and_validate(
             if t.limits.max_output_bytes == 0 {
                 return Err(ConfigError::BadValue {
                     key: "terminal.limits.max_output_bytes".into(),
+                    message: "must be at least 1".into(),
+                });
+            }
+            // Zero would answer every run_command BUSY: a server that cannot work.
+            if t.max_concurrent_commands() == 0 {
+                return Err(ConfigError::BadValue {
+                    key: "terminal.max_concurrent_commands".into(),
                     message: "must be at least 1".into(),
                 });
             }

@@ -15,6 +15,9 @@
 //! 7. [`audit`] — append a hash-chained, fsync'ed record before and after acting.
 //! 8. [`result`] — the one envelope every tool answers with.
 //!
+//! [`protocol`] bounds what reaches step 1 at all: message framing on stdio and the
+//! length of every string argument.
+//!
 //! [`terminal`] ties steps 2–8 together for the terminal server, and [`organizer`]
 //! (with [`journal`], [`jail::workspace`] and [`policy::layers`]) does the same for the
 //! files server, so that the MCP wiring only converts arguments and returns the envelope.
@@ -31,6 +34,7 @@ pub mod journal;
 pub mod organizer;
 pub mod parse;
 pub mod policy;
+pub mod protocol;
 pub mod redact;
 pub mod result;
 pub mod terminal;

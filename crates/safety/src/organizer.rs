@@ -30,6 +30,7 @@ use crate::journal::{
 use crate::policy::layers::{
     NO_CATEGORY_REASON, RULE_ORGANIZE, Refusal, Scope, SkipPolicy, Subject,
 };
+use crate::protocol::{self, MAX_PATH_ARG_BYTES, MAX_PLAN_ID_BYTES, MAX_QUOTE_BYTES};
 use crate::redact::{RedactError, Redactor};
 use crate::result::{Envelope, ResultCode};
 
@@ -53,6 +54,14 @@ pub const TOOL_NAMES: [&str; 6] = [
     "move_file",
     "undo_last_action",
     "redo_last_action",
+];
+
+/// The bound of each string argument of the files tools (docs/protocol.md).
+const ARGUMENT_BOUNDS: &[(&str, usize)] = &[
+    ("subdir", MAX_PATH_ARG_BYTES),
+    ("src", MAX_PATH_ARG_BYTES),
+    ("dest", MAX_PATH_ARG_BYTES),
+    ("plan_id", MAX_PLAN_ID_BYTES),
 ];
 
 /// Arguments of `list_files`.
@@ -357,14 +366,32 @@ impl Organizer {
         progress: &dyn Fn(u64, u64),
     ) -> Envelope {
         let raw = Value::Object(args.cloned().unwrap_or_default());
+        // serde's messages quote the value they choke on; a reason quotes a short prefix.
         fn parse<T: for<'de> Deserialize<'de>>(raw: &Value) -> Result<T, String> {
-            T::deserialize(raw).map_err(|e| e.to_string())
+            T::deserialize(raw).map_err(|e| protocol::clip(e.to_string(), 2 * MAX_QUOTE_BYTES))
         }
+        // A refused call's record keeps each argument only within its bound: a 100 000
+        // character plan_id must not become a 100 kB audit line.
+        let shown_tool = protocol::quote(tool);
         let invalid = |message: String| {
-            let call = self.call(tool, raw.clone());
-            call.finish(Envelope::new(tool, ResultCode::InvalidRequest, message))
+            let call = self.call(
+                &shown_tool,
+                protocol::audit_arguments(args, ARGUMENT_BOUNDS),
+            );
+            call.finish(Envelope::new(
+                &shown_tool,
+                ResultCode::InvalidRequest,
+                message,
+            ))
         };
         let bad_args = |e: String| invalid(format!("invalid arguments for '{tool}': {e}"));
+        // Every string argument has a bound (docs/protocol.md); an over-long one is refused
+        // before anything reads it, with its length, never its value.
+        if TOOL_NAMES.contains(&tool)
+            && let Err(e) = protocol::check_arguments(args, ARGUMENT_BOUNDS)
+        {
+            return bad_args(e);
+        }
         match tool {
             "list_files" => match parse::<ListFilesArgs>(&raw) {
                 Ok(a) => self.list_files(a.subdir.as_deref()),
@@ -390,9 +417,8 @@ impl Organizer {
                 Ok(_) => self.redo_last_action(),
                 Err(e) => bad_args(e),
             },
-            other => invalid(format!(
-                "unknown tool '{}'; this server has {}",
-                other.chars().take(64).collect::<String>(),
+            _ => invalid(format!(
+                "unknown tool '{shown_tool}'; this server has {}",
                 TOOL_NAMES.join(", ")
             )),
         }

@@ -28,6 +28,9 @@ pub enum ResultCode {
     InternalError,
     /// Files server only: the planner leaves this entry for the user to name.
     NeedsExplicitRequest,
+    /// Terminal server only: `[terminal] max_concurrent_commands` commands are already
+    /// running, so nothing ran; unlike a refusal, the same call may succeed later.
+    Busy,
 }
 
 impl ResultCode {
@@ -50,6 +53,7 @@ impl ResultCode {
             ResultCode::AuditUnavailable => "AUDIT_UNAVAILABLE",
             ResultCode::InternalError => "INTERNAL_ERROR",
             ResultCode::NeedsExplicitRequest => "NEEDS_EXPLICIT_REQUEST",
+            ResultCode::Busy => "BUSY",
         }
     }
 }
@@ -162,6 +166,7 @@ mod tests {
             ResultCode::AuditUnavailable,
             ResultCode::InternalError,
             ResultCode::NeedsExplicitRequest,
+            ResultCode::Busy,
         ] {
             assert_eq!(
                 serde_json::to_value(code).unwrap(),

@@ -18,6 +18,7 @@ use crate::exec::{ExecLimits, ExecRequest, Executor, Gate, SandboxConfig, Sandbo
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
+use crate::protocol::{self, MAX_PATH_ARG_BYTES, check_len, json_type, quote};
 use crate::redact::{RedactError, Redactor};
 use crate::result::{Envelope, ResultCode};
 
@@ -74,9 +75,11 @@ impl CommandArgs {
         } else {
             &["command", "cwd"]
         };
+        // An argument name is quoted only as a short prefix: a 1 MiB key must not come back.
         if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(format!(
-                "unknown argument '{unknown}' (expected {})",
+                "unknown argument '{}' (expected {})",
+                quote(unknown),
                 allowed.join(", ")
             ));
         }
@@ -92,7 +95,11 @@ impl CommandArgs {
         };
         let cwd = match args.get("cwd") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => {
+                // A 1 MiB cwd would be echoed by every later reason and the audit record.
+                check_len("cwd", s, MAX_PATH_ARG_BYTES)?;
+                Some(s.clone())
+            }
             Some(other) => return Err(format!("'cwd' must be a string, got {}", json_type(other))),
         };
         let timeout_seconds = match args.get("timeout_seconds") {
@@ -116,16 +123,10 @@ impl CommandArgs {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+/// The bound of each string argument of the terminal tools (docs/protocol.md); the
+/// audit record keeps a value within it whole and only the size of a longer one.
+const ARGUMENT_BOUNDS: &[(&str, usize)] =
+    &[("command", MAX_COMMAND_BYTES), ("cwd", MAX_PATH_ARG_BYTES)];
 
 /// The audit log as the flow uses it: opened lazily and reopened after a failure, so a log
 /// that cannot be written makes operations fail closed rather than the server refuse to start.
@@ -210,6 +211,8 @@ pub struct TerminalCore {
     /// explain_command's `detail.sandbox` per profile: a function of the profile, the policy
     /// and the start-up probe alone, so built once.
     explain_sandbox: PerProfile<std::sync::OnceLock<Value>>,
+    /// One permit per command allowed to run at once (`max_concurrent_commands`).
+    slots: tokio::sync::Semaphore,
 }
 
 /// One value per sandbox profile.
@@ -319,7 +322,11 @@ impl TerminalCore {
         } else {
             tracing::info!("{summary}");
         }
+        let slots = usize::try_from(config.terminal.max_concurrent_commands())
+            .unwrap_or(usize::MAX)
+            .min(tokio::sync::Semaphore::MAX_PERMITS);
         Ok(TerminalCore {
+            slots: tokio::sync::Semaphore::new(slots),
             env: Self::environment(&config, &jail, home.path()),
             _home: home,
             config,
@@ -345,10 +352,11 @@ impl TerminalCore {
 
     /// The answer to a tool this server does not have.
     pub fn unknown_tool(&self, name: &str) -> Envelope {
+        let shown = quote(name);
         Envelope::new(
-            name,
+            &shown,
             ResultCode::InvalidRequest,
-            format!("unknown tool '{name}': this server has {RUN_COMMAND} and {EXPLAIN_COMMAND}"),
+            format!("unknown tool '{shown}': this server has {RUN_COMMAND} and {EXPLAIN_COMMAND}"),
         )
     }
 
@@ -530,6 +538,7 @@ impl TerminalCore {
             Err(reason) => Envelope::new(EXPLAIN_COMMAND, ResultCode::InvalidRequest, reason),
             Ok(a) => self.explain_vetted(&a),
         };
+        envelope.reason = protocol::clip_reason(envelope.reason);
         envelope.duration_ms = elapsed_ms(started);
         let mut record = base_record(EXPLAIN_COMMAND, "outcome", args);
         record.insert("code".into(), json!(envelope.code));
@@ -585,10 +594,32 @@ impl TerminalCore {
     ) -> Envelope {
         let started = Instant::now();
         let request_id = uuid::Uuid::new_v4().to_string();
+        // Held until the outcome is recorded; dropped (freeing the slot) when this future
+        // ends, also when the client cancels it.
+        let mut slot = None;
         let mut envelope = match CommandArgs::from_json(RUN_COMMAND, args) {
             Err(reason) => Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
-            Ok(a) => self.run_vetted(&a, args, &request_id, cancel).await,
+            // A model can start any number of calls at once; without a limit each holds a
+            // process tree, its memory and output buffers. Over the limit nothing queues:
+            // the call is answered now and the model decides what to do.
+            Ok(a) => match self.slots.try_acquire() {
+                Ok(permit) => {
+                    slot = Some(permit);
+                    self.run_vetted(&a, args, &request_id, cancel).await
+                }
+                Err(_) => Envelope::new(
+                    RUN_COMMAND,
+                    ResultCode::Busy,
+                    format!(
+                        "{} commands are already running, the most this server runs at once \
+                         ([terminal] max_concurrent_commands); nothing ran: call again when \
+                         one has finished",
+                        self.config.terminal.max_concurrent_commands()
+                    ),
+                ),
+            },
         };
+        envelope.reason = protocol::clip_reason(envelope.reason);
         envelope.duration_ms = elapsed_ms(started);
         let mut record = base_record(RUN_COMMAND, "outcome", args);
         record.insert("request_id".into(), json!(request_id));
@@ -610,6 +641,7 @@ impl TerminalCore {
         if let Err(e) = self.audit.append(record) {
             envelope.set("audit", format!("unavailable: {e}"));
         }
+        drop(slot);
         envelope
     }
 
@@ -901,14 +933,11 @@ fn base_record(tool: &str, event: &str, args: Option<&Map<String, Value>>) -> Ma
     let mut record = Map::new();
     record.insert("event".into(), json!(event));
     record.insert("tool".into(), json!(tool));
-    // The audit module redacts every string before it is hashed and written.
-    let arguments = args.map(|a| Value::Object(a.clone())).unwrap_or(json!({}));
-    let size = arguments.to_string().len();
-    // A 1 MB command string must not become a 1 MB audit record: keep its size instead.
-    if size > MAX_COMMAND_BYTES + 1024 {
-        record.insert("arguments".into(), json!({ "omitted_bytes": size }));
-    } else {
-        record.insert("arguments".into(), arguments);
-    }
+    // The audit module redacts every string before it is hashed and written. A 1 MiB
+    // argument must not become a 1 MiB audit record: past its bound only its size is kept.
+    record.insert(
+        "arguments".into(),
+        protocol::audit_arguments(args, ARGUMENT_BOUNDS),
+    );
     record
 }

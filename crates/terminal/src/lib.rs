@@ -187,10 +187,11 @@ impl std::error::Error for ServeError {}
 
 /// Serve MCP over stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(core: TerminalCore) -> Result<(), ServeError> {
-    let service = match TerminalServer::new(core)
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-    {
+    // Every line from the client is judged by the safety core's framing front first: a
+    // malformed one gets its JSON-RPC error there (the SDK would ignore it silently).
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (reader, writer, flushed) = safety::protocol::guard(stdin, stdout);
+    let service = match TerminalServer::new(core).serve((reader, writer)).await {
         Ok(service) => service,
         // The client closed stdin before the handshake: nothing to serve, a clean exit.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(why)) => {
@@ -199,9 +200,9 @@ pub async fn serve_stdio(core: TerminalCore) -> Result<(), ServeError> {
         }
         Err(e) => return Err(ServeError(e.to_string())),
     };
-    service
-        .waiting()
-        .await
-        .map_err(|e| ServeError(e.to_string()))?;
+    let stopped = service.waiting().await;
+    // The last answers may still be on their way to stdout.
+    flushed.wait().await;
+    stopped.map_err(|e| ServeError(e.to_string()))?;
     Ok(())
 }

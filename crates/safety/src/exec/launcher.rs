@@ -446,7 +446,13 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
         }
     };
     reporter.send(&namespaces);
-    if let Err(reason) = confine_with(&spec, ruleset.as_ref(), &mut reporter, &ahead) {
+    if let Err(reason) = confine_with(
+        &spec,
+        ruleset.as_ref(),
+        &mut reporter,
+        &ahead,
+        spec.deny_metadata,
+    ) {
         return refuse(&mut reporter, reason);
     }
     exec_or_report(exec.as_ref(), &mut reporter)
@@ -646,13 +652,33 @@ fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), ExitCode> {
     Ok(())
 }
 
-/// Steps 4 and 5: Landlock, then seccomp. `Err` when `require` and something is missing.
+/// The view (after every cgroup write: cgroupfs is read-only in it), then steps 4 and 5:
+/// Landlock, then seccomp. `Err` when `require` and something is missing.
 fn confine(
     spec: &LaunchSpec,
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
 ) -> Result<(), String> {
-    confine_with(spec, ruleset, reporter, &Ahead::default())
+    let mut deny_metadata = spec.deny_metadata;
+    if let Some(jail) = &spec.view {
+        let event = match cold_view(jail, &spec.cwd_relative) {
+            Ok(report) => LaunchEvent::View {
+                report: Some(report),
+                error: None,
+            },
+            Err(error) => LaunchEvent::View {
+                report: None,
+                error: Some(error),
+            },
+        };
+        deny_metadata |= matches!(event, LaunchEvent::View { report: None, .. });
+        let refusal = view_refusal(spec, &event);
+        reporter.send(&event);
+        if let Some(reason) = refusal {
+            return Err(reason);
+        }
+    }
+    confine_with(spec, ruleset, reporter, &Ahead::default(), deny_metadata)
 }
 
 /// What a launcher started ahead did before its call came.
@@ -674,6 +700,7 @@ fn confine_with(
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
     ahead: &Ahead,
+    deny_metadata: bool,
 ) -> Result<(), String> {
     use std::os::fd::AsFd;
     let (identity, capabilities) = drop_capabilities(ahead.bounding_left, spec.run_as);
@@ -710,7 +737,7 @@ fn confine_with(
     let choice = FilterChoice {
         deny_network: spec.fs.deny_network,
         deny_user_namespaces: spec.fs.deny_network,
-        deny_metadata: spec.deny_metadata,
+        deny_metadata,
     };
     let installed = if ahead.installed == Some(choice) {
         Ok(())
@@ -809,25 +836,6 @@ fn launch(
     }
     if let Err(code) = prepare(&spec, &mut reporter) {
         return code;
-    }
-    let mut spec = spec;
-    if let Some(jail) = spec.view.clone() {
-        let event = match cold_view(&jail, &spec.cwd_relative) {
-            Ok(report) => LaunchEvent::View {
-                report: Some(report),
-                error: None,
-            },
-            Err(error) => LaunchEvent::View {
-                report: None,
-                error: Some(error),
-            },
-        };
-        spec.deny_metadata |= matches!(event, LaunchEvent::View { report: None, .. });
-        let refusal = view_refusal(&spec, &event);
-        reporter.send(&event);
-        if let Some(reason) = refusal {
-            return refuse(&mut reporter, reason);
-        }
     }
     if spec.namespaces {
         match in_namespaces(&spec, ruleset, exec.as_ref(), &mut reporter) {

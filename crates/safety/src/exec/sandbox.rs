@@ -160,6 +160,10 @@ impl SandboxReport {
         } else {
             "seccomp OFF"
         };
+        let view = match &m.view {
+            Some(v) => format!("read-only view ({} .git protected)", v.protected.len()),
+            None => "read-only view OFF".into(),
+        };
         let ns = if m.namespaces.is_empty() {
             "no namespaces".to_string()
         } else {
@@ -176,8 +180,10 @@ impl SandboxReport {
             m.cgroup.memory.as_deref().unwrap_or("OFF"),
         );
         let mut line = format!(
-            "kernel sandbox ({} profile): {landlock}; {seccomp}; {ns}; {caps}; {cg}; tree kill by {}",
-            self.profile, m.tree_kill
+            "kernel sandbox ({} profile): {landlock}; {seccomp}; {view}; {ns}; {caps}; runs as {}; {cg}; tree kill by {}",
+            self.profile,
+            m.run_as.as_deref().unwrap_or("the server's uid"),
+            m.tree_kill
         );
         if !self.downgrades.is_empty() {
             line.push_str(&format!("; DOWNGRADED: {}", self.downgrades.join("; ")));
