@@ -262,7 +262,7 @@ async fn malformed_requests_get_envelopes_and_the_server_survives() {
 }
 
 #[tokio::test]
-async fn environment_is_exactly_path_home_lang() {
+async fn environment_is_the_scrubbed_set_and_home_is_not_the_jail() {
     let f = Fixture::new();
     let s = f.connect().await;
     let e = run(&s, json!({"command": "printenv"})).await;
@@ -273,11 +273,34 @@ async fn environment_is_exactly_path_home_lang() {
         .filter_map(|l| l.split('=').next())
         .collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "PATH"], "{e}");
+    let mut expected: Vec<String> = ["PATH", "HOME", "LANG", "GIT_CEILING_DIRECTORIES"]
+        .iter()
+        .map(|n| n.to_string())
+        .chain(
+            safety::terminal::HARDENING_ENV
+                .iter()
+                .map(|(n, _)| n.to_string()),
+        )
+        .chain(std::iter::once("GIT_CONFIG_COUNT".to_string()))
+        .chain((0..safety::terminal::GIT_OVERRIDES.len()).flat_map(|i| {
+            [
+                format!("GIT_CONFIG_KEY_{i}"),
+                format!("GIT_CONFIG_VALUE_{i}"),
+            ]
+        }))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected, "{e}");
+    // HOME is an empty folder outside the jail (a config file planted in the jail root
+    // must not be read as ~/.gitconfig by the next command).
     let e = run(&s, json!({"command": "printenv HOME"})).await;
+    let home = e["detail"]["stdout"].as_str().unwrap().trim().to_string();
+    let jail = f.jail().canonicalize().unwrap();
+    assert!(!std::path::Path::new(&home).starts_with(&jail), "{e}");
     assert_eq!(
-        e["detail"]["stdout"],
-        format!("{}\n", f.jail().canonicalize().unwrap().display())
+        std::fs::read_dir(&home).unwrap().count(),
+        0,
+        "{home} is empty"
     );
 }
 

@@ -18,7 +18,11 @@
 //!    where no cgroup kills the tree (the clone is then PID 1; when it ends, the kernel
 //!    kills everything left inside), user only for a process that is not root and needs
 //!    one to make the others;
-//! 4. every capability dropped; 5. Landlock; 6. seccomp, last; 7. the start gate, `execve`.
+//! 4. the read-only view ([`super::view`]), after every cgroup write (cgroupfs is read-only
+//!    in it); a launcher started ahead builds it before its call;
+//! 5. the bounding set emptied, a root launcher's identity switched to the command's
+//!    unprivileged uid and gid ([`switch_identity`]), every other capability set emptied;
+//! 6. Landlock; 7. seccomp, last; 8. the start gate, `execve`.
 //!
 //! What was really applied goes back to the server as JSON lines on an inherited pipe, so
 //! each result reports the truth of its own call, not a start-up guess.
