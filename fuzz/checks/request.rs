@@ -95,7 +95,8 @@ pub fn check(data: &[u8]) {
         1 => {
             let name = String::from_utf8_lossy(rest.get(..rest.len().min(40)).unwrap_or_default())
                 .into_owned();
-            (f.core.unknown_tool(&name), name)
+            // The envelope names the tool quoted and bounded, never raw.
+            (f.core.unknown_tool(&name), safety::protocol::quote(&name))
         }
         _ => (
             f.core.explain_command(args.as_ref()),

@@ -15,7 +15,11 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn landlock_refuses_a_write_outside_the_jail_through_an_allowlisted_program() {
-    let t = Setup::new(&Options::default());
+    // Without the read-only view (namespaces off), so Landlock alone is what refuses.
+    let t = Setup::new(&Options {
+        namespaces: false,
+        ..Options::default()
+    });
     if !t.has(
         Feature::Landlock,
         "landlock_refuses_a_write_outside_the_jail",
@@ -70,15 +74,24 @@ async fn landlock_refuses_reading_etc_shadow() {
             .contains("PermissionError"),
         "{e}"
     );
-    // Root without the sandbox reads it (where it exists): Landlock made the difference.
-    if std::fs::read("/etc/shadow").is_ok() {
-        let off = Setup::new(&Options {
-            enabled: false,
-            ..Options::default()
-        });
-        let e = off.run(json!({ "command": read })).await;
-        assert_eq!(e["detail"]["exit_code"], 0, "{e}");
-    }
+    // Landlock, not file permissions, made the difference: a world-readable file outside
+    // the jail and the read paths is refused too, and read without the sandbox.
+    let read_outside = "python3 -c \"import os; print(open(os.path.join(os.pardir, 'world-readable.txt')).read())\"";
+    std::fs::write(t.dir.path().join("world-readable.txt"), "readable by all\n").unwrap();
+    let e = t.run(json!({ "command": read_outside })).await;
+    assert_eq!(e["code"], "OK", "{e}");
+    assert_ne!(e["detail"]["exit_code"], 0, "{e}");
+    let off = Setup::new(&Options {
+        enabled: false,
+        ..Options::default()
+    });
+    std::fs::write(
+        off.dir.path().join("world-readable.txt"),
+        "readable by all\n",
+    )
+    .unwrap();
+    let e = off.run(json!({ "command": read_outside })).await;
+    assert_eq!(e["detail"]["exit_code"], 0, "{e}");
 }
 
 fn tcp_attempt(port: u16) -> String {
@@ -536,7 +549,10 @@ async fn the_command_holds_no_capabilities_even_as_root() {
     assert!(out.contains("bounding 0"), "bounding set not empty: {out}");
     assert!(out.contains("chown refused"), "{out}");
 
-    // Control: the same program as root without the sandbox has and uses CAP_CHOWN.
+    // Without the sandbox a root server's command is not root either (it runs as the
+    // jail's owner): no capability in its effective, permitted or ambient sets. Only the
+    // bounding set is left full there (no launcher empties it), and no_new_privs is not
+    // set, so that path is for benchmarks, and says so in every result.
     let off = Setup::new(&Options {
         enabled: false,
         ..Options::default()
@@ -544,7 +560,7 @@ async fn the_command_holds_no_capabilities_even_as_root() {
     std::fs::write(off.jail().join("owned"), "x").unwrap();
     let e = off.run(json!({ "command": PROBE })).await;
     let out = e["detail"]["stdout"].as_str().unwrap_or_default();
-    assert!(out.contains("chown done"), "{e}");
-    assert!(!out.contains("sets [0, 0, 0, 0, 0, 0]"), "{out}");
+    assert!(out.contains("sets [0, 0, 0, 0, 0, 0]"), "{out}");
+    assert!(out.contains("chown refused"), "{e}");
     assert!(!out.contains("bounding 0"), "{out}");
 }
