@@ -1031,6 +1031,36 @@ mod tests {
     }
 
     #[test]
+    fn every_symlink_is_resolved_dangling_relative_and_before_dotdot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("jail/sub")).unwrap();
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        // `..` after a link goes up from where the link leads, not lexically.
+        std::os::unix::fs::symlink("../jail/sub", root.join("state/l")).unwrap();
+        assert_eq!(
+            resolve_symlinks(&root.join("state/l/../x.jsonl")).unwrap(),
+            root.join("jail/x.jsonl")
+        );
+        // A dangling link, through a relative one, to a file not made yet.
+        std::os::unix::fs::symlink("hop", root.join("state/audit.jsonl")).unwrap();
+        std::os::unix::fs::symlink(root.join("jail/new.jsonl"), root.join("state/hop")).unwrap();
+        assert_eq!(
+            resolve_symlinks(&root.join("state/audit.jsonl")).unwrap(),
+            root.join("jail/new.jsonl")
+        );
+        // A loop is an error, not a hang.
+        std::os::unix::fs::symlink("b", root.join("state/a")).unwrap();
+        std::os::unix::fs::symlink("a", root.join("state/b")).unwrap();
+        assert!(resolve_symlinks(&root.join("state/a")).is_err());
+        // What does not exist is taken as written.
+        assert_eq!(
+            resolve_symlinks(&root.join("state/none/./y")).unwrap(),
+            root.join("state/none/y")
+        );
+    }
+
+    #[test]
     fn flag_wins_over_env() {
         let p = choose_policy_file(Some(Path::new("/a.toml")), Some("/b.toml")).unwrap();
         assert_eq!(p, PathBuf::from("/a.toml"));
