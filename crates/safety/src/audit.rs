@@ -735,7 +735,9 @@ impl AuditLog {
     /// a line of its own. Returns the length to write the caller's record at.
     fn record_replaced(&self, state: &mut ChainState, len: u64) -> Result<u64, AuditError> {
         let io = |e| self.io_error(e);
-        let Some(record) = state.pending_replaced.take() else {
+        // Kept until it is written: an append that fails here leaves it pending, so the
+        // next one writes it (the gap is never left unexplained by a failed write).
+        let Some(record) = state.pending_replaced.clone() else {
             return Ok(len);
         };
         // Another writer sharing the log found the same and already wrote the explanation
@@ -747,6 +749,7 @@ impl AuditLog {
             state.last_hash = head.hash;
             state.ended = head.rotated_to;
             state.len = len;
+            state.pending_replaced = None;
             return Ok(len);
         }
         let mut at = len;
@@ -759,6 +762,7 @@ impl AuditLog {
             }
         }
         self.put(state, &record, &now(), at, true)?;
+        state.pending_replaced = None;
         state.ended = None;
         Ok(state.len)
     }
