@@ -750,3 +750,212 @@ fn audit_log_with_a_broken_last_record_is_fatal_for_files() {
     let out = start_with("files", &p);
     assert_fatal(&out, "is broken at its end");
 }
+
+// ---- Issue 12: where the audit log is, and that it opens, decided at start-up. ----
+
+#[test]
+fn dangling_symlink_audit_log_into_the_jail_is_fatal() {
+    // The link's target does not exist yet: the server would create it inside the jail,
+    // where the model reads and empties it.
+    let s = Sandbox::new();
+    std::os::unix::fs::symlink(
+        s.path().join("jail/not-yet.jsonl"),
+        s.path().join("state/audit.jsonl"),
+    )
+    .unwrap();
+    let p = s.policy(GOOD);
+    let out = start_with("terminal", &p);
+    assert_fatal(&out, "lies inside terminal.jail_root");
+    assert_fatal(&out, "jail/not-yet.jsonl");
+    assert!(!s.path().join("jail/not-yet.jsonl").exists());
+    // The same through a relative link and a chain of two links.
+    std::fs::remove_file(s.path().join("state/audit.jsonl")).unwrap();
+    std::os::unix::fs::symlink("hop", s.path().join("state/audit.jsonl")).unwrap();
+    std::os::unix::fs::symlink("../jail/x.jsonl", s.path().join("state/hop")).unwrap();
+    assert_fatal(
+        &start_with("terminal", &p),
+        "lies inside terminal.jail_root",
+    );
+}
+
+#[test]
+fn audit_log_that_is_a_symlink_outside_every_root_is_fatal() {
+    let s = Sandbox::new();
+    std::fs::write(s.path().join("state/real.jsonl"), "").unwrap();
+    std::os::unix::fs::symlink("real.jsonl", s.path().join("state/audit.jsonl")).unwrap();
+    let out = start_with("terminal", &s.policy(GOOD));
+    assert_fatal(&out, "audit_log '");
+    assert_fatal(&out, "is a symlink (to '");
+    assert_fatal(&out, "give the real path");
+}
+
+#[test]
+fn journal_that_is_a_symlink_is_fatal() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    std::os::unix::fs::symlink("elsewhere.json", s.path().join("state/j.json")).unwrap();
+    for server in ["files", "terminal"] {
+        let out = start_with(server, &p);
+        assert_fatal(&out, "files.journal '");
+        assert_fatal(&out, "is a symlink");
+    }
+}
+
+#[test]
+fn audit_log_symlink_loop_is_fatal() {
+    let s = Sandbox::new();
+    std::os::unix::fs::symlink("b", s.path().join("state/audit.jsonl")).unwrap();
+    std::os::unix::fs::symlink("audit.jsonl", s.path().join("state/b")).unwrap();
+    assert_fatal(
+        &start_with("terminal", &s.policy(GOOD)),
+        "cannot be resolved: more than 40 symlinks",
+    );
+}
+
+#[test]
+fn audit_log_equal_to_journal_is_fatal_for_both_servers() {
+    let s = Sandbox::new();
+    let p = files_policy(&s, "");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("state/j.json", "state/audit.jsonl");
+    std::fs::write(&p, text).unwrap();
+    for server in ["files", "terminal"] {
+        let out = start_with(server, &p);
+        assert_fatal(&out, "is the same path as");
+        assert_fatal(&out, "audit_log '");
+        assert_fatal(&out, "files.journal '");
+    }
+}
+
+#[test]
+fn jail_and_workspace_that_overlap_are_fatal_for_both_servers() {
+    // Same folder, the workspace inside the jail, the jail inside the workspace.
+    for (jail, ws, relation) in [
+        ("jail", "jail", "is the same path as"),
+        ("jail", "jail/ws", "lies inside"),
+        ("ws/jail", "ws", "lies inside"),
+    ] {
+        let s = Sandbox::new();
+        std::fs::create_dir_all(s.path().join(jail)).unwrap();
+        std::fs::create_dir_all(s.path().join(ws)).unwrap();
+        let p = s.policy(&format!(
+            "{}\n[files]\nworkspace_root = \"{ws}\"\njournal = \"state/j.json\"\n",
+            GOOD.replace("jail_root = \"jail\"", &format!("jail_root = \"{jail}\""))
+        ));
+        for server in ["files", "terminal"] {
+            let out = start_with(server, &p);
+            assert_fatal(&out, relation);
+            assert_fatal(&out, "terminal.jail_root '");
+            assert_fatal(&out, "files.workspace_root '");
+        }
+    }
+}
+
+#[test]
+fn a_missing_root_of_the_other_server_is_not_this_servers_error() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}\n[files]\nworkspace_root = \"no-such-ws\"\njournal = \"state/j.json\"\n"
+    ));
+    let out = start_with("terminal", &p);
+    assert!(
+        fatal_line(&out).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The shipped policy.toml, its jail filled in, with the audit log's folder (the shipped
+/// `/var/lib/safe-mcp`, here a temporary stand-in) missing.
+#[test]
+fn terminal_with_the_shipped_policy_and_no_audit_folder_is_fatal() {
+    let s = Sandbox::new();
+    let copy = s.path().join("policy.toml");
+    std::fs::copy(repo_file("policy.toml"), &copy).unwrap();
+    let missing = s.path().join("var-lib-safe-mcp");
+    let log = missing.join("audit.jsonl");
+    let out = start(
+        "terminal",
+        &["--config", copy.to_str().unwrap()],
+        &[
+            (
+                "SAFE_MCP_JAIL_ROOT",
+                s.path().join("jail").to_str().unwrap(),
+            ),
+            ("SAFE_MCP_AUDIT_LOG", log.to_str().unwrap()),
+            (
+                "SAFE_MCP_JOURNAL",
+                missing.join("organizer-journal.json").to_str().unwrap(),
+            ),
+        ],
+    );
+    assert_fatal(
+        &out,
+        &format!("its folder '{}' does not exist", missing.display()),
+    );
+}
+
+#[test]
+fn terminal_with_a_folder_at_the_audit_log_path_is_fatal() {
+    let s = Sandbox::new();
+    std::fs::create_dir(s.path().join("state/audit.jsonl")).unwrap();
+    let out = start_and_greet("terminal", &s.policy(GOOD));
+    assert_fatal(&out, "audit.jsonl' cannot be written");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("serverInfo"),
+        "a server that cannot record answered initialize"
+    );
+}
+
+#[test]
+fn terminal_with_a_broken_last_audit_record_is_fatal() {
+    let s = Sandbox::new();
+    std::fs::write(
+        s.path().join("state/audit.jsonl"),
+        "{\"seq\":1,\"prev\":\"forged\",\"hash\":\"nope\"}\n",
+    )
+    .unwrap();
+    let out = start_and_greet("terminal", &s.policy(GOOD));
+    assert_fatal(&out, "is broken at its end");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("serverInfo"));
+}
+
+#[test]
+fn terminal_under_fail_open_starts_without_its_log_and_says_so() {
+    let s = Sandbox::new();
+    std::fs::create_dir(s.path().join("state/audit.jsonl")).unwrap();
+    let p = s.policy(&format!("audit_fail_mode = \"open\"\n{GOOD}"));
+    let out = start(
+        "terminal",
+        &["--config", p.to_str().unwrap()],
+        &[("SAFE_MCP_LOG", "warn")],
+    );
+    assert!(
+        out.status.success() && fatal_line(&out).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("audit log unavailable, continuing (audit_fail_mode = open)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn bad_audit_on_replaced_is_fatal_and_named() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!("audit_on_replaced = \"ignore\"\n{GOOD}"));
+    let out = start_with("terminal", &p);
+    assert_fatal(&out, "unknown variant `ignore`");
+    assert_fatal(&out, "in `audit_on_replaced`");
+    let p = s.policy(GOOD);
+    let out = start(
+        "terminal",
+        &["--config", p.to_str().unwrap()],
+        &[("SAFE_MCP_AUDIT_ON_REPLACED", "sometimes")],
+    );
+    assert_fatal(&out, "unknown variant `sometimes`");
+}

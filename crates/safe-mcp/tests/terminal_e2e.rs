@@ -526,9 +526,12 @@ fn undo_unwritable(log: Option<PathBuf>) {
 
 #[tokio::test]
 async fn fail_closed_audit_refuses_and_nothing_runs() {
+    // The server opens its log at start-up (an unwritable one is fatal then, see
+    // startup::terminal_with_a_folder_at_the_audit_log_path_is_fatal): the log becomes
+    // unwritable while it runs.
     let f = Fixture::new();
-    let immutable = make_log_unwritable(&f);
     let s = f.connect().await;
+    let immutable = make_log_unwritable(&f);
     let e = run(&s, json!({"command": "sh -c \"echo ran > ran.txt\""})).await;
     undo_unwritable(immutable);
     assert_eq!(code(&e), "AUDIT_UNAVAILABLE", "{e}");

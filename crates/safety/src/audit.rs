@@ -56,8 +56,8 @@
 //! [`verify`] walks the chain back from the log through the start records.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -71,7 +71,7 @@ pub const GENESIS_PREV: &str = "000000000000000000000000000000000000000000000000
 
 /// Fields the log adds to every record, and the rotation marker: a caller's field of one
 /// of these names is renamed (`event_<name>`), so no record can forge them.
-const RESERVED_FIELDS: [&str; 5] = ["seq", "ts", "prev", "hash", "rotation"];
+const RESERVED_FIELDS: [&str; 6] = ["seq", "ts", "prev", "hash", "rotation", "replaced"];
 
 /// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
 pub const MIN_ROTATE_BYTES: u64 = 4096;
@@ -93,6 +93,28 @@ pub enum AuditError {
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
+    },
+    /// The log's folder does not exist, so the log cannot be created.
+    #[error(
+        "audit log '{path}' cannot be created: its folder '{folder}' does not exist (create it, owned by the server's user, mode 0700)"
+    )]
+    NoFolder {
+        /// The log's path.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+    },
+    /// The path no longer names the file this writer has open (renamed, deleted, replaced),
+    /// or the file shrank under it (truncated): with `audit_on_replaced = "fail"` this append
+    /// and every later one of this writer is refused.
+    #[error(
+        "audit log '{path}' was {found} while this server wrote it; no record is written until the server restarts (audit_on_replaced = \"reopen\" would start again in the file at the path, recording this)"
+    )]
+    Replaced {
+        /// The log's path.
+        path: PathBuf,
+        /// What was found.
+        found: String,
     },
     /// The existing log ends in a record that does not verify: continuing would chain new
     /// records onto a broken or forged tail.
@@ -122,6 +144,12 @@ struct ChainState {
     /// The file's last record is a rotation end naming this rotated file: the chain goes on
     /// in the file now at the log's path.
     ended: Option<String>,
+    /// The log was found renamed, deleted, replaced or truncated under this writer, and
+    /// `audit_on_replaced = "fail"`: every append is refused (what was found).
+    replaced: Option<String>,
+    /// The same under `audit_on_replaced = "reopen"`: the record that explains it, to be the
+    /// first one written in the file now at the path (chained to the last one before).
+    pending_replaced: Option<Map<String, Value>>,
     /// Reused serialisation buffer.
     buf: Vec<u8>,
 }
@@ -147,6 +175,9 @@ pub struct AuditLog {
     syncs: Arc<std::sync::atomic::AtomicU64>,
     /// Rotate once the file holds this many bytes (0: never).
     rotate_bytes: u64,
+    /// `audit_on_replaced = "reopen"`: a log found replaced under the writer is reopened
+    /// (and the event recorded) instead of refused.
+    reopen_replaced: bool,
 }
 
 /// How long the syncer lets records that nothing waits on gather before one `fdatasync`.
@@ -375,13 +406,20 @@ impl AuditLog {
             path: path.to_path_buf(),
             source,
         };
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(io)?;
+        let file = match open_append(path, true) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let folder = parent_dir(path);
+                if !folder.exists() {
+                    return Err(AuditError::NoFolder {
+                        path: path.to_path_buf(),
+                        folder: folder.to_path_buf(),
+                    });
+                }
+                return Err(io(e));
+            }
+            Err(e) => return Err(io(e)),
+        };
         let file = Arc::new(file);
         let _lock = lock(&file).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
@@ -402,11 +440,14 @@ impl AuditLog {
                 len,
                 poisoned: None,
                 ended: head.rotated_to,
+                replaced: None,
+                pending_replaced: None,
                 buf: Vec::with_capacity(1024),
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
             rotate_bytes: 0,
+            reopen_replaced: false,
         })
     }
 
@@ -416,6 +457,47 @@ impl AuditLog {
     pub fn rotate_at(mut self, bytes: u64) -> Self {
         self.rotate_bytes = bytes;
         self
+    }
+
+    /// `audit_on_replaced`: with `true` ("reopen"), a log found renamed, deleted, replaced or
+    /// truncated before an append is reopened at its path (created if gone) and gets, as its
+    /// next record, one saying what was found, chained to the last record written before
+    /// (so `verify` reports the gap, explained). With `false` ("fail", the default) that
+    /// append and every later one fail. See [`AuditLog::append`].
+    pub fn reopen_when_replaced(mut self, reopen: bool) -> Self {
+        self.reopen_replaced = reopen;
+        self
+    }
+
+    /// Open the log of a server starting with `config` (its rotation size and
+    /// `audit_on_replaced` applied). Under `audit_fail_mode = "closed"` a log that cannot be
+    /// opened is the error the server refuses to start with; under "open" the server starts
+    /// without it (`Ok((None, Some(why)))`, warned on stderr) and says so in its results.
+    /// Every server starts through this, so none says "ready" with a log it cannot write.
+    pub fn open_for_server(
+        config: &crate::config::Config,
+        redactor: Arc<Redactor>,
+    ) -> Result<(Option<AuditLog>, Option<String>), AuditError> {
+        match AuditLog::open_configured(config, redactor) {
+            Ok(log) => Ok((Some(log), None)),
+            Err(e) if config.audit_fail_mode == crate::config::AuditFailMode::Open => {
+                tracing::warn!("audit log unavailable, continuing (audit_fail_mode = open): {e}");
+                Ok((None, Some(e.to_string())))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`AuditLog::open`] with the policy's rotation size and `audit_on_replaced`.
+    pub fn open_configured(
+        config: &crate::config::Config,
+        redactor: Arc<Redactor>,
+    ) -> Result<AuditLog, AuditError> {
+        Ok(AuditLog::open(&config.audit_log, redactor)?
+            .rotate_at(config.audit_rotate_bytes)
+            .reopen_when_replaced(
+                config.audit_on_replaced == crate::config::AuditOnReplaced::Reopen,
+            ))
     }
 
     /// How many `fdatasync`s of this log have completed (tests observe the ordering of
@@ -434,6 +516,14 @@ impl AuditLog {
     /// Returns only after the line is written and `fdatasync`ed. On failure nothing is
     /// considered written: the file is cut back to its previous length, and if even that
     /// fails every later append fails too.
+    ///
+    /// Before the line is written (under the file's `flock`) the writer checks that the
+    /// log's path still names the file it has open (`stat` of the path against `fstat` of
+    /// its descriptor: device and inode) and that the file is not shorter than this writer
+    /// last left it. A log renamed, deleted or replaced would otherwise go on being written
+    /// to a file nobody reads; one truncated in place would restart at seq 1 without a
+    /// trace. Either fails ([`AuditError::Replaced`]), or, with
+    /// [`AuditLog::reopen_when_replaced`], is recorded in the file at the path.
     pub fn append(&self, record: Map<String, Value>) -> Result<(), AuditError> {
         self.write(record, Durability::Now, None)
     }
@@ -490,6 +580,12 @@ impl AuditLog {
         if let Some(reason) = &state.poisoned {
             return Err(io(std::io::Error::other(reason.clone())));
         }
+        if let Some(found) = &state.replaced {
+            return Err(AuditError::Replaced {
+                path: self.path.clone(),
+                found: found.clone(),
+            });
+        }
         if let Some(reason) = self.syncer.get().and_then(Syncer::failure) {
             state.poisoned = Some(reason.clone());
             return Err(io(std::io::Error::other(reason)));
@@ -542,9 +638,24 @@ impl AuditLog {
     /// the chain goes on in the file now at the log's path.
     fn settle_locked(&self, state: &mut ChainState) -> Result<Option<u64>, AuditError> {
         let io = |e| self.io_error(e);
-        // Another process sharing the log may have appended since our last record (the end
-        // of the file, from `lseek`: no metadata copied out).
-        let len = (&*state.file).seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        // The open file's size (another process sharing the log may have appended since our
+        // last record), device and inode: one `fstat`.
+        let open = state.file.metadata().map_err(io)?;
+        let len = open.len();
+        if state.pending_replaced.is_some() {
+            return self.record_replaced(state, len).map(Some);
+        }
+        // Truncated in place: writers only ever append (a failed write cuts back only its
+        // own partial line), so a file shorter than this writer left it lost records.
+        if state.len != u64::MAX && len < state.len {
+            let found = format!(
+                "truncated in place (from {} to {len} bytes, inode {})",
+                state.len,
+                open.ino()
+            );
+            let record = replaced_record("truncated", &found, &open, state);
+            return self.found_replaced(state, found, record);
+        }
         if len != state.len {
             let head = read_chain_head(&state.file, len).map_err(|e| e.at(&self.path))?;
             state.seq = head.seq;
@@ -572,14 +683,14 @@ impl AuditLog {
             }
             return Ok(None);
         }
+        // The path must still name the open file: a log renamed, deleted or replaced would
+        // otherwise be written on to a file nobody reads (or that is gone).
+        if let Some((kind, found)) = path_moved(&self.path, &open).map_err(io)? {
+            let record = replaced_record(kind, &found, &open, state);
+            return self.found_replaced(state, found, record);
+        }
         if self.rotate_bytes == 0 || len < self.rotate_bytes {
             return Ok(Some(len));
-        }
-        if !same_file(&state.file, &self.path).map_err(io)? {
-            return Err(io(std::io::Error::other(
-                "the file at the log's path is no longer the one this server writes (moved \
-                 or replaced); not rotating it",
-            )));
         }
         let name = self.next_rotated_name(&state.file).map_err(io)?;
         let end = Map::from_iter([
@@ -591,6 +702,69 @@ impl AuditLog {
         state.ended = Some(name.clone());
         self.switch(state, &name)?;
         Ok(None)
+    }
+
+    /// The log was found replaced under this writer (`found` says how): refuse, from now
+    /// on, or (`audit_on_replaced = "reopen"`) note `record` for the file at the path and
+    /// have [`AuditLog::settle`] reopen it.
+    fn found_replaced(
+        &self,
+        state: &mut ChainState,
+        found: String,
+        record: Map<String, Value>,
+    ) -> Result<Option<u64>, AuditError> {
+        tracing::error!("audit log '{}' was {found}", self.path.display());
+        if !self.reopen_replaced {
+            state.replaced = Some(found.clone());
+            return Err(AuditError::Replaced {
+                path: self.path.clone(),
+                found,
+            });
+        }
+        // Lines written behind into the old file are covered before the syncer moves on to
+        // the new one (their waiters are told once an `fdatasync` covered them).
+        self.sync_now(state).map_err(|e| self.io_error(e))?;
+        state.pending_replaced = Some(record);
+        Ok(None)
+    }
+
+    /// First thing in the file reopened after [`AuditLog::found_replaced`]: the record that
+    /// explains the gap, chained to the last record this writer knew (not to whatever the
+    /// file at the path holds: `verify` must see the break, and this record explains it).
+    /// Whatever the file holds stays; a cut-off last line is ended first, so the record is
+    /// a line of its own. Returns the length to write the caller's record at.
+    fn record_replaced(&self, state: &mut ChainState, len: u64) -> Result<u64, AuditError> {
+        let io = |e| self.io_error(e);
+        // Kept until it is written: an append that fails here leaves it pending, so the
+        // next one writes it (the gap is never left unexplained by a failed write).
+        let Some(record) = state.pending_replaced.clone() else {
+            return Ok(len);
+        };
+        // Another writer sharing the log found the same and already wrote the explanation
+        // as the new file's first record (chained to the same head): continue after it.
+        if len > 0 && first_replaced_prev(&state.file).map_err(io)? == Some(state.last_hash.clone())
+        {
+            let head = read_chain_head(&state.file, len).map_err(|e| e.at(&self.path))?;
+            state.seq = head.seq;
+            state.last_hash = head.hash;
+            state.ended = head.rotated_to;
+            state.len = len;
+            state.pending_replaced = None;
+            return Ok(len);
+        }
+        let mut at = len;
+        if len > 0 {
+            let mut last = [0u8; 1];
+            state.file.read_exact_at(&mut last, len - 1).map_err(io)?;
+            if last[0] != b'\n' {
+                (&*state.file).write_all(b"\n").map_err(io)?;
+                at += 1;
+            }
+        }
+        self.put(state, &record, &now(), at, true)?;
+        state.pending_replaced = None;
+        state.ended = None;
+        Ok(state.len)
     }
 
     /// `fdatasync` the current file: every line written to it so far is durable.
@@ -694,7 +868,6 @@ impl AuditLog {
         // of its own: the records matter more than who owns them.
         let old = state.file.metadata().map_err(io)?;
         {
-            use std::os::unix::fs::MetadataExt;
             if let Err(e) = std::os::unix::fs::fchown(&next, Some(old.uid()), Some(old.gid())) {
                 tracing::warn!(
                     "the rotated audit log keeps its permissions but not its owner {}:{} ({e})",
@@ -716,11 +889,9 @@ impl AuditLog {
     /// given to the next file by `rename`).
     fn reopen(&self, state: &mut ChainState) -> Result<(), AuditError> {
         let io = |e| self.io_error(e);
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(io)?;
+        // After a rotation, never created: the path was given to the next file by `rename`.
+        // After the log was found deleted (`audit_on_replaced = "reopen"`), created afresh.
+        let file = open_append(&self.path, state.pending_replaced.is_some()).map_err(io)?;
         // The rename that put it there is durable before a line of ours goes into it.
         sync_dir(&self.path).map_err(io)?;
         let file = Arc::new(file);
@@ -815,13 +986,81 @@ fn parent_dir(path: &Path) -> &Path {
 
 /// True when `path` names the file `file` is open on.
 fn same_file(file: &File, path: &Path) -> std::io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
     let open = file.metadata()?;
     match std::fs::metadata(path) {
         Ok(named) => Ok(open.dev() == named.dev() && open.ino() == named.ino()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// The log opened for reading and appending (`create`: made with mode 0600 if missing).
+fn open_append(path: &Path, create: bool) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(create)
+        .mode(0o600)
+        .open(path)
+}
+
+/// How `path` no longer names the file whose `fstat` is `open`, if it does not: `deleted`
+/// (no name left), `renamed` (the file has a name, not this one), `replaced` (another file
+/// is at the path). `None` when it still names it.
+fn path_moved(
+    path: &Path,
+    open: &std::fs::Metadata,
+) -> std::io::Result<Option<(&'static str, String)>> {
+    let (kind, found) = match std::fs::metadata(path) {
+        Ok(named) if named.dev() == open.dev() && named.ino() == open.ino() => return Ok(None),
+        Ok(named) => (
+            "replaced",
+            format!(
+                "replaced (the path names inode {}, not the open file's inode {}{})",
+                named.ino(),
+                open.ino(),
+                if open.nlink() == 0 {
+                    ", deleted"
+                } else {
+                    ", renamed away"
+                }
+            ),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && open.nlink() == 0 => (
+            "deleted",
+            format!("deleted (inode {} has no name left)", open.ino()),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+            "renamed",
+            format!("renamed (inode {} is no longer at the path)", open.ino()),
+        ),
+        Err(e) => return Err(e),
+    };
+    Ok(Some((kind, found)))
+}
+
+/// The record a writer puts first in the file it reopens after finding `kind`.
+fn replaced_record(
+    kind: &str,
+    found: &str,
+    open: &std::fs::Metadata,
+    state: &ChainState,
+) -> Map<String, Value> {
+    Map::from_iter([
+        ("replaced".to_string(), Value::from(kind)),
+        ("found".to_string(), Value::from(found)),
+        ("old_inode".to_string(), Value::from(open.ino())),
+        ("old_size_left".to_string(), Value::from(state.len)),
+        ("old_size_found".to_string(), Value::from(open.len())),
+        ("previous_seq".to_string(), Value::from(state.seq)),
+    ])
+}
+
+/// The `prev` of the file's first record when that record is a `replaced` one.
+fn first_replaced_prev(file: &File) -> std::io::Result<Option<String>> {
+    Ok(first_checked(file)?
+        .filter(|r| r.replaced.is_some())
+        .map(|r| r.prev))
 }
 
 /// `n` when `name` is `<base>.<n>` (decimal digits only).
@@ -835,6 +1074,11 @@ fn rotated_number(base: &str, name: &str) -> Option<u64> {
 
 /// The rotation record a file starts with, if its first line is a whole record.
 fn first_record(file: &File) -> std::io::Result<Option<Rotation>> {
+    Ok(first_checked(file)?.and_then(|r| r.rotation))
+}
+
+/// A file's first line, when it is a whole record that checks out on its own.
+fn first_checked(file: &File) -> std::io::Result<Option<CheckedRecord>> {
     let mut line = Vec::new();
     let mut chunk = [0u8; 4096];
     let mut at = 0u64;
@@ -845,7 +1089,7 @@ fn first_record(file: &File) -> std::io::Result<Option<Rotation>> {
         };
         if let Some(end) = part.iter().position(|&b| b == b'\n') {
             line.extend_from_slice(part.get(..end).unwrap_or_default());
-            return Ok(check_line(&line).ok().and_then(|r| r.rotation));
+            return Ok(check_line(&line).ok());
         }
         line.extend_from_slice(part);
         at += n as u64;
@@ -940,6 +1184,8 @@ struct CheckedRecord {
     prev: String,
     hash: String,
     rotation: Option<Rotation>,
+    /// A record written by a writer that found the log replaced under it: what it found.
+    replaced: Option<String>,
 }
 
 /// A record the log writes when it rotates.
@@ -992,6 +1238,11 @@ fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
             _ => return Err("malformed rotation record".to_string()),
         },
     };
+    let replaced = match (map.get("replaced"), text("found")) {
+        (None, _) => None,
+        (Some(Value::String(_)), Some(found)) => Some(found),
+        _ => return Err("malformed replaced record".to_string()),
+    };
     let mut canonical = Vec::with_capacity(line.len());
     canonical_json(&Value::Object(map), &mut canonical);
     let computed = hex::encode(Sha256::digest(&canonical));
@@ -1015,6 +1266,7 @@ fn check_line(line: &[u8]) -> Result<CheckedRecord, String> {
         prev,
         hash,
         rotation,
+        replaced,
     })
 }
 
@@ -1339,6 +1591,20 @@ fn verify_file(
                 format!(
                     "the chain starts mid-way: this file continues '{named}', which is missing \
                      (rotated files were removed or renamed)"
+                ),
+            )));
+        }
+        // A writer found the log replaced under it and said so in the file it went on in:
+        // the records it had written before are not in this chain.
+        if let Some(found) = &record.replaced
+            && (record.seq != walk.expected_seq || record.prev != walk.prev_hash)
+        {
+            return Ok(Some((
+                number,
+                format!(
+                    "the log was {found} while a server wrote it (this record says so); the \
+                     records before it, up to seq {}, are not in this chain",
+                    record.seq.saturating_sub(1)
                 ),
             )));
         }

@@ -5,7 +5,9 @@
 //! 2. parse the TOML into a tree and apply every `SAFE_MCP_*` override from [`ENV_OVERRIDES`];
 //! 3. deserialize with unknown keys rejected (a typo must not silently disable a rule);
 //! 4. resolve relative paths against the policy file's folder;
-//! 5. validate the section of the server being started (roots exist, state files outside them).
+//! 5. validate the section of the server being started: its roots exist; every path the
+//!    policy names (audit log, journal, both roots), each symlink resolved, is distinct and
+//!    none lies inside another; the audit log and the journal are not symlinks.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -87,6 +89,46 @@ pub enum ConfigError {
         /// The root.
         root: PathBuf,
     },
+    /// Two of the paths the policy names (audit log, journal, jail root, workspace root) are
+    /// the same, or one lies inside the other.
+    #[error("{key} '{path}' {relation} {other_key} '{other}': {why}")]
+    Overlap {
+        /// The first key.
+        key: &'static str,
+        /// Its resolved path.
+        path: PathBuf,
+        /// `is the same path as` or `lies inside`.
+        relation: &'static str,
+        /// The other key.
+        other_key: &'static str,
+        /// Its resolved path.
+        other: PathBuf,
+        /// What could go wrong, and the fix.
+        why: &'static str,
+    },
+    /// A state file (audit log, journal) is a symlink: what it names can be changed by
+    /// whoever can write the link's target folder, so only a real path is taken.
+    #[error(
+        "{key} '{path}' is a symlink (to '{target}'): give the real path of the file, not a link to it"
+    )]
+    StateIsSymlink {
+        /// The state file's key.
+        key: &'static str,
+        /// The path as given (resolved against the policy's folder).
+        path: PathBuf,
+        /// Where the link leads, every symlink resolved.
+        target: PathBuf,
+    },
+    /// A path could not be resolved (a symlink loop, or a link that cannot be read).
+    #[error("{key} '{path}' cannot be resolved: {message}")]
+    Unresolvable {
+        /// The key.
+        key: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// Any other invalid value, with the key named.
     #[error("{key}: {message}")]
     BadValue {
@@ -105,6 +147,21 @@ pub enum AuditFailMode {
     Closed,
     /// Proceed without the record and say so in the result.
     Open,
+}
+
+/// `audit_on_replaced`: what a writer does when it finds, before an append, that the log's
+/// path no longer names the file it has open (renamed, deleted, replaced) or that the file
+/// shrank (truncated in place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditOnReplaced {
+    /// Refuse the append, and every later one until the server restarts (default): under
+    /// `audit_fail_mode = "closed"` nothing runs.
+    #[default]
+    Fail,
+    /// Open the file at the path (creating it if needed) and write, as its first record,
+    /// what was found, chained to the last record written before.
+    Reopen,
 }
 
 /// A string or a list of strings (for `executable`).
@@ -362,6 +419,8 @@ pub struct PolicyFile {
     pub audit_fail_mode: Option<AuditFailMode>,
     /// Rotate the audit log at this size in bytes (0 or absent: never).
     pub audit_rotate_bytes: Option<u64>,
+    /// What a writer does when the log was renamed, deleted, replaced or truncated under it.
+    pub audit_on_replaced: Option<AuditOnReplaced>,
     /// Shared redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section.
@@ -383,6 +442,8 @@ pub struct Config {
     pub audit_fail_mode: AuditFailMode,
     /// Rotate the audit log once its file holds this many bytes (0: never).
     pub audit_rotate_bytes: u64,
+    /// What a writer does when the log was renamed, deleted, replaced or truncated under it.
+    pub audit_on_replaced: AuditOnReplaced,
     /// Redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section (jail_root resolved and canonical when `server == Terminal`).
@@ -425,6 +486,11 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
         "SAFE_MCP_AUDIT_ROTATE_BYTES",
         &["audit_rotate_bytes"],
         EnvKind::Int,
+    ),
+    (
+        "SAFE_MCP_AUDIT_ON_REPLACED",
+        &["audit_on_replaced"],
+        EnvKind::Str,
     ),
     (
         "SAFE_MCP_REDACTION_ENABLED",
@@ -630,31 +696,119 @@ fn resolve(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// Lexically normalise `.` and `..` (the file may not exist yet, so no canonicalize).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
+/// The most symlinks one path may pass through: the kernel's own limit (`MAXSYMLINKS`).
+const MAX_SYMLINKS: usize = 40;
+
+/// `path` (absolute) with every symlink resolved, dangling ones included: walked one
+/// component at a time as the kernel would when it creates the file, each symlink replaced
+/// by its target (a relative target read against the link's folder), as far as the path
+/// exists; the rest as written. A `..` goes up from the folder reached, never lexically
+/// across a link.
+///
+/// `canonicalize` stops at a dangling symlink; taking the rest lexically then hides where a
+/// dangling `audit_log -> /srv/jail/x` would create the file (inside the jail, where the
+/// model reads and empties it).
+fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut out = PathBuf::from("/");
+    // Components still to walk, the next one last.
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    push_components(&mut pending, path);
+    let mut hops = 0usize;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        let candidate = out.join(&part);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                // `a -> b -> a`: bounded, as the kernel bounds it (ELOOP).
+                if hops > MAX_SYMLINKS {
+                    return Err(std::io::Error::other(format!(
+                        "more than {MAX_SYMLINKS} symlinks on the way (a symlink loop?)"
+                    )));
+                }
+                let target = std::fs::read_link(&candidate)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
             }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
+            Ok(_) => out = candidate,
+            // Not there (yet): the rest of the path is taken as written.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                out = candidate
+            }
+            Err(e) => return Err(e),
         }
     }
-    out
+    Ok(out)
 }
 
-/// Canonicalise a state-file path as far as it exists, so a symlinked parent folder
-/// pointing into a root is seen for what it is.
-fn canonical_state_path(path: &Path) -> PathBuf {
-    let path = normalize(path);
-    if let Ok(c) = path.canonicalize() {
-        return c;
+/// Put the components of `path` on `pending` so that its first component is popped first
+/// (`.` and the root dropped: the caller starts from `/` or the link's folder).
+fn push_components(pending: &mut Vec<std::ffi::OsString>, path: &Path) {
+    for component in path.components().rev() {
+        match component {
+            Component::Normal(name) => pending.push(name.to_os_string()),
+            Component::ParentDir => pending.push("..".into()),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
     }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => canonical_state_path(parent).join(name),
-        _ => path,
+}
+
+/// A state file (audit log, journal): where it really is, every symlink resolved.
+struct StatePath {
+    key: &'static str,
+    /// As given, resolved against the policy's folder.
+    given: PathBuf,
+    /// Every symlink resolved (see [`resolve_symlinks`]).
+    resolved: PathBuf,
+    /// The path's last component is itself a symlink (dangling or not).
+    link: bool,
+}
+
+fn state_path(key: &'static str, base: &Path, raw: &Path) -> Result<StatePath, ConfigError> {
+    let given = resolve(base, raw);
+    let unresolvable = |e: std::io::Error| ConfigError::Unresolvable {
+        key,
+        path: given.clone(),
+        message: e.to_string(),
+    };
+    let resolved = resolve_symlinks(&given).map_err(unresolvable)?;
+    let link = match (given.parent(), given.file_name()) {
+        (Some(parent), Some(name)) => {
+            let folder = resolve_symlinks(parent).map_err(unresolvable)?;
+            std::fs::symlink_metadata(folder.join(name)).is_ok_and(|m| m.file_type().is_symlink())
+        }
+        _ => false,
+    };
+    Ok(StatePath {
+        key,
+        given,
+        resolved,
+        link,
+    })
+}
+
+impl StatePath {
+    /// The audit log and the journal are opened by path at every start (and the log at every
+    /// rotation): a link could be pointed elsewhere later, even where this check passed.
+    fn refuse_link(&self) -> Result<(), ConfigError> {
+        if self.link {
+            return Err(ConfigError::StateIsSymlink {
+                key: self.key,
+                path: self.given.clone(),
+                target: self.resolved.clone(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -672,21 +826,81 @@ pub fn is_within(root: &Path, inner: &Path) -> bool {
     }
 }
 
-/// `StateInsideRoot` for the first of `states` (key, path) that lies inside `root`.
-fn state_outside(
-    root_key: &'static str,
-    root: &Path,
-    states: &[(&'static str, &Path)],
-) -> Result<(), ConfigError> {
-    match states.iter().find(|(_, path)| is_within(root, path)) {
-        Some((key, path)) => Err(ConfigError::StateInsideRoot {
-            key,
-            path: path.to_path_buf(),
-            root_key,
-            root: root.to_path_buf(),
-        }),
-        None => Ok(()),
+/// What a path the policy names is: a state file the servers write, or a root they act in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathKind {
+    State,
+    Root,
+}
+
+/// Every path the policy names (`audit_log`, `files.journal`, `terminal.jail_root`,
+/// `files.workspace_root`, those that are known), resolved, must be distinct and none inside
+/// another: checked pair by pair, the first overlap reported naming both keys.
+fn distinct_and_not_nested(paths: &[(&'static str, &Path, PathKind)]) -> Result<(), ConfigError> {
+    for (i, a) in paths.iter().enumerate() {
+        for b in paths.iter().skip(i + 1) {
+            // `inner` is equal to or inside `outer`.
+            let (inner, outer) = if is_within(b.1, a.1) {
+                (a, b)
+            } else if is_within(a.1, b.1) {
+                (b, a)
+            } else {
+                continue;
+            };
+            return Err(overlap(inner, outer));
+        }
     }
+    Ok(())
+}
+
+fn overlap(
+    inner: &(&'static str, &Path, PathKind),
+    outer: &(&'static str, &Path, PathKind),
+) -> ConfigError {
+    let same = inner.1 == outer.1;
+    let relation = if same {
+        "is the same path as"
+    } else {
+        "lies inside"
+    };
+    let why = match (inner.2, outer.2) {
+        // A state file in a root: the model's commands (or the organiser's moves) reach it.
+        (PathKind::State, PathKind::Root) => {
+            return ConfigError::StateInsideRoot {
+                key: inner.0,
+                path: inner.1.to_path_buf(),
+                root_key: outer.0,
+                root: outer.1.to_path_buf(),
+            };
+        }
+        // `audit_log == journal`: two writers of different formats in one file corrupt
+        // each other's records.
+        (PathKind::State, PathKind::State) => {
+            "each state file needs a path of its own (one file cannot hold both, nor a folder hold the other)"
+        }
+        // The jail and the workspace overlapping: the terminal's commands would change the
+        // files the organiser planned to move (or it would move the jail's files).
+        (PathKind::Root, PathKind::Root) => {
+            "the terminal's commands could change the organiser's files behind its plans; give each server its own folder, neither inside the other"
+        }
+        (PathKind::Root, PathKind::State) => {
+            "a state file's path is a folder holding a root; put the state files in a folder of their own"
+        }
+    };
+    ConfigError::Overlap {
+        key: inner.0,
+        path: inner.1.to_path_buf(),
+        relation,
+        other_key: outer.0,
+        other: outer.1.to_path_buf(),
+        why,
+    }
+}
+
+/// The other server's root, when it is set and exists (a missing one is that server's own
+/// start-up error, not this one's).
+fn existing_root(base: &Path, root: Option<&Path>) -> Option<PathBuf> {
+    root.and_then(|r| resolve(base, r).canonicalize().ok())
 }
 
 fn canonical_root(key: &'static str, path: &Path) -> Result<PathBuf, ConfigError> {
@@ -719,8 +933,9 @@ fn resolve_and_validate(
         key: "audit_log",
         env: "SAFE_MCP_AUDIT_LOG",
     })?;
-    let audit_log = canonical_state_path(&resolve(base, &audit_log));
+    let audit_log = state_path("audit_log", base, &audit_log)?;
     let audit_fail_mode = file.audit_fail_mode.unwrap_or(AuditFailMode::Closed);
+    let audit_on_replaced = file.audit_on_replaced.unwrap_or_default();
     let audit_rotate_bytes = file.audit_rotate_bytes.unwrap_or(0);
     if audit_rotate_bytes != 0 && audit_rotate_bytes < crate::audit::MIN_ROTATE_BYTES {
         return Err(ConfigError::BadValue {
@@ -740,13 +955,24 @@ fn resolve_and_validate(
                 env: "SAFE_MCP_JAIL_ROOT",
             })?;
             let jail = canonical_root("terminal.jail_root", &resolve(base, &jail))?;
-            // One policy file may configure both servers: the organiser's journal must not be
-            // where this server's commands can write either.
-            let journal =
-                (file.files.journal.as_deref()).map(|j| canonical_state_path(&resolve(base, j)));
-            let mut states = vec![("audit_log", audit_log.as_path())];
-            states.extend(journal.as_deref().map(|j| ("files.journal", j)));
-            state_outside("terminal.jail_root", &jail, &states)?;
+            // One policy file may configure both servers: the organiser's journal and
+            // workspace must not be where this server's commands can write either.
+            let journal = (file.files.journal.as_deref())
+                .map(|j| state_path("files.journal", base, j))
+                .transpose()?;
+            let workspace = existing_root(base, file.files.workspace_root.as_deref());
+            let mut paths = vec![("audit_log", audit_log.resolved.as_path(), PathKind::State)];
+            paths.extend(
+                (journal.as_ref())
+                    .map(|j| ("files.journal", j.resolved.as_path(), PathKind::State)),
+            );
+            paths.push(("terminal.jail_root", &jail, PathKind::Root));
+            paths.extend(
+                (workspace.as_deref()).map(|w| ("files.workspace_root", w, PathKind::Root)),
+            );
+            distinct_and_not_nested(&paths)?;
+            audit_log.refuse_link()?;
+            journal.as_ref().map(StatePath::refuse_link).transpose()?;
             let t = &mut file.terminal;
             t.jail_root = Some(jail);
             t.sandbox.read_paths = t
@@ -808,30 +1034,36 @@ fn resolve_and_validate(
                 key: "files.journal",
                 env: "SAFE_MCP_JOURNAL",
             })?;
-            let journal = canonical_state_path(&resolve(base, &journal));
-            state_outside(
-                "files.workspace_root",
-                &ws,
-                &[("audit_log", &audit_log), ("files.journal", &journal)],
-            )?;
-            // The terminal server of the same policy runs commands in its jail: the journal
-            // must not be there (a missing jail is the terminal server's own start-up error).
-            if let Some(jail) = (file.terminal.jail_root.as_deref())
-                .and_then(|j| resolve(base, j).canonicalize().ok())
-            {
-                state_outside("terminal.jail_root", &jail, &[("files.journal", &journal)])?;
-            }
+            let journal = state_path("files.journal", base, &journal)?;
+            // The terminal server of the same policy runs commands in its jail: neither the
+            // journal nor the workspace may be there (a missing jail is the terminal server's
+            // own start-up error).
+            let jail = existing_root(base, file.terminal.jail_root.as_deref());
+            let mut paths = vec![
+                ("audit_log", audit_log.resolved.as_path(), PathKind::State),
+                ("files.journal", journal.resolved.as_path(), PathKind::State),
+                ("files.workspace_root", ws.as_path(), PathKind::Root),
+            ];
+            paths.extend(
+                jail.as_deref()
+                    .map(|j| ("terminal.jail_root", j, PathKind::Root)),
+            );
+            distinct_and_not_nested(&paths)?;
+            audit_log.refuse_link()?;
+            journal.refuse_link()?;
+            let f = &mut file.files;
             f.workspace_root = Some(ws);
-            f.journal = Some(journal);
+            f.journal = Some(journal.resolved);
         }
     }
 
     Ok(Config {
         policy_file: policy_file.to_path_buf(),
         server,
-        audit_log,
+        audit_log: audit_log.resolved,
         audit_fail_mode,
         audit_rotate_bytes,
+        audit_on_replaced,
         redaction: file.redaction,
         terminal: file.terminal,
         files: file.files,
@@ -851,6 +1083,36 @@ mod tests {
             Path::new("/srv/jail_evil/a")
         ));
         assert!(!is_within(Path::new("/srv/jail"), Path::new("/srv")));
+    }
+
+    #[test]
+    fn every_symlink_is_resolved_dangling_relative_and_before_dotdot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("jail/sub")).unwrap();
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        // `..` after a link goes up from where the link leads, not lexically.
+        std::os::unix::fs::symlink("../jail/sub", root.join("state/l")).unwrap();
+        assert_eq!(
+            resolve_symlinks(&root.join("state/l/../x.jsonl")).unwrap(),
+            root.join("jail/x.jsonl")
+        );
+        // A dangling link, through a relative one, to a file not made yet.
+        std::os::unix::fs::symlink("hop", root.join("state/audit.jsonl")).unwrap();
+        std::os::unix::fs::symlink(root.join("jail/new.jsonl"), root.join("state/hop")).unwrap();
+        assert_eq!(
+            resolve_symlinks(&root.join("state/audit.jsonl")).unwrap(),
+            root.join("jail/new.jsonl")
+        );
+        // A loop is an error, not a hang.
+        std::os::unix::fs::symlink("b", root.join("state/a")).unwrap();
+        std::os::unix::fs::symlink("a", root.join("state/b")).unwrap();
+        assert!(resolve_symlinks(&root.join("state/a")).is_err());
+        // What does not exist is taken as written.
+        assert_eq!(
+            resolve_symlinks(&root.join("state/none/./y")).unwrap(),
+            root.join("state/none/y")
+        );
     }
 
     #[test]
@@ -876,6 +1138,7 @@ mod tests {
             let mut tree = toml::Table::new();
             let value = match kind {
                 EnvKind::Str if *name == "SAFE_MCP_AUDIT_FAIL_MODE" => "open",
+                EnvKind::Str if *name == "SAFE_MCP_AUDIT_ON_REPLACED" => "reopen",
                 EnvKind::Str => "x",
                 EnvKind::Int => "5",
                 EnvKind::Bool => "true",

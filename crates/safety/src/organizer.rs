@@ -278,14 +278,7 @@ impl Organizer {
         let workspace = Workspace::open(root)?;
         let journal = Journal::open(journal_path)?;
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
-        let (audit, audit_startup_error) = match AuditLog::open(&config.audit_log, redactor) {
-            Ok(log) => (Some(log.rotate_at(config.audit_rotate_bytes)), None),
-            Err(e) if config.audit_fail_mode == AuditFailMode::Open => {
-                tracing::warn!("audit log unavailable, continuing (audit_fail_mode = open): {e}");
-                (None, Some(e.to_string()))
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let (audit, audit_startup_error) = AuditLog::open_for_server(config, redactor)?;
         let to_usize = |v: Option<u64>, default: u64| {
             usize::try_from(v.unwrap_or(default).max(1)).unwrap_or(usize::MAX)
         };

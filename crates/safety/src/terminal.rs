@@ -42,6 +42,10 @@ pub enum StartError {
     /// The configuration was validated for another server.
     #[error("configuration was not loaded for the terminal server")]
     WrongServer,
+    /// The audit log cannot be opened and `audit_fail_mode = "closed"`: a server that cannot
+    /// record an operation would answer every call AUDIT_UNAVAILABLE, so it does not start.
+    #[error(transparent)]
+    Audit(#[from] crate::audit::AuditError),
     /// The sandbox launcher (this binary) cannot be located.
     #[error("cannot locate the sandbox launcher (the running binary): {0}")]
     Launcher(std::io::Error),
@@ -128,13 +132,13 @@ impl CommandArgs {
 const ARGUMENT_BOUNDS: &[(&str, usize)] =
     &[("command", MAX_COMMAND_BYTES), ("cwd", MAX_PATH_ARG_BYTES)];
 
-/// The audit log as the flow uses it: opened lazily and reopened after a failure, so a log
-/// that cannot be written makes operations fail closed rather than the server refuse to start.
+/// The audit log as the flow uses it: opened at start-up ([`AuditLog::open_for_server`]:
+/// under `audit_fail_mode = "closed"` a log that cannot be opened stops the start), and
+/// reopened after a failed append (or, under "open", one that failed at start-up), so a log
+/// that cannot be written makes operations fail closed.
 #[derive(Debug)]
 struct AuditSink {
-    path: std::path::PathBuf,
-    /// `audit_rotate_bytes`.
-    rotate_bytes: u64,
+    config: Config,
     redactor: Arc<Redactor>,
     log: Mutex<Option<Arc<AuditLog>>>,
 }
@@ -173,9 +177,8 @@ impl AuditSink {
                 Some(log) => log.clone(),
                 None => {
                     let log = Arc::new(
-                        AuditLog::open(&self.path, self.redactor.clone())
-                            .map_err(|e| e.to_string())?
-                            .rotate_at(self.rotate_bytes),
+                        AuditLog::open_configured(&self.config, self.redactor.clone())
+                            .map_err(|e| e.to_string())?,
                     );
                     *guard = Some(log.clone());
                     log
@@ -183,8 +186,12 @@ impl AuditSink {
             }
         };
         append(&log).map_err(|e| {
-            // Drop the handle so the next call reopens (the chain is re-read from disk).
-            if let Ok(mut guard) = self.log.lock() {
+            // Drop the handle so the next call reopens (the chain is re-read from disk);
+            // except a log found replaced under the writer: reopening it here would start a
+            // new chain with no trace of the gap, so every later call fails the same way.
+            if !matches!(e, crate::audit::AuditError::Replaced { .. })
+                && let Ok(mut guard) = self.log.lock()
+            {
                 *guard = None;
             }
             e.to_string()
@@ -269,11 +276,13 @@ impl TerminalCore {
         let policy = TerminalPolicy::new(&config.terminal)?;
         let jail = Jail::open(&root)?;
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
+        // Opened now, not on the first call: a server that cannot record must not say
+        // "ready" and then answer every call AUDIT_UNAVAILABLE.
+        let (log, _unavailable) = AuditLog::open_for_server(&config, redactor.clone())?;
         let audit = Arc::new(AuditSink {
-            path: config.audit_log.clone(),
-            rotate_bytes: config.audit_rotate_bytes,
+            config: config.clone(),
             redactor: redactor.clone(),
-            log: Mutex::new(None),
+            log: Mutex::new(log.map(Arc::new)),
         });
         let settings = &config.terminal.sandbox;
         let run_as = command_identity(settings.run_as.as_deref(), jail.root())?;

@@ -518,3 +518,193 @@ fn append_then_on_a_log_that_cannot_be_written_fails_without_telling() {
         "the waiter of a line that was never written must not be called"
     );
 }
+
+// ---- The log replaced under a running writer (issue 12, attack 6). ----
+
+/// How a test takes the log away from a writer that has it open.
+#[derive(Debug, Clone, Copy)]
+enum Tamper {
+    Renamed,
+    Deleted,
+    Replaced,
+    Truncated,
+}
+
+const TAMPERS: [Tamper; 4] = [
+    Tamper::Renamed,
+    Tamper::Deleted,
+    Tamper::Replaced,
+    Tamper::Truncated,
+];
+
+impl Tamper {
+    fn apply(self, path: &Path) {
+        match self {
+            Tamper::Renamed => std::fs::rename(path, path.with_extension("moved")),
+            Tamper::Deleted => std::fs::remove_file(path),
+            Tamper::Replaced => std::fs::remove_file(path).and_then(|()| std::fs::write(path, "")),
+            Tamper::Truncated => std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(0)),
+        }
+        .unwrap_or_else(|e| panic!("{self:?}: {e}"));
+    }
+
+    /// The `replaced` kind the writer must report.
+    fn kind(self) -> &'static str {
+        match self {
+            Tamper::Renamed => "renamed",
+            Tamper::Deleted => "deleted",
+            Tamper::Replaced => "replaced",
+            Tamper::Truncated => "truncated",
+        }
+    }
+}
+
+#[test]
+fn a_log_taken_away_under_the_writer_fails_every_later_append() {
+    for tamper in TAMPERS {
+        let dir = tempdir();
+        let path = dir.path().join("audit.jsonl");
+        let log = open(&path);
+        append(&log, 1);
+        append(&log, 2);
+        tamper.apply(&path);
+        let before = std::fs::read(&path).ok();
+        for n in 3..5 {
+            match log.append(record(n)) {
+                Err(AuditError::Replaced { found, .. }) => {
+                    assert!(found.starts_with(tamper.kind()), "{tamper:?}: {found}")
+                }
+                other => panic!("{tamper:?}: append {n} should fail closed, got {other:?}"),
+            }
+        }
+        // Nothing was written anywhere: not to the file at the path (nor one created there),
+        // not to the file the writer still has open.
+        assert_eq!(std::fs::read(&path).ok(), before, "{tamper:?}");
+        if let Tamper::Renamed = tamper {
+            let moved = std::fs::read_to_string(path.with_extension("moved")).unwrap();
+            assert_eq!(moved.lines().count(), 2, "{tamper:?}");
+        }
+    }
+}
+
+#[test]
+fn with_reopen_the_new_file_starts_with_a_record_explaining_the_gap() {
+    for tamper in TAMPERS {
+        let dir = tempdir();
+        let path = dir.path().join("audit.jsonl");
+        let log = open(&path).reopen_when_replaced(true);
+        append(&log, 1);
+        append(&log, 2);
+        tamper.apply(&path);
+        append(&log, 3);
+        append(&log, 4);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<_> = text.lines().map(parse).collect();
+        assert_eq!(lines.len(), 3, "{tamper:?}: {text}");
+        let event = &lines[0];
+        assert_eq!(event["replaced"], tamper.kind(), "{tamper:?}: {text}");
+        assert_eq!(event["previous_seq"], 2, "{tamper:?}");
+        assert_eq!(event["old_size_left"].as_u64().map(|n| n > 0), Some(true));
+        // Chained to the last record written before: seq goes on, so the gap shows.
+        assert_eq!(event["seq"], 3, "{tamper:?}");
+        assert_eq!(lines[1]["duration_ms"], 3);
+        assert_eq!(lines[2]["seq"], 5);
+        let report = verify(&path).unwrap();
+        let (line, why) = report
+            .broken
+            .unwrap_or_else(|| panic!("{tamper:?}: verify said ok"));
+        assert_eq!(line, 1, "{tamper:?}");
+        assert!(
+            why.contains(&format!("the log was {}", tamper.kind()))
+                && why.contains("while a server wrote it"),
+            "{tamper:?}: {why}"
+        );
+    }
+}
+
+#[test]
+fn with_reopen_a_log_cut_mid_line_gets_its_explanation_on_a_line_of_its_own() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path).reopen_when_replaced(true);
+    append(&log, 1);
+    append(&log, 2);
+    let first_len = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .len()
+        + 1;
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(first_len as u64 + 10).unwrap();
+    append(&log, 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[1].len(), 10, "the cut line stays as it was: {text}");
+    assert_eq!(parse(lines[2])["replaced"], "truncated");
+    // The cut line is the first break verify reports (records were lost there).
+    let (line, _) = verify(&path).unwrap().broken.unwrap();
+    assert_eq!(line, 2);
+}
+
+#[test]
+fn two_writers_sharing_a_replaced_log_explain_it_once() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let a = open(&path).reopen_when_replaced(true);
+    let b = open(&path).reopen_when_replaced(true);
+    append(&a, 1);
+    append(&b, 2);
+    Tamper::Deleted.apply(&path);
+    append(&a, 3);
+    append(&b, 4);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let events = text.lines().filter(|l| l.contains("\"replaced\"")).count();
+    assert_eq!(events, 1, "{text}");
+    assert_eq!(text.lines().count(), 3, "{text}");
+    // After the explained break, the chain is whole: b continued a's.
+    let lines: Vec<_> = text.lines().map(parse).collect();
+    assert_eq!(lines[2]["prev"], lines[1]["hash"]);
+    assert_eq!(lines[2]["seq"], 5);
+}
+
+#[test]
+fn a_caller_field_named_replaced_cannot_forge_the_explanation() {
+    let dir = tempdir();
+    let path = dir.path().join("audit.jsonl");
+    let log = open(&path);
+    let mut forged = record(1);
+    forged.insert("replaced".into(), json!("deleted"));
+    forged.insert("found".into(), json!("nothing"));
+    log.append(forged).unwrap();
+    let line = parse(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    );
+    assert!(line.get("replaced").is_none());
+    assert_eq!(line["event_replaced"], "deleted");
+    assert_eq!(verify(&path).unwrap().broken, None);
+}
+
+#[test]
+fn a_log_whose_folder_is_missing_says_so() {
+    let dir = tempdir();
+    let path = dir.path().join("no-such-folder/audit.jsonl");
+    match AuditLog::open(&path, redactor()) {
+        Err(e @ AuditError::NoFolder { .. }) => {
+            assert!(
+                e.to_string().contains("no-such-folder' does not exist"),
+                "{e}"
+            )
+        }
+        other => panic!("expected NoFolder, got {other:?}"),
+    }
+}
