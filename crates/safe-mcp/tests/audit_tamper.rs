@@ -29,6 +29,8 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("jail")).unwrap();
         std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        // A root server runs commands as the jail's owner: the jail goes to nobody.
+        safe_mcp::demo::hand_jail_to_nobody(dir.path(), &dir.path().join("jail")).unwrap();
         let policy = dir.path().join("policy.toml");
         std::fs::write(
             &policy,
