@@ -404,3 +404,81 @@ fn a_root_server_with_a_root_owned_jail_and_no_run_as_refuses_to_start() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
+    let f = Fixture::new("");
+    let s = f.session().await;
+    let config = f.jail().join("repo/.git/config");
+    let before = std::fs::read(&config).unwrap();
+    // Moved aside for a copy with a planted config, or below the scan's depth: the folder
+    // holding `.git` is a mount point in the view, so neither rename happens.
+    let e = run(
+        &s,
+        "sh -c \"mv repo repo.orig; mkdir -p a/b/c; mv repo a/b/c/repo; ls -d repo/.git\"",
+        None,
+    )
+    .await;
+    if !skip_unless(
+        "the read-only view (mount namespace)",
+        e["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
+        &e,
+    ) {
+        return;
+    }
+    let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();
+    assert_eq!(stderr.matches("busy").count(), 2, "{e}");
+    assert!(f.jail().join("repo/.git").is_dir());
+    assert!(!f.jail().join("repo.orig").exists() && !f.jail().join("a/b/c/repo").exists());
+    // A `gitdir:` file pointing at a git folder the command made: protected from the next
+    // call on (the planting call itself is the limit docs/sandbox.md names).
+    let e = run(
+        &s,
+        "sh -c \"mkdir -p src && cp -r repo/.git evilgit && printf 'gitdir: ../evilgit\\n' > src/.git\"",
+        None,
+    )
+    .await;
+    assert_eq!(e["detail"]["exit_code"], 0, "{e}");
+    let e = run(&s, "sh -c \"echo '#planted' >> evilgit/config\"", None).await;
+    let protected = &e["detail"]["sandbox"]["mechanisms"]["view"]["protected"];
+    assert!(
+        protected
+            .as_array()
+            .is_some_and(|p| p.contains(&json!("evilgit"))),
+        "{e}"
+    );
+    assert!(
+        e["detail"]["stderr"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Read-only file system"),
+        "{e}"
+    );
+    // Grown past the scan's bound: the report says so, and the repository an earlier call
+    // protected is protected still.
+    let e = run(
+        &s,
+        "python3 -c \"import os; [os.mkdir('d%d' % i) for i in range(4200)]\"",
+        None,
+    )
+    .await;
+    assert_eq!(e["detail"]["exit_code"], 0, "{e}");
+    let e = run(&s, "sh -c \"echo '#planted' >> repo/.git/config\"", None).await;
+    let view = &e["detail"]["sandbox"]["mechanisms"]["view"];
+    assert_eq!(view["scan_truncated"], true, "{e}");
+    assert!(
+        e["detail"]["sandbox"]["downgrades"]
+            .as_array()
+            .is_some_and(|d| d
+                .iter()
+                .any(|l| l.as_str().unwrap_or("").contains("stopped at"))),
+        "{e}"
+    );
+    assert!(
+        view["protected"]
+            .as_array()
+            .is_some_and(|p| p.contains(&json!("repo/.git"))),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+}

@@ -851,6 +851,8 @@ pub const GIT_OVERRIDES: &[(&str, &str)] = &[
     ("core.askPass", ""),
     ("credential.helper", ""),
     ("gpg.program", "gpg"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.x509.program", "gpgsm"),
     ("safe.bareRepository", "explicit"),
     ("protocol.ext.allow", "never"),
     ("protocol.file.allow", "user"),

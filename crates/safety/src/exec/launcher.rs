@@ -96,6 +96,9 @@ pub struct LaunchSpec {
     /// The working folder, relative to the jail root (entered again inside the view).
     #[serde(default)]
     pub cwd_relative: PathBuf,
+    /// Jail-relative `.git` entries earlier calls protected: protected again first.
+    #[serde(default)]
+    pub view_known: Vec<PathBuf>,
     /// Run the command as this uid and gid (a root server never runs one as root).
     #[serde(default)]
     pub run_as: Option<(u32, u32)>,
@@ -249,6 +252,9 @@ pub struct WarmSpec {
     /// Build the read-only view around this jail root ahead of the call.
     #[serde(default)]
     pub view: Option<PathBuf>,
+    /// Jail-relative `.git` entries earlier calls protected.
+    #[serde(default)]
+    pub view_known: Vec<PathBuf>,
 }
 
 /// The largest call message a started-ahead launcher accepts.
@@ -324,7 +330,10 @@ fn warm_main(warm: WarmSpec) -> ExitCode {
     let joined = join_cgroups(&warm.cgroup_v1_tasks, warm.cgroup_v2.as_deref());
     // The view too: the mount namespace costs its copy of the host's mount table here, not
     // on the call's path.
-    let built_view = warm.view.as_deref().map(view::enter);
+    let built_view = warm
+        .view
+        .as_deref()
+        .map(|jail| view::enter(jail, &warm.view_known));
     let deny_metadata = !matches!(built_view, Some(Ok(_)));
     let mut ahead = Ahead {
         filters: [false, true]
@@ -665,7 +674,7 @@ fn confine(
 ) -> Result<(), String> {
     let mut deny_metadata = spec.deny_metadata;
     if let Some(jail) = &spec.view {
-        let event = match cold_view(jail, &spec.cwd_relative) {
+        let event = match cold_view(jail, &spec.view_known, &spec.cwd_relative) {
             Ok(report) => LaunchEvent::View {
                 report: Some(report),
                 error: None,
@@ -881,23 +890,31 @@ fn launch(
 
 /// The view for a launcher started for its call: built now, and the working folder (the
 /// one the launcher was started in) entered again inside it.
-fn cold_view(jail: &Path, cwd_relative: &Path) -> Result<ViewReport, String> {
+fn cold_view(jail: &Path, known: &[PathBuf], cwd_relative: &Path) -> Result<ViewReport, String> {
     let before = rustix::fs::open(
         ".",
         rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
     .map_err(|e| format!("opening the working folder: {e}"))?;
-    let report = view::enter(jail)?;
+    let report = view::enter(jail, known)?;
     view::enter_cwd(jail, cwd_relative, std::os::fd::AsFd::as_fd(&before))?;
     Ok(report)
 }
 
-/// Why the call must not run: the kernel sandbox is required and the view is missing.
+/// Why the call must not run: the kernel sandbox is required and the view is missing, or
+/// its scan for `.git` stopped early (a repository past it would be writable).
 fn view_refusal(spec: &LaunchSpec, event: &LaunchEvent) -> Option<String> {
     match event {
         LaunchEvent::View { error: Some(e), .. } if spec.require => Some(format!(
             "the kernel sandbox is required but the read-only view could not be made: {e}"
+        )),
+        LaunchEvent::View {
+            report: Some(r), ..
+        } if spec.require && r.scan_truncated => Some(format!(
+            "the kernel sandbox is required but the scan for .git folders stopped at {} \
+                 folders: a repository beyond it would be writable",
+            view::SCAN_FOLDERS
         )),
         _ => None,
     }
@@ -1389,6 +1406,7 @@ mod tests {
             require_namespaces: false,
             view: None,
             cwd_relative: PathBuf::new(),
+            view_known: Vec::new(),
             run_as: None,
             deny_metadata: false,
         }

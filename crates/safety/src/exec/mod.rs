@@ -567,6 +567,7 @@ impl WarmSlot {
                 .config
                 .view
                 .then(|| sandbox.config.jail_root.clone()),
+            view_known: sandbox.known_repositories(),
         };
         let mut keep = vec![report_write.as_raw_fd(), theirs.as_raw_fd()];
         keep.extend(ruleset_fds);
@@ -704,6 +705,7 @@ impl Executor {
         limits: &ExecLimits,
         call: &CallCgroup,
         command: CallCommand,
+        known_repositories: &[PathBuf],
         (report_fd, gate_fd): (i32, Option<i32>),
     ) -> LaunchSpec {
         let CallCommand {
@@ -735,6 +737,7 @@ impl Executor {
             require: config.require,
             require_namespaces: config.require && !call.kills_tree(),
             view: config.view.then(|| config.jail_root.clone()),
+            view_known: known_repositories.to_vec(),
             cwd_relative,
             run_as: config.run_as,
             deny_metadata: !config.view,
@@ -794,6 +797,12 @@ impl Executor {
             },
             None => self.run_cold(sandbox, request, cancel).await,
         };
+        if let Ok(outcome) = &result
+            && let Some(view) = &outcome.sandbox.mechanisms.view
+        {
+            // Before the next launcher is started ahead: it protects these first.
+            sandbox.remember_repositories(&view.protected);
+        }
         self.schedule_warm();
         result
     }
@@ -821,6 +830,7 @@ impl Executor {
                 env: request.env.clone(),
                 cwd_relative: request.cwd.relative().to_path_buf(),
             },
+            &sandbox.known_repositories(),
             fds,
         )
     }
@@ -1134,7 +1144,14 @@ impl Executor {
         use std::io::Read;
         let pipes = LaunchPipes::new(None)?;
         let fds = (pipes.report_write.as_raw_fd(), None);
-        let spec = Self::spec(sandbox, limits, call, CallCommand::default(), fds);
+        let spec = Self::spec(
+            sandbox,
+            limits,
+            call,
+            CallCommand::default(),
+            &sandbox.known_repositories(),
+            fds,
+        );
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let ruleset = sandbox.ruleset(!limits.network);
         // Without the runtime: this runs at start-up.

@@ -14,6 +14,9 @@ use super::filesystem::{self, FsRules, LandlockReport, Prepared};
 use super::launcher::LaunchEvent;
 use super::profile::Profile;
 
+/// The most `.git` entries a server remembers between calls.
+pub const MAX_KNOWN_REPOSITORIES: usize = 1024;
+
 /// How the server confines commands; built once from the policy.
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -45,6 +48,9 @@ pub struct Sandbox {
     /// The Landlock rulesets, built once: `[network allowed, network denied]`. `None` where
     /// the server could not build one (the launcher then builds and reports its own).
     rulesets: [Option<Prepared>; 2],
+    /// Every `.git` entry (jail-relative) a call's view protected: each later view protects
+    /// them first, so a command that grows the tree past the scan's bound cannot hide one.
+    known_repositories: std::sync::Mutex<std::collections::BTreeSet<PathBuf>>,
 }
 
 impl Sandbox {
@@ -68,6 +74,28 @@ impl Sandbox {
             config,
             cgroups,
             rulesets,
+            known_repositories: Default::default(),
+        }
+    }
+
+    /// The `.git` entries earlier views protected.
+    pub(crate) fn known_repositories(&self) -> Vec<PathBuf> {
+        self.known_repositories
+            .lock()
+            .map(|k| k.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Remember what a call's view protected (bounded: a tree of more repositories than
+    /// [`MAX_KNOWN_REPOSITORIES`] relies on the scan for the rest).
+    pub(crate) fn remember_repositories(&self, protected: &[String]) {
+        if let Ok(mut known) = self.known_repositories.lock() {
+            for path in protected {
+                if known.len() >= MAX_KNOWN_REPOSITORIES {
+                    break;
+                }
+                known.insert(PathBuf::from(path));
+            }
         }
     }
 
@@ -309,6 +337,13 @@ pub fn build_report(
             }
             LaunchEvent::View { report, error } => {
                 m.view = report.clone();
+                if report.as_ref().is_some_and(|r| r.scan_truncated) {
+                    downgrades.push(format!(
+                        "the scan for .git folders stopped at {} folders: a repository \
+                         beyond it that no earlier call saw is writable",
+                        super::view::SCAN_FOLDERS
+                    ));
+                }
                 if let Some(e) = error {
                     downgrades.push(format!(
                         "no read-only view ({e}): seccomp refuses chmod, chown, utimes and \
@@ -382,6 +417,14 @@ pub fn build_report(
             || m.landlock.as_ref().is_some_and(|l| l.network_rules);
         if !net_off {
             downgrades.push("network is not blocked although the profile turns it off".into());
+        }
+        if m.landlock.as_ref().is_some_and(|l| l.abi < 9) {
+            downgrades.push(
+                "a named unix socket outside the jail can still be connected to (Landlock \
+                 ABI 9 mediates that; this kernel's is older): only its file permissions stand \
+                 in the way"
+                    .into(),
+            );
         }
     }
     SandboxReport {

@@ -65,7 +65,7 @@ pub fn holds_sys_admin() -> bool {
 /// Move this (single-threaded) process into a new mount namespace and build the view.
 /// A process without `CAP_SYS_ADMIN` first makes a user namespace that maps its own uid and
 /// gid to themselves (and no other), in which it may mount.
-pub fn enter(jail_root: &Path) -> Result<ViewReport, String> {
+pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> {
     if holds_sys_admin() {
         sys::unshare(libc::CLONE_NEWNS).map_err(|e| format!("unshare(CLONE_NEWNS): {e}"))?;
     } else {
@@ -112,22 +112,33 @@ pub fn enter(jail_root: &Path) -> Result<ViewReport, String> {
     // read-only (it may be read-only on the host too, and its flags are not known here).
     sys::mount_setattr(rustix::fs::CWD, &jail, 0, 0, MOUNT_ATTR_RDONLY)
         .map_err(|e| format!("making the jail writable: {e}"))?;
-    protect_repositories(jail_root)
+    protect_repositories(jail_root, known)
 }
 
-/// Make every `.git` entry (folder or `gitdir:` file) found in the jail, to [`SCAN_DEPTH`]
-/// folders deep, a read-only mount of itself. A `.git` a command could write holds
-/// `config` (`core.fsmonitor`, `core.pager`, `alias.*`, filter drivers) and `hooks/`: what
-/// a later `git status` runs. Lookups go through `openat2(RESOLVE_BENEATH | NO_SYMLINKS)`
-/// from the jail, so a symlink swapped in by a concurrent command cannot point the mount
-/// elsewhere.
-fn protect_repositories(jail_root: &Path) -> Result<ViewReport, String> {
+/// Make every `.git` entry (folder or `gitdir:` file) in the jail a read-only mount of
+/// itself: those named in `known` (every one an earlier call of this server protected, so a
+/// tree grown past the scan's bound cannot hide one), then those found to [`SCAN_DEPTH`]
+/// folders deep. A `.git` a command could write holds `config` (`core.fsmonitor`,
+/// `core.pager`, `alias.*`, filter drivers) and `hooks/`: what a later `git status` runs.
+///
+/// Every folder between the jail root and each `.git` becomes a (writable) mount of itself
+/// first: a mount point cannot be renamed, so the repository cannot be moved aside for a
+/// copy with a planted config, nor below the scan's depth. The folder a `gitdir:` file names
+/// (a linked worktree's, a submodule's) is protected the same way when it is in the jail.
+/// Lookups go through `openat2(RESOLVE_BENEATH | NO_SYMLINKS)` from the jail, so a symlink
+/// swapped in by a concurrent command cannot point a mount elsewhere.
+fn protect_repositories(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> {
     let jail = rustix::fs::open(
         jail_root,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
     .map_err(|e| format!("opening the jail in the view: {e}"))?;
+    let mut found: Vec<PathBuf> = known
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == ".git") && is_plain_relative(p))
+        .cloned()
+        .collect();
     let mut report = ViewReport::default();
     let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
         std::collections::VecDeque::from([(PathBuf::new(), 0)]);
@@ -148,21 +159,114 @@ fn protect_repositories(jail_root: &Path) -> Result<ViewReport, String> {
             let name = entry.file_name();
             let path = relative.join(&name);
             if name == ".git" && !kind.is_symlink() {
-                protect(jail.as_fd(), &path)?;
-                report.protected.push(path.to_string_lossy().into_owned());
+                found.push(path);
             } else if kind.is_dir() && depth + 1 < SCAN_DEPTH {
                 queue.push_back((path, depth + 1));
             }
         }
     }
+    found.sort();
+    found.dedup();
+    let mut pinned: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    let mut read_only: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    for git in found {
+        let Ok(meta) = std::fs::symlink_metadata(jail_root.join(&git)) else {
+            // A known repository that is gone: nothing to protect.
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        // `gitdir: PATH` in a `.git` file: the git folder it names is what git uses.
+        let target = if meta.is_file() {
+            gitdir_target(jail_root, &git)
+        } else {
+            None
+        };
+        for path in std::iter::once(&git).chain(target.as_ref()) {
+            pin_ancestors(jail.as_fd(), path, &mut pinned)?;
+            if read_only.insert(path.clone()) {
+                protect(jail.as_fd(), path, true)?;
+            }
+        }
+        report.protected.push(git.to_string_lossy().into_owned());
+        if let Some(t) = target {
+            report.protected.push(t.to_string_lossy().into_owned());
+        }
+    }
     report.protected.sort();
+    report.protected.dedup();
     Ok(report)
 }
 
-/// Bind `relative` (beneath `jail`) read-only onto itself with the new mount API: the
-/// handle that is cloned is the handle the clone is attached to, so nothing is looked up
-/// twice.
-fn protect(jail: BorrowedFd<'_>, relative: &Path) -> Result<(), String> {
+/// A relative path of plain names only (no `..`, no root): what a jail-relative path from
+/// an earlier report must be.
+fn is_plain_relative(path: &Path) -> bool {
+    path.components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// The jail-relative folder a `.git` file's `gitdir:` line names, when it lies in the jail
+/// (resolved lexically against the file's folder; an outside one is read-only anyway).
+fn gitdir_target(jail_root: &Path, git_file: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(jail_root.join(git_file))
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let named = Path::new(text.lines().next()?.strip_prefix("gitdir:")?.trim());
+    let joined = if named.is_absolute() {
+        named.strip_prefix(jail_root).ok()?.to_path_buf()
+    } else {
+        git_file.parent()?.join(named)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::Normal(n) => out.push(n),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+/// Make every folder between the jail root and `path` (exclusive) a mount of itself, so none
+/// of them can be renamed while the call runs (`EBUSY`). It stops at a folder named `.git`:
+/// what lies inside one is read-only with it, and a writable mount there would undo that.
+fn pin_ancestors(
+    jail: BorrowedFd<'_>,
+    path: &Path,
+    pinned: &mut std::collections::BTreeSet<PathBuf>,
+) -> Result<(), String> {
+    let mut ancestor = PathBuf::new();
+    let parents: Vec<_> = path
+        .parent()
+        .map(|p| p.components().collect())
+        .unwrap_or_default();
+    for component in parents {
+        if component.as_os_str() == ".git" {
+            break;
+        }
+        ancestor.push(component);
+        if pinned.insert(ancestor.clone()) {
+            protect(jail, &ancestor, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Bind `relative` (beneath `jail`) onto itself, read-only when asked, with the new mount
+/// API: the handle that is cloned is the handle the clone is attached to, so nothing is
+/// looked up twice.
+fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(), String> {
     let what = relative.display();
     let target: OwnedFd = rustix::fs::openat2(
         jail,
@@ -180,15 +284,17 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path) -> Result<(), String> {
             | OpenTreeFlags::AT_EMPTY_PATH,
     )
     .map_err(|e| format!("cloning {what}: {e}"))?;
-    let empty = c_path(Path::new(""))?;
-    sys::mount_setattr(
-        tree.as_fd(),
-        &empty,
-        AT_EMPTY_PATH,
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-        0,
-    )
-    .map_err(|e| format!("making {what} read-only: {e}"))?;
+    if read_only {
+        let empty = c_path(Path::new(""))?;
+        sys::mount_setattr(
+            tree.as_fd(),
+            &empty,
+            AT_EMPTY_PATH,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            0,
+        )
+        .map_err(|e| format!("making {what} read-only: {e}"))?;
+    }
     rustix::mount::move_mount(
         &tree,
         "",
