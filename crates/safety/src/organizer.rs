@@ -223,6 +223,7 @@ fn jail_code(e: &JailError) -> ResultCode {
         | JailError::NotAFolder(_)
         | JailError::CrossDevice { .. }
         | JailError::RenameRefused { .. }
+        | JailError::Swapped { .. }
         | JailError::Io { .. } => ResultCode::OperationFailed,
     }
 }
@@ -253,6 +254,8 @@ struct StepMove {
     from_leaf: String,
     to_dir: ContainedPath,
     to_leaf: String,
+    /// The entry the re-check saw at the source: what must arrive at the destination.
+    identity: FileIdentity,
 }
 
 /// Why a step stopped part way; every move already made was carried back where possible.
@@ -881,6 +884,7 @@ impl Organizer {
                     from_leaf: m.src.leaf()?.to_string(),
                     to_dir: m.dest.parent(),
                     to_leaf: m.dest.leaf()?.to_string(),
+                    identity: m.identity,
                 })
             })
             .collect();
@@ -979,19 +983,30 @@ impl Organizer {
             let (Some(from), Some(to)) = (dirs.get(&s.from_dir), dirs.get(&s.to_dir)) else {
                 continue;
             };
-            if let Err(error) = self
-                .workspace
-                .rename_noreplace(from, &s.from_leaf, to, &s.to_leaf)
+            // Attack stopped: the source exchanged for a symlink (RENAME_EXCHANGE) after the
+            // re-check. The entry that arrives is checked to be the re-checked inode; one
+            // that is not is put back at once, this move counts as not made, and the step
+            // stops here: the moves before it are carried back below and nothing after it
+            // moves.
+            if let Err(error) =
+                self.workspace
+                    .rename_checked(from, &s.from_leaf, to, &s.to_leaf, &s.identity)
             {
                 let mut still_moved = Vec::new();
                 let mut put_back = 0;
                 for j in (0..i).rev() {
                     let Some(b) = steps.get(j) else { continue };
+                    // Checked too: a carried-back move that brought another entry puts it
+                    // back and stays in the journal as still moved (its undo then finds the
+                    // file changed and refuses).
                     let back = match (dirs.get(&b.to_dir), dirs.get(&b.from_dir)) {
-                        (Some(t), Some(f)) => {
-                            self.workspace
-                                .rename_noreplace(t, &b.to_leaf, f, &b.from_leaf)
-                        }
+                        (Some(t), Some(f)) => self.workspace.rename_checked(
+                            t,
+                            &b.to_leaf,
+                            f,
+                            &b.from_leaf,
+                            &b.identity,
+                        ),
                         _ => Err(JailError::NotFound(b.to_leaf.clone())),
                     };
                     match back {
@@ -1128,6 +1143,7 @@ impl Organizer {
             from_leaf: stored_leaf,
             to_dir: dest_parent,
             to_leaf: dest_leaf.to_string(),
+            identity,
         }];
         if let Err(f) = self.run_step(&mut locked, Direction::Do, &action, &steps, &|_, _| {}) {
             let env = match f {
@@ -1236,6 +1252,7 @@ impl Organizer {
                 from_leaf: from_leaf.to_string(),
                 to_dir: to_parent,
                 to_leaf: to_leaf.to_string(),
+                identity: m.identity,
             });
         }
         let verb = if op == Direction::Undo {

@@ -7,6 +7,9 @@
 //! - `Redactor::redact_json(&self, &mut serde_json::Value)`: every string inside redacted.
 //! - `Redactor::redact_then_truncate(&self, &Captured, cap) -> Truncated`: head + tail kept,
 //!   `... [N bytes omitted] ...` marker between, no fragment of a secret ever emitted.
+//! - `Redactor::strip_redact_then_truncate(&self, &Captured, cap) -> Truncated`: the same for
+//!   command output, after every terminal control sequence is removed
+//!   ([`strip_terminal_controls`]; docs/redaction.md).
 //! - `Captured` is what the executor fills while reading a pipe: the first
 //!   `cap + CAPTURE_MARGIN` bytes, the last `cap + CAPTURE_MARGIN` bytes, and the total.
 //!
@@ -108,14 +111,50 @@ pub struct Truncated {
 }
 
 /// What must stand just before an anchor for a rule to be tried.
+///
+/// A key glued to a word character (`keyghp_...` from `grep -o`, a key printed right after a
+/// colour escape, `fooAKIA...`) is a key all the same: most rules are [`LeftContext::Delimited`]
+/// or [`LeftContext::Glued`], which still find it there, only asking more of the match.
+/// [`LeftContext::NotAlphanumeric`] is kept for the few rules whose anchor ends common words
+/// (`task-` for `sk-`, `pallbearer` for `bearer`); docs/redaction.md lists each choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeftContext {
     /// Anything (or the start of the text).
     Any,
-    /// Not an ASCII letter or digit: `AKIA...` inside a longer base64 blob is not a key.
+    /// Not an ASCII letter or digit.
     NotAlphanumeric,
     /// An ASCII digit (the bot id before a Telegram token's `:AA`).
     Digit,
+    /// Anything; but after an ASCII letter or digit the match must end at a delimiter (a
+    /// character that is not a letter, digit, `+`, `/`, `=`, `_` or `-`, or the end of the
+    /// text): `xAKIA...` glued to a word is a key, `AKIA...` inside a longer base64 blob is not.
+    Delimited,
+    /// Anything; but after an ASCII letter or digit this stricter pattern (anchored at the
+    /// hit) must match too: the shape of a real key, where the rule's own pattern is loose.
+    Glued(&'static str),
+}
+
+/// What ends a glued key ([`LeftContext::Delimited`]): a character that is not a base64 or
+/// token character, or the end of the text.
+macro_rules! delimiter {
+    () => {
+        r"(?:[^A-Za-z0-9+/=_-]|\z)"
+    };
+}
+
+/// [`delimiter!`] as a constant.
+const GLUED_DELIMITER: &str = delimiter!();
+
+impl BuiltinRule {
+    /// The pattern a match right after an ASCII letter or digit must also match (anchored
+    /// at the anchor), for [`LeftContext::Delimited`] and [`LeftContext::Glued`] rules.
+    pub fn glued_pattern(&self) -> Option<String> {
+        match self.left {
+            LeftContext::Delimited => Some(format!("^(?:{}){GLUED_DELIMITER}", self.pattern)),
+            LeftContext::Glued(strict) => Some(format!("^(?:{strict})")),
+            LeftContext::Any | LeftContext::NotAlphanumeric | LeftContext::Digit => None,
+        }
+    }
 }
 
 /// One built-in redaction rule. The table [`BUILTIN_RULES`] is the only list of rules.
@@ -177,7 +216,7 @@ const fn rule_ci(
     }
 }
 
-use LeftContext::{Any, Digit, NotAlphanumeric as Word};
+use LeftContext::{Any, Delimited as Word, Digit, Glued, NotAlphanumeric};
 
 /// Separator between a key and its value: `=`, `:`, `:=`, `=>`, with optional quotes around
 /// the key's end and blanks (never a newline: a prompt `Password:` must not eat the next line).
@@ -405,7 +444,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "slack-app-token",
         &["xapp-"],
-        Word,
+        Glued(r"xapp-[0-9]-[A-Z0-9]{8,}-[0-9]{6,}-[a-f0-9]{32,}"),
         r"xapp-[0-9A-Za-z-]{20,}",
         "SLACK_APP_TOKEN=xapp-1-A7E4QEQPNO3-7617409319254-940f1f836f99eee3692f09e2e8c662248b483b7ffc050fec94dbca3a0aac3609",
         "xapp-1-A7E4QEQPNO3-7617409319254-940f1f836f99eee3692f09e2e8c662248b483b7ffc050fec94dbca3a0aac3609",
@@ -438,7 +477,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "stripe-secret-key",
         &["sk_live_", "sk_test_"],
-        Word,
+        // `task_test_...`, `benchmark_live_...`: test names end in the anchor.
+        NotAlphanumeric,
         r"sk_(?:live|test)_[0-9A-Za-z]{20,247}",
         "Stripe.api_key = 'sk_live_JXcaYioK6cPTt9iOqHOBSWhg'",
         "sk_live_JXcaYioK6cPTt9iOqHOBSWhg",
@@ -446,7 +486,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "stripe-restricted-key",
         &["rk_live_", "rk_test_"],
-        Word,
+        NotAlphanumeric,
         r"rk_(?:live|test)_[0-9A-Za-z]{20,247}",
         "STRIPE_KEY=rk_live_etH8LmyqoYMaaItDr9uP14pE",
         "rk_live_etH8LmyqoYMaaItDr9uP14pE",
@@ -470,7 +510,10 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "sendgrid-api-key",
         &["SG."],
-        Word,
+        Glued(concat!(
+            r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+            delimiter!()
+        )),
         r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
         "SENDGRID_API_KEY=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",
         "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",
@@ -478,7 +521,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "mailgun-api-key",
         &["key-"],
-        Word,
+        Glued(concat!(r"key-[0-9a-f]{32}", delimiter!())),
         r"key-[0-9a-zA-Z]{32}",
         "curl --user 'api:key-073fec8df4f50947aaeb26c57d21fa5d'",
         "key-073fec8df4f50947aaeb26c57d21fa5d",
@@ -560,7 +603,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "anthropic-api-key",
         &["sk-ant-"],
-        Word,
+        Glued(r"sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{32,}"),
         r"sk-ant-[A-Za-z0-9_-]{32,}",
         "ANTHROPIC_API_KEY=sk-ant-api03-LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYlVvsSKuvinX_zMqf9OgAA",
         "sk-ant-api03-LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYlVvsSKuvinX_zMqf9OgAA",
@@ -568,7 +611,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "openai-api-key",
         &["sk-"],
-        Word,
+        Glued(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{8,}T3BlbkFJ[A-Za-z0-9_-]{8,}"),
         r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
         "OPENAI_API_KEY=sk-proj-njHkAm1-5wDr16EpLLJIVGHz4FxFEtKyPiYGFDm7ena8D5Vf",
         "sk-proj-njHkAm1-5wDr16EpLLJIVGHz4FxFEtKyPiYGFDm7ena8D5Vf",
@@ -593,7 +636,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule(
         "jwt",
         &["eyJ"],
-        Word,
+        Any,
         r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
         "id_token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0.FWXWD5KaPHI2ufKssJ-Sk_WzDNhY7AGbX6lTiDYHP9z",
         "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0",
@@ -624,7 +667,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule_ci(
         "postgres-connection-string",
         &["postgres://", "postgresql://"],
-        Word,
+        Any,
         r"(?i)postgres(?:ql)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app",
         "s3cr3t-Pa55",
@@ -632,7 +675,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule_ci(
         "mysql-connection-string",
         &["mysql://", "mysqlx://", "mariadb://"],
-        Word,
+        Any,
         r"(?i)(?:mysqlx?|mariadb)://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "mysql://root:hunter2hunter2@127.0.0.1:3306/shop",
         "hunter2hunter2",
@@ -640,7 +683,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule_ci(
         "mongodb-connection-string",
         &["mongodb://", "mongodb+srv://"],
-        Word,
+        Any,
         r"(?i)mongodb(?:\+srv)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "mongodb+srv://admin:Zx9-qq_77rT@cluster0.abcde.mongodb.net/test?retryWrites=true",
         "Zx9-qq_77rT",
@@ -648,7 +691,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule_ci(
         "redis-connection-string",
         &["redis://", "rediss://"],
-        Word,
+        Any,
         r"(?i)rediss?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "REDIS_URL=rediss://:p4ssw0rd-redis@cache.internal:6380/0",
         "p4ssw0rd-redis",
@@ -674,7 +717,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
     rule_ci(
         "bearer-token",
         &["bearer"],
-        Word,
+        NotAlphanumeric,
         r"(?i)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)",
         "sending header Bearer 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
         "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
@@ -749,6 +792,9 @@ struct CompiledRule {
     left: LeftContext,
     /// `^(?:pattern)`: only ever run on `&text[hit..]`.
     regex: Regex,
+    /// [`BuiltinRule::glued_pattern`], compiled: what a match right after a letter or digit
+    /// must also match.
+    glued: Option<Regex>,
     secret_groups: Vec<usize>,
     extends_back: bool,
 }
@@ -1039,16 +1085,22 @@ impl Builtin {
             return;
         }
         let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+        let glued = before.is_some_and(|b| b.is_ascii_alphanumeric());
+        // Anchors are ASCII, so `at` is a char boundary.
+        let Some(hay) = text.get(at..) else { return };
         let left_ok = match rule.left {
             LeftContext::Any => true,
-            LeftContext::NotAlphanumeric => !before.is_some_and(|b| b.is_ascii_alphanumeric()),
+            LeftContext::NotAlphanumeric => !glued,
             LeftContext::Digit => before.is_some_and(|b| b.is_ascii_digit()),
+            // A key glued to a word (`keyghp_...`, what `grep -o` or a stripped colour
+            // escape leaves) is still a key, when the match has a key's shape there.
+            LeftContext::Delimited | LeftContext::Glued(_) => {
+                !glued || rule.glued.as_ref().is_some_and(|re| re.is_match(hay))
+            }
         };
         if !left_ok {
             return;
         }
-        // Anchors are ASCII, so `at` is a char boundary.
-        let Some(hay) = text.get(at..) else { return };
         let Some(found) = match_secret(&rule.regex, &rule.secret_groups, hay) else {
             return;
         };
@@ -1096,9 +1148,18 @@ fn compile_builtin() -> Result<Builtin, RedactError> {
                 name: spec.name.to_string(),
                 message: e.to_string(),
             })?;
+        let glued = spec
+            .glued_pattern()
+            .map(|p| Regex::new(&p))
+            .transpose()
+            .map_err(|e| RedactError::BadPattern {
+                name: spec.name.to_string(),
+                message: e.to_string(),
+            })?;
         rules.push(CompiledRule {
             marker: marker_for(spec.name),
             left: spec.left,
+            glued,
             secret_groups: secret_groups(&regex),
             regex,
             extends_back: spec.extends_back,
@@ -1340,8 +1401,9 @@ impl Redactor {
     /// Never `false` where a string alone would have a span: a built-in rule is tried at the
     /// same anchor with the same left context (`\n`, like the edge of a text, is neither
     /// alphanumeric nor a digit) and no built-in pattern looks at the end of its text (no
-    /// `$`, `\z`; `\b` sees `\n` as it sees the end), so text added on the right can only
-    /// lengthen or add matches. A match that runs across a `\n` only sends the value to the
+    /// `$`; `\b` sees `\n` as it sees the end; a glued key's `\z` in [`delimiter!`] has the
+    /// `\n` as its delimiter instead), so text added on the right can only lengthen or add
+    /// matches. A match that runs across a `\n` only sends the value to the
     /// thorough path. `tests/redact_search.rs` compares both paths on generated records.
     fn json_may_hold_secret(&self, value: &serde_json::Value) -> bool {
         /// The joined text, and whether an operator pattern (which may be anchored, so it
@@ -1541,6 +1603,21 @@ impl Redactor {
         }
     }
 
+    /// A command's output as it may be shown to the model: terminal control sequences
+    /// removed ([`strip_terminal_controls`]), then redacted, then cut to `cap` bytes
+    /// ([`Redactor::redact_then_truncate`]). Removing comes first so the rules see the text
+    /// the model gets: a key coloured by `grep --color=always` or split by escapes is one
+    /// string again. Output without ESC or a C1 control is not copied (the fast path).
+    /// Control sequences are removed even when redaction is off. `omitted_bytes` counts
+    /// bytes of the stripped output (the uncaptured middle as it came).
+    pub fn strip_redact_then_truncate(&self, captured: &Captured, cap: usize) -> Truncated {
+        if has_terminal_controls(&captured.head) || has_terminal_controls(&captured.tail) {
+            self.redact_then_truncate(&strip_captured(captured), cap)
+        } else {
+            self.redact_then_truncate(captured, cap)
+        }
+    }
+
     /// Redact the captured stream, then cut it to `cap` bytes keeping head and tail.
     ///
     /// - All bytes captured are redacted first; the cut is chosen on the redacted text, never
@@ -1609,6 +1686,165 @@ impl Redactor {
             text: join(head.out, omitted, tail.out),
             omitted_bytes: omitted,
         }
+    }
+}
+
+/// Whether `bytes` may hold a terminal control sequence: an ESC (0x1b) or a C1 control
+/// encoded in UTF-8 (U+0080..U+009F are `0xC2 0x80..0x9F`). Without either,
+/// [`strip_terminal_controls`] changes nothing, so output without them skips it (two SIMD
+/// byte searches, the fast path).
+pub fn has_terminal_controls(bytes: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(i) = bytes
+        .get(from..)
+        .and_then(|b| memchr::memchr2(0x1b, 0xc2, b))
+    {
+        let at = from + i;
+        if bytes.get(at) == Some(&0x1b)
+            || bytes.get(at + 1).is_some_and(|c| (0x80..=0x9f).contains(c))
+        {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
+/// Where [`strip_terminal_controls`] stands in the output, as a terminal's parser would
+/// (the DEC/ECMA-48 state machine, <https://vt100.net/emu/dec_ansi_parser>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Controls {
+    /// Plain text: kept.
+    Ground,
+    /// After ESC.
+    Escape,
+    /// After ESC and intermediate bytes (` ` to `/`), waiting for the final byte.
+    EscapeIntermediate,
+    /// A control sequence (ESC `[` or CSI U+009B): parameters and intermediates up to a
+    /// final byte `@` to `~`.
+    Csi,
+    /// An operating system command (ESC `]` or OSC U+009D): up to BEL or ST.
+    Osc,
+    /// A device control string, SOS, PM or APC (ESC `P`/`X`/`^`/`_`, U+0090/98/9E/9F): up
+    /// to ST.
+    String,
+}
+
+/// Remove every terminal control sequence from command output: CSI sequences (colours,
+/// cursor moves, `\x1b[01;31m`), OSC strings ended by BEL or ST (titles, OSC 8 hyperlinks,
+/// OSC 52 clipboard writes), DCS, SOS, PM and APC strings, two- and three-byte ESC
+/// sequences (`ESC 7`, `ESC ( B`), and the C1 controls U+0080..U+009F written in UTF-8
+/// (U+009B is CSI, U+009D OSC, ...), which some terminals obey like their ESC forms.
+///
+/// Why: the model gains nothing from them, a key coloured by `grep --color=always` ends up
+/// glued to the escape's final letter (and a key split by escapes is no longer one string),
+/// and on the client's terminal they are an injection vector (a hyperlink that lies about
+/// its target, a clipboard write, a title).
+///
+/// Kept: every other byte, including the C0 controls (tab, newline, carriage return, BEL
+/// outside an OSC, ...); a C0 control inside a sequence is kept too, since a terminal
+/// executes it there. CAN (0x18) and SUB (0x1a) cancel a sequence and are removed with it.
+/// An unterminated sequence runs to the end of the text. Bytes that are not UTF-8 are left
+/// as they are (they are shown as U+FFFD, never passed on raw), except a lone 0xC2, which
+/// becomes U+FFFD here so that no removal can join it to a later byte into a C1 control.
+/// So the result never holds a control sequence, whatever the input.
+pub fn strip_terminal_controls(bytes: &[u8]) -> Cow<'_, [u8]> {
+    if !has_terminal_controls(bytes) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut state = Controls::Ground;
+    let mut i = 0;
+    while i < bytes.len() {
+        if state == Controls::Ground {
+            // Copy the plain run up to the next byte that may start a sequence.
+            let rest = bytes.get(i..).unwrap_or_default();
+            let run = memchr::memchr2(0x1b, 0xc2, rest).unwrap_or(rest.len());
+            out.extend_from_slice(rest.get(..run).unwrap_or_default());
+            i += run;
+        }
+        let Some(&b) = bytes.get(i) else { break };
+        // A C1 control in UTF-8 acts in every state, as its ESC form does.
+        if b == 0xc2
+            && let Some(&c1 @ 0x80..=0x9f) = bytes.get(i + 1)
+        {
+            state = match c1 {
+                0x9b => Controls::Csi,
+                0x9d => Controls::Osc,
+                0x90 | 0x98 | 0x9e | 0x9f => Controls::String,
+                // ST (0x9c) ends a string; any other C1 control is removed on its own.
+                _ => Controls::Ground,
+            };
+            i += 2;
+            continue;
+        }
+        i += 1;
+        // A 0xC2 that does not start a character here is shown as U+FFFD anyway; written
+        // as U+FFFD at once, it cannot become a C1 control with a byte after a sequence
+        // removed behind it (`C2 ESC c 9B` must not leave `C2 9B`, which is CSI).
+        let lone_c2 = b == 0xc2 && !bytes.get(i).is_some_and(|n| (0x80..=0xbf).contains(n));
+        let keep = |out: &mut Vec<u8>| {
+            if lone_c2 {
+                out.extend_from_slice("\u{FFFD}".as_bytes());
+            } else {
+                out.push(b);
+            }
+        };
+        match (state, b) {
+            (_, 0x1b) => state = Controls::Escape,
+            (Controls::Ground, _) => keep(&mut out),
+            (_, 0x18 | 0x1a) => state = Controls::Ground,
+            (Controls::Osc, 0x07) => state = Controls::Ground,
+            (Controls::Osc | Controls::String, _) => {}
+            // DEL is ignored inside a sequence.
+            (_, 0x7f) => {}
+            // A C0 control is executed inside a sequence, which goes on.
+            (_, 0x00..=0x1f) => out.push(b),
+            (Controls::Escape, b'[') => state = Controls::Csi,
+            (Controls::Escape, b']') => state = Controls::Osc,
+            (Controls::Escape, b'P' | b'X' | b'^' | b'_') => state = Controls::String,
+            (Controls::Escape | Controls::EscapeIntermediate, 0x20..=0x2f) => {
+                state = Controls::EscapeIntermediate
+            }
+            (Controls::Escape | Controls::EscapeIntermediate, 0x30..=0x7e) => {
+                state = Controls::Ground
+            }
+            (Controls::Csi, 0x20..=0x3f) => {}
+            (Controls::Csi, 0x40..=0x7e) => state = Controls::Ground,
+            // Anything else (a non-ASCII character) aborts the sequence and is text.
+            (Controls::Escape | Controls::EscapeIntermediate | Controls::Csi, _) => {
+                state = Controls::Ground;
+                keep(&mut out);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`strip_terminal_controls`] of a captured stream. Everything captured is one text: it is
+/// stripped whole (a sequence may straddle head and tail). Otherwise head and tail are
+/// stripped each on its own, and the total loses what was removed from them (the middle
+/// that was never captured is counted as it came).
+fn strip_captured(captured: &Captured) -> Captured {
+    let captured_len = (captured.head.len() as u64).saturating_add(captured.tail.len() as u64);
+    if captured_len >= captured.total {
+        let mut all = Vec::with_capacity(captured.head.len() + captured.tail.len());
+        all.extend_from_slice(&captured.head);
+        all.extend_from_slice(&captured.tail);
+        let head = strip_terminal_controls(&all).into_owned();
+        return Captured {
+            total: head.len() as u64,
+            head,
+            tail: Vec::new(),
+        };
+    }
+    let head = strip_terminal_controls(&captured.head).into_owned();
+    let tail = strip_terminal_controls(&captured.tail).into_owned();
+    let removed = (captured.head.len() - head.len()) + (captured.tail.len() - tail.len());
+    Captured {
+        total: captured.total.saturating_sub(removed as u64),
+        head,
+        tail,
     }
 }
 
@@ -1975,9 +2211,249 @@ mod tests {
     }
 
     #[test]
-    fn anchor_inside_word_is_not_a_key() {
+    fn anchor_inside_a_base64_blob_is_not_a_key() {
         let r = redactor();
-        let text = "xAKIAIOSFODNN7EXAMPLE";
-        assert_eq!(r.redact(text), text);
+        // Glued on both sides: a stretch of a longer blob, not a key.
+        for text in [
+            "xAKIAIOSFODNN7EXAMPLEq8Zr",
+            "MIIBxAKIAIOSFODNN7EXAMPLE/Zr+",
+            "9ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d+Qk=",
+        ] {
+            assert_eq!(r.redact(text), text);
+        }
+    }
+
+    fn strip(bytes: &[u8]) -> Vec<u8> {
+        strip_terminal_controls(bytes).into_owned()
+    }
+
+    #[test]
+    fn text_without_controls_is_borrowed_unchanged() {
+        for text in [
+            &b"plain text\twith tabs\r\nand CRLF, a bell \x07 and NUL \x00"[..],
+            "caf\u{e9} \u{a0}\u{b0} \u{20ac} \u{1F600} \u{a9}".as_bytes(),
+            b"\xff\xfe raw 8-bit \x9b31m (not UTF-8, shown as U+FFFD later)",
+            b"",
+        ] {
+            assert!(!has_terminal_controls(text));
+            assert!(matches!(strip_terminal_controls(text), Cow::Borrowed(b) if b == text));
+        }
+    }
+
+    #[test]
+    fn csi_sequences_are_removed() {
+        assert_eq!(
+            strip(b"\x1b[01;31m\x1b[Kghp_x\x1b[m\x1b[K rest"),
+            b"ghp_x rest"
+        );
+        assert_eq!(
+            strip(b"\x1b[?25l\x1b[2J\x1b[1;1H\x1b[38;5;196mA\x1b[0m"),
+            b"A"
+        );
+        assert_eq!(strip(b"\x1b[38:2::255:0:0mB\x1b[>4;2m\x1b[ q"), b"B");
+        // DEL inside is ignored; a C0 control inside is kept (a terminal executes it).
+        assert_eq!(strip(b"a\x1b[3\x7f1mb\x1b[3\n1mc"), b"ab\nc");
+    }
+
+    #[test]
+    fn osc_strings_end_at_bel_or_st() {
+        assert_eq!(strip(b"\x1b]0;my title\x07after"), b"after");
+        assert_eq!(
+            strip(b"\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ me"),
+            b"click me"
+        );
+        assert_eq!(strip(b"\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07x"), b"x");
+        // Everything up to the terminator goes, newlines and UTF-8 included.
+        assert_eq!(strip("\x1b]2;a\nb\u{e9}\x07c".as_bytes()), b"c");
+        // Unterminated: to the end of the text.
+        assert_eq!(strip(b"shown\x1b]0;never ends"), b"shown");
+    }
+
+    #[test]
+    fn dcs_sos_pm_apc_strings_end_at_st() {
+        assert_eq!(strip(b"\x1bPq#0;2;0;0;0#0!10~\x1b\\a"), b"a");
+        assert_eq!(strip(b"\x1bXsos\x07still sos\x1b\\b"), b"b");
+        assert_eq!(strip(b"\x1b^pm\x1b\\c"), b"c");
+        assert_eq!(strip(b"\x1b_Gf=100;AAAA\x1b\\d"), b"d");
+        assert_eq!(strip(b"\x1bP1$r0m\x1b\\e"), b"e");
+    }
+
+    #[test]
+    fn short_escape_sequences_are_removed() {
+        assert_eq!(strip(b"\x1b7a\x1b8\x1bc\x1bM\x1b=\x1b>"), b"a");
+        assert_eq!(strip(b"\x1b(Bb\x1b)0\x1b#8\x1b%G"), b"b");
+        // ESC ESC: the second starts over.
+        assert_eq!(strip(b"\x1b\x1b[31mc"), b"c");
+        // A lone ESC at the end goes too.
+        assert_eq!(strip(b"d\x1b"), b"d");
+    }
+
+    #[test]
+    fn c1_controls_in_utf8_act_like_their_esc_forms() {
+        assert_eq!(strip("\u{9b}31mred\u{9b}0m".as_bytes()), b"red");
+        assert_eq!(strip("\u{9d}0;title\u{9c}x".as_bytes()), b"x");
+        assert_eq!(strip("\u{9d}8;;https://e/\u{7}y".as_bytes()), b"y");
+        assert_eq!(strip("\u{90}q#1\u{9c}z".as_bytes()), b"z");
+        assert_eq!(
+            strip("\u{98}a\u{9c}\u{9e}b\u{9c}\u{9f}c\u{9c}w".as_bytes()),
+            b"w"
+        );
+        // Other C1 controls (NEL, IND, RI, ...) are removed on their own.
+        assert_eq!(strip("a\u{85}b\u{84}c\u{8d}d".as_bytes()), b"abcd");
+        // ESC-introduced strings end at the C1 ST too, and the reverse.
+        assert_eq!(strip("\x1b]0;t\u{9c}e\u{9d}0;t\x1b\\f".as_bytes()), b"ef");
+    }
+
+    #[test]
+    fn can_and_sub_cancel_a_sequence() {
+        assert_eq!(strip(b"\x1b[31\x18x"), b"x");
+        assert_eq!(strip(b"\x1b]0;t\x1ay"), b"y");
+        assert_eq!(strip(b"\x1bP1\x18z"), b"z");
+        // Outside a sequence they are C0 controls like any other, and kept.
+        assert_eq!(strip(b"\x18\x1b[mq"), b"\x18q");
+    }
+
+    #[test]
+    fn non_ascii_aborts_a_sequence_and_stays() {
+        assert_eq!(strip("\x1b[\u{e9}t".as_bytes()), "\u{e9}t".as_bytes());
+        assert_eq!(strip("\x1b\u{a0}t".as_bytes()), "\u{a0}t".as_bytes());
+        // A non-C1 character that starts with 0xC2 is text.
+        assert_eq!(
+            strip("\u{a0}\u{b0}\x1b[m\u{a9}".as_bytes()),
+            "\u{a0}\u{b0}\u{a9}".as_bytes()
+        );
+    }
+
+    #[test]
+    fn removal_never_joins_bytes_into_a_c1_control() {
+        // 0xC2, then a sequence, then 0x9B: without care the output would be U+009B (CSI).
+        let out = strip(b"\xc2\x1bc\x9b31mX");
+        assert!(!has_terminal_controls(&out), "{out:?}");
+        assert_eq!(out, b"\xef\xbf\xbd\x9b31mX");
+        let out = strip(b"\x1b[\xc2\x1bc\x9dX");
+        assert!(!has_terminal_controls(&out), "{out:?}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+        #[test]
+        fn stripped_output_never_holds_a_control_sequence(
+            input in proptest::collection::vec(proptest::sample::select(vec![
+                0x1bu8, 0xc2, 0x9b, 0x9c, 0x9d, 0x90, 0x85, 0x80, 0xa0, 0xbf, 0xe2, 0xff,
+                0x07, 0x18, 0x1a, 0x7f, b'\n', b'[', b']', b'P', b'_', b'\\', b'(', b'm',
+                b'0', b';', b'a', b' ',
+            ]), 0..64)
+        ) {
+            let out = strip(&input);
+            proptest::prop_assert!(!has_terminal_controls(&out), "{:?} -> {:?}", input, out);
+            // No ESC byte at all, and nothing longer than the input plus U+FFFDs.
+            proptest::prop_assert!(!out.contains(&0x1b));
+            proptest::prop_assert!(out.len() <= input.len() * 3);
+        }
+    }
+
+    #[test]
+    fn glued_keys_are_still_found() {
+        let r = redactor();
+        let openai = "sk-proj-Xq9fL2mN7pR4sT8vW1yZ3aB6T3BlbkFJc5dE0gH2jK4lM6nP8qR1sT3u";
+        let glued = [
+            (
+                "keyghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+                "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+            ),
+            (
+                "xghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d rest",
+                "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+            ),
+            (
+                "token=ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+                "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+            ),
+            (
+                "1mghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+                "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+            ),
+            ("fooAKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+            ("7AKIAIOSFODNN7EXAMPLE:", "AKIAIOSFODNN7EXAMPLE"),
+            (
+                "foosk-ant-api03-LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYlVvsSKuvinX_zMqf9OgAA",
+                "LDpgyyjVw5HanSBeVRsfAGeAbP0VxNjAe",
+            ),
+            (&*format!("key{openai}"), openai),
+            (
+                "valueeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            ),
+            (
+                "jwt=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            ),
+            (
+                "Authorization:Bearer 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+                "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+            ),
+            (
+                "tokxoxb-965724920868-2889093100251-y1CJdObOIRpFqaDZeV7G5IfQ",
+                "y1CJdObOIRpFqaDZeV7G5IfQ",
+            ),
+            (
+                "keySG.xY5OokvQyx7eNWVQ4vnakJ.kS1pAWTN3lg8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMai",
+                "kS1pAWTN3lg8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMai",
+            ),
+            (
+                "apikey-073fec8df4f50947aaeb26c57d21fa5d",
+                "073fec8df4f50947aaeb26c57d21fa5d",
+            ),
+            (
+                "appxapp-1-A7E4QEQPNO3-7617409319254-940f1f836f99eee3692f09e2e8c662248b483b7ffc050fec94dbca3a0aac3609",
+                "940f1f836f99eee3692f09e2e8c66224",
+            ),
+            ("urlpostgres://app:s3cr3t-Pa55@db", "s3cr3t-Pa55"),
+            (
+                "tokenglpat-xNbe3nNyjOq9wMxEhh2F",
+                "glpat-xNbe3nNyjOq9wMxEhh2F",
+            ),
+            (
+                "HFhf_MOyfTNSkOYoNzNmElKnczHkywhjpUmcJWR",
+                "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",
+            ),
+        ];
+        for (text, secret) in glued {
+            let out = r.redact(text);
+            assert!(!out.contains(secret), "{text} -> {out}");
+            assert!(out.contains("[REDACTED:"), "{text} -> {out}");
+        }
+    }
+
+    #[test]
+    fn words_that_end_in_an_anchor_are_not_keys() {
+        let r = redactor();
+        for text in [
+            // `sk-` ends task-, disk-, risk-, kiosk-: only a real OpenAI key's shape counts.
+            "running task-scheduler-worker-pool-production-2 now",
+            "mounted disk-by-uuid-9f8e7d6c5b4a39281706 ok",
+            // Stripe test keys glued to a word are test names, not keys.
+            "test framework_test_ParsesLargeDocumentsCorrectly ... ok",
+            "test benchmark_live_StreamingThroughputIsStable ... ok",
+            // `SG.` ends MSG., `key-` ends monkey-, `xapp-` ends boxapp-.
+            "ERROR_MSG.applicationSettings.defaultConfigurationFileIsMissing",
+            "the turnkey-installationProcedureForNewHosts is done",
+            "deploying boxapp-production-eu-west-1-cluster",
+            // `bearer` ends pallbearer, torchbearer.
+            "the torchbearer   carriedTheFlameAcrossTheCity",
+            // Anchors inside longer blobs and identifiers.
+            "SLOVAKIAREPUBLICCODE2024ABCDEF",
+            "rapidapi0123456789abcdef0123456789abcdefg",
+        ] {
+            assert_eq!(r.redact(text), text);
+        }
+        // The price of the Stripe rule: a live key glued to a word is missed; after `=`,
+        // a blank, a quote or a stripped colour escape it is found.
+        let glued = "STRIPEsk_live_JXcaYioK6cPTt9iOqHOBSWhg1234";
+        assert_eq!(r.redact(glued), glued);
+        assert!(
+            !r.redact("k=sk_live_JXcaYioK6cPTt9iOqHOBSWhg1234")
+                .contains("JXca")
+        );
     }
 }

@@ -755,13 +755,14 @@ impl TerminalCore {
                 return env;
             }
         };
-        // Redact, then truncate: in that order, always.
+        // Strip terminal escapes, redact, then truncate: in that order, always (a key that
+        // `grep --color=always` wraps in escapes is found, and no escape reaches the client).
         let stdout = self
             .redactor
-            .redact_then_truncate(&outcome.stdout, limits.max_output_bytes);
+            .strip_redact_then_truncate(&outcome.stdout, limits.max_output_bytes);
         let stderr = self
             .redactor
-            .redact_then_truncate(&outcome.stderr, limits.max_output_bytes);
+            .strip_redact_then_truncate(&outcome.stderr, limits.max_output_bytes);
         let program = vetted
             .argv
             .first()

@@ -19,6 +19,8 @@ fn redactor() -> Redactor {
 
 struct Reference {
     regexes: Vec<Regex>,
+    /// Each rule's `glued_pattern`, compiled.
+    glued: Vec<Option<Regex>>,
     /// Bytes an anchor can start with (either case).
     first: [bool; 256],
 }
@@ -65,7 +67,15 @@ impl Reference {
                 first[usize::from(b.to_ascii_uppercase())] = true;
             }
         }
-        Reference { regexes, first }
+        let glued = BUILTIN_RULES
+            .iter()
+            .map(|r| r.glued_pattern().map(|p| Regex::new(&p).unwrap()))
+            .collect();
+        Reference {
+            regexes,
+            glued,
+            first,
+        }
     }
 
     /// Every anchor of every rule tried at every position, in table order.
@@ -97,6 +107,14 @@ impl Reference {
                             !before.is_some_and(|b| b.is_ascii_alphanumeric())
                         }
                         LeftContext::Digit => before.is_some_and(|b| b.is_ascii_digit()),
+                        // A key glued to a letter or digit must also have a key's shape.
+                        LeftContext::Delimited | LeftContext::Glued(_) => {
+                            !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                                || (same
+                                    && self.glued[i]
+                                        .as_ref()
+                                        .is_some_and(|re| re.is_match(&text[at..])))
+                        }
                     };
                     if !same || !left_ok {
                         continue;

@@ -72,6 +72,21 @@ pub enum JailError {
         /// Destination as shown to the user.
         dest: String,
     },
+    /// What a move put at its destination is not the entry that was checked: between the
+    /// check and the rename another entry took the source's name (`renameat2` with
+    /// `RENAME_EXCHANGE` swaps in a symlink atomically). `outcome` says where that entry is
+    /// now (put back at the source when that could be done).
+    #[error(
+        "'{src}' was exchanged for another entry after it was checked and before it was moved to '{dest}'; {outcome}"
+    )]
+    Swapped {
+        /// Source as shown to the user.
+        src: String,
+        /// Destination as shown to the user.
+        dest: String,
+        /// Where the entry that moved by mistake is now, in words.
+        outcome: String,
+    },
     /// Any other system error, with the operation and the name.
     #[error("{op} '{path}' failed: {errno}")]
     Io {
@@ -850,6 +865,75 @@ impl Workspace {
                 errno,
             },
         })
+    }
+}
+
+impl Workspace {
+    /// [`Workspace::rename_noreplace`], then proof that what moved is the entry that was
+    /// checked: the destination is `lstat`ed (`fstatat` with `AT_SYMLINK_NOFOLLOW`, relative
+    /// to the folder handle) and its device and inode must be `expected`'s.
+    ///
+    /// Attack stopped: a planned file exchanged for a symlink (or any other entry) after the
+    /// caller's re-check, with `renameat2(RENAME_EXCHANGE)`, which no check before a rename
+    /// can close. When the moved entry is not `expected`, it is put back at once
+    /// (`RENAME_NOREPLACE` to the source name, or, when that name was taken meanwhile, to a
+    /// free `<name>.swapped-N` beside it), never left at the destination, and
+    /// [`JailError::Swapped`] says where it is; the caller then treats the move as not made.
+    pub fn rename_checked(
+        &self,
+        from_dir: &WorkspaceDir,
+        from: &str,
+        to_dir: &WorkspaceDir,
+        to: &str,
+        expected: &FileIdentity,
+    ) -> Result<(), JailError> {
+        self.rename_noreplace(from_dir, from, to_dir, to)?;
+        let now = rustix::fs::statat(to_dir.fd.as_fd(), to, AtFlags::SYMLINK_NOFOLLOW);
+        if let Ok(st) = &now
+            && st.st_dev == expected.dev
+            && st.st_ino == expected.ino
+        {
+            return Ok(());
+        }
+        let src = from_dir.shown(from);
+        let dest = to_dir.shown(to);
+        let outcome = if now.is_err() {
+            // Gone again already (the other party moved it on): nothing of ours is there.
+            format!("the entry is no longer at '{dest}'; nothing was left moved")
+        } else {
+            match self.put_back(to_dir, to, from_dir, from) {
+                Some(name) => format!(
+                    "it was put back at '{}' and counts as not moved",
+                    from_dir.shown(&name)
+                ),
+                None => format!(
+                    "it could not be put back and is still at '{dest}': check and remove it by hand"
+                ),
+            }
+        };
+        tracing::warn!(src = %src, dest = %dest, outcome = %outcome, "an entry was exchanged during a move");
+        Err(JailError::Swapped { src, dest, outcome })
+    }
+
+    /// Move `to_dir/to` back to `from_dir/from`, or to the first free `from.swapped-N`
+    /// (N = 1..=16) beside it; the name it went to.
+    fn put_back(
+        &self,
+        to_dir: &WorkspaceDir,
+        to: &str,
+        from_dir: &WorkspaceDir,
+        from: &str,
+    ) -> Option<String> {
+        let names = std::iter::once(from.to_string())
+            .chain((1..=16).map(|n| format!("{from}.swapped-{n}")));
+        for name in names {
+            match self.rename_noreplace(to_dir, to, from_dir, &name) {
+                Ok(()) => return Some(name),
+                Err(JailError::Exists(_) | JailError::Invalid(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
     }
 }
 
