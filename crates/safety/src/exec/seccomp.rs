@@ -73,6 +73,31 @@ fn cond(
     SeccompRule::new(vec![c]).map_err(|e| e.to_string())
 }
 
+/// The calls of the older system-call table (x86_64 has them; aarch64 only has the `*at`
+/// forms): (call, mode argument, flags argument when the mode matters only on create).
+#[cfg(target_arch = "x86_64")]
+const LEGACY_MODE_CALLS: &[(i64, u8, Option<u8>)] = &[
+    (libc::SYS_chmod, 1, None),
+    (libc::SYS_creat, 1, None),
+    (libc::SYS_mknod, 1, None),
+    (libc::SYS_open, 2, Some(1)),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_MODE_CALLS: &[(i64, u8, Option<u8>)] = &[];
+
+/// Metadata calls of the older table (see [`LEGACY_MODE_CALLS`]).
+#[cfg(target_arch = "x86_64")]
+const LEGACY_METADATA_CALLS: &[i64] = &[
+    libc::SYS_chmod,
+    libc::SYS_chown,
+    libc::SYS_lchown,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_METADATA_CALLS: &[i64] = &[];
+
 /// `EPERM` for a setuid or setgid bit in the mode argument of the calls that set a mode
 /// (`chmod` family always; `open`/`openat`/`creat`/`mknod`/`mknodat` when they create).
 fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), String> {
@@ -87,16 +112,14 @@ fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), Strin
         (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64,
     ];
     // (call, mode argument, flags argument when the mode matters only on create)
-    let calls: [(i64, u8, Option<u8>); 8] = [
-        (libc::SYS_chmod, 1, None),
+    let mut calls: Vec<(i64, u8, Option<u8>)> = vec![
         (libc::SYS_fchmod, 1, None),
         (libc::SYS_fchmodat, 2, None),
         (SYS_FCHMODAT2, 2, None),
-        (libc::SYS_creat, 1, None),
         (libc::SYS_mknodat, 2, None),
-        (libc::SYS_open, 2, Some(1)),
         (libc::SYS_openat, 3, Some(2)),
     ];
+    calls.extend_from_slice(LEGACY_MODE_CALLS);
     for (nr, mode, flags) in calls {
         let mut chain = Vec::new();
         for s in special {
@@ -116,13 +139,6 @@ fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), Strin
         }
         rules.insert(nr, chain);
     }
-    rules.insert(
-        libc::SYS_mknod,
-        special
-            .iter()
-            .map(|&s| SeccompRule::new(vec![bit(1, s)?]).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?,
-    );
     Ok(())
 }
 
@@ -234,17 +250,11 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
         // Landlock does not mediate these; without the read-only view, nothing else stops
         // `chmod 0666`, `touch -d` or `setfattr` on a file outside the jail that the uid owns.
         for nr in [
-            libc::SYS_chmod,
             libc::SYS_fchmod,
             libc::SYS_fchmodat,
             SYS_FCHMODAT2,
-            libc::SYS_chown,
             libc::SYS_fchown,
-            libc::SYS_lchown,
             libc::SYS_fchownat,
-            libc::SYS_utime,
-            libc::SYS_utimes,
-            libc::SYS_futimesat,
             libc::SYS_utimensat,
             libc::SYS_setxattr,
             libc::SYS_lsetxattr,
@@ -254,7 +264,10 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
             libc::SYS_fremovexattr,
             SYS_SETXATTRAT,
             SYS_REMOVEXATTRAT,
-        ] {
+        ]
+        .into_iter()
+        .chain(LEGACY_METADATA_CALLS.iter().copied())
+        {
             rules.insert(nr, vec![]);
         }
     }
