@@ -46,7 +46,7 @@ impl Fixture {
             format!(
                 "audit_log = \"state/audit.jsonl\"\n\
                  [terminal]\njail_root = \"jail\"\n\
-                 [terminal.allowlist]\ncommands = [\"sh\", \"python3\", \"git\", \"id\", \"cat\"]\n\
+                 [terminal.allowlist]\ncommands = [\"sh\", \"python3\", \"git\", \"id\", \"cat\", \"grep\"]\n\
                  [terminal.sandbox]\n{sandbox}\n"
             ),
         )
@@ -481,4 +481,19 @@ async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
         "{e}"
     );
     assert_eq!(std::fs::read(&config).unwrap(), before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn colour_escapes_neither_reach_the_model_nor_hide_a_key() {
+    let f = Fixture::new("");
+    let key = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d";
+    std::fs::write(f.jail().join("creds.txt"), format!("token={key}\n")).unwrap();
+    let s = f.session().await;
+    // The colour escape ends in a letter right before the key: the attack of the issue.
+    let e = run(&s, "grep --color=always ghp creds.txt", None).await;
+    assert_eq!(e["detail"]["exit_code"], 0, "{e}");
+    let out = e["detail"]["stdout"].as_str().unwrap_or_default();
+    assert!(!out.contains("ghp_u8jz"), "the key came back: {e}");
+    assert!(!out.contains('\u{1b}'), "an escape came back: {e}");
+    assert!(out.contains("[REDACTED:"), "{e}");
 }
