@@ -274,7 +274,9 @@ async fn configuration_a_command_plants_is_not_obeyed_by_the_next() {
     let s = f.session().await;
     let config = f.jail().join("repo/.git/config");
     let config_before = std::fs::read(&config).unwrap();
-    let marker = f.dir.path().join("MARKER");
+    // Inside the jail: a planted program that ran could create it there (outside, the view
+    // would stop it anyway, and the test would prove nothing).
+    let marker = f.jail().join("MARKER");
     let m = marker.display();
     // Plant, with a shell: the repository's config and hooks, a global config in HOME,
     // and the repository moved aside for a planted one.
@@ -321,7 +323,8 @@ async fn configuration_a_command_plants_is_not_obeyed_by_the_next() {
         &s,
         &format!(
             "sh -c \"git init -q planted && cd planted && git config core.fsmonitor 'touch {m}' \
-             && git config core.pager 'touch {m}'\""
+             && git config core.pager 'touch {m}' && git -c user.name=m -c user.email=m@m \
+             commit -q --allow-empty -m planted\""
         ),
         None,
     )
