@@ -959,3 +959,35 @@ fn bad_audit_on_replaced_is_fatal_and_named() {
     );
     assert_fatal(&out, "unknown variant `sometimes`");
 }
+
+/// The commands' HOME is `<TMPDIR>/safe-mcp-home-<uid>`: a folder there that is not the
+/// server's own empty one (here one holding a planted `.gitconfig`) stops the start-up with
+/// its path named, instead of being handed to every command.
+#[test]
+fn a_home_folder_that_is_not_an_empty_one_of_the_server_is_fatal() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let s = Sandbox::new();
+    let p = s.policy(GOOD);
+    let tmp = s.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    let home = tmp.join(format!("safe-mcp-home-{uid}"));
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join(".gitconfig"), "[core]\n\tpager = sh\n").unwrap();
+    let env = [("TMPDIR", tmp.to_str().unwrap())];
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &env);
+    assert_fatal(&out, "is not an empty folder of mode 0555");
+    // Emptied, but writable by others: still refused.
+    std::fs::remove_file(home.join(".gitconfig")).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &env);
+    assert_fatal(&out, "is not an empty folder of mode 0555");
+    // Empty and 0555: used.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = start("terminal", &["--config", p.to_str().unwrap()], &env);
+    assert!(
+        fatal_line(&out).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

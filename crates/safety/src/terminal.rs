@@ -207,8 +207,6 @@ pub struct TerminalCore {
     jail: Jail,
     /// Every command's environment ([`TerminalCore::environment`]), built once.
     env: Vec<(String, String)>,
-    /// The empty folder every command gets as HOME (removed with the server).
-    _home: tempfile::TempDir,
     redactor: Arc<Redactor>,
     audit: Arc<AuditSink>,
     executor: Executor,
@@ -290,7 +288,7 @@ impl TerminalCore {
         let executor = if settings.enabled {
             let mut read_paths =
                 filesystem::read_paths(&settings.read_paths, config.terminal.path());
-            read_paths.push(home.path().to_path_buf());
+            read_paths.push(home.clone());
             Executor::sandboxed(SandboxConfig {
                 launcher,
                 jail_root: jail.root().to_path_buf(),
@@ -336,8 +334,7 @@ impl TerminalCore {
             .min(tokio::sync::Semaphore::MAX_PERMITS);
         Ok(TerminalCore {
             slots: tokio::sync::Semaphore::new(slots),
-            env: Self::environment(&config, &jail, home.path()),
-            _home: home,
+            env: Self::environment(&config, &jail, &home),
             config,
             policy,
             jail,
@@ -860,15 +857,30 @@ pub const GIT_OVERRIDES: &[(&str, &str)] = &[
     ("color.ui", "never"),
 ];
 
-/// The empty folder every command gets as `HOME`: outside the jail, mode 0555, owned by the
-/// server (a command's uid cannot write it; in the view it is read-only besides).
-fn empty_home() -> std::io::Result<tempfile::TempDir> {
-    use std::os::unix::fs::PermissionsExt;
-    let home = tempfile::Builder::new()
-        .prefix("safe-mcp-home-")
-        .tempdir()?;
-    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o555))?;
-    Ok(home)
+/// The empty folder every command gets as `HOME`: `<temp>/safe-mcp-home-<uid>`, outside the
+/// jail, shared by every server of this uid (so none is left behind by a server that is
+/// killed), mode 0555 and owned by the server, so a command's uid cannot write it (in the
+/// view it is read-only besides). Made when missing; a path that is anything else (a
+/// symlink, another owner, another mode, not empty: someone else's folder, or one a command
+/// wrote to) is an error that names it.
+fn empty_home() -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let euid = rustix::process::geteuid().as_raw();
+    let path = std::env::temp_dir().join(format!("safe-mcp-home-{euid}"));
+    match std::fs::DirBuilder::new().mode(0o555).create(&path) {
+        Ok(()) => std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o555))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&path)?;
+    let empty = std::fs::read_dir(&path)?.next().is_none();
+    if !meta.is_dir() || meta.uid() != euid || meta.mode() & 0o7777 != 0o555 || !empty {
+        return Err(std::io::Error::other(format!(
+            "{} is not an empty folder of mode 0555 owned by uid {euid}: remove it",
+            path.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// The uid and gid commands run as (`None`: the server's own). A root server never runs a
