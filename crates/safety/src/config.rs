@@ -474,7 +474,7 @@ pub enum EnvKind {
     Bool,
 }
 
-/// Every `SAFE_MCP_*` override: variable, TOML key path, kind. The README lists this table.
+/// Every `SAFE_MCP_*` override: variable, TOML key path, kind. docs/configuration.md lists this table.
 pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     ("SAFE_MCP_AUDIT_LOG", &["audit_log"], EnvKind::Str),
     (
@@ -639,7 +639,8 @@ fn apply_env_overrides(
         let Some((_, key_path, kind)) = ENV_OVERRIDES.iter().find(|(n, _, _)| n == name) else {
             return Err(ConfigError::BadEnv {
                 name: name.clone(),
-                message: "unknown SAFE_MCP_ variable (see the README for the list)".into(),
+                message: "unknown SAFE_MCP_ variable (see docs/configuration.md for the list)"
+                    .into(),
             });
         };
         let parsed = match kind {
