@@ -147,6 +147,15 @@ fn skip_unless(what: &str, ok: bool, envelope: &Value) -> bool {
     ok
 }
 
+/// True when the call ran in the read-only view; else a loud SKIP (a failure on CI).
+fn has_view(envelope: &Value) -> bool {
+    skip_unless(
+        "the read-only view (mount namespace)",
+        envelope["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
+        envelope,
+    )
+}
+
 /// The metadata attack of the issue: `chmod 0666`, `touch -d`, `setxattr`, `chown` on a
 /// file outside the jail that the command's own uid owns.
 fn metadata_attack(outside: &Path) -> String {
@@ -166,11 +175,7 @@ async fn metadata_outside_the_jail_does_not_change_in_the_read_only_view() {
     let s = f.session().await;
     let e = run(&s, &metadata_attack(&outside), None).await;
     assert_eq!(e["code"], "OK", "{e}");
-    if !skip_unless(
-        "the read-only view (mount namespace)",
-        e["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
-        &e,
-    ) {
+    if !has_view(&e) {
         return;
     }
     let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();
@@ -292,11 +297,7 @@ async fn configuration_a_command_plants_is_not_obeyed_by_the_next() {
     )
     .await;
     assert_eq!(e["code"], "OK", "{e}");
-    if !skip_unless(
-        "the read-only view (mount namespace)",
-        e["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
-        &e,
-    ) {
+    if !has_view(&e) {
         return;
     }
     let protected = &e["detail"]["sandbox"]["mechanisms"]["view"]["protected"];
@@ -422,11 +423,7 @@ async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
         None,
     )
     .await;
-    if !skip_unless(
-        "the read-only view (mount namespace)",
-        e["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
-        &e,
-    ) {
+    if !has_view(&e) {
         return;
     }
     let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();

@@ -926,6 +926,8 @@ impl Executor {
         }
         // Joined at its start; its report pipe and the call's descriptors come with it.
         spec.cgroup_v1_tasks.clear();
+        // Its view was built at its start, from the list it got then.
+        spec.view_known.clear();
         if let Err(e) = send_call(&channel, &spec, request.cwd.handle_fd(), request.gate) {
             tracing::debug!("the launcher started ahead could not take the call: {e}");
             // Reap it, then remove the folders it was in.
