@@ -2,6 +2,12 @@
 //! two servers on the same policy, one with the full sandbox (launcher, cgroups,
 //! namespaces, Landlock, seccomp, rlimits) and one with `SAFE_MCP_SANDBOX_ENABLED=false`,
 //! interleaved round by round, medians side by side and their ratio (target ≤ 1.5×).
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "benchmark harness: a failure aborts the measurement, and indices come from its own tables"
+)]
 
 use std::time::Duration;
 

@@ -4,6 +4,12 @@
 //!
 //! Run: `cargo run --release -p safety --example audit_bench [-- DIR]` (DIR defaults to the
 //! current folder: use a folder on the disk the real log lives on, not a tmpfs).
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "benchmark harness: a failure aborts the measurement, and indices come from its own tables"
+)]
 
 use std::fs::OpenOptions;
 use std::io::Write;

@@ -6,6 +6,12 @@
 //!
 //! Run: `cargo run --release -p safety --example files_bench` (optionally `-- ROUNDS`).
 //! Everything happens in a temporary folder; the shipped example policy is copied first.
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "benchmark harness: a failure aborts the measurement, and indices come from its own tables"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

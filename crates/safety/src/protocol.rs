@@ -437,7 +437,7 @@ where
             // A line without end would grow this buffer until memory runs out.
             let overflow = !discarding && line.len() + body > MAX_LINE_BYTES;
             if !discarding && !overflow {
-                line.extend_from_slice(&available[..body]);
+                line.extend_from_slice(available.get(..body).unwrap_or_default());
             }
             (taken, newline.is_some(), overflow)
         };

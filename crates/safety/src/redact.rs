@@ -1295,7 +1295,9 @@ fn is_token_byte(byte: u8) -> bool {
 fn entropy(bytes: &[u8]) -> f64 {
     let mut counts = [0u32; 256];
     for &b in bytes {
-        counts[usize::from(b)] += 1;
+        if let Some(count) = counts.get_mut(usize::from(b)) {
+            *count += 1;
+        }
     }
     let len = bytes.len() as f64;
     counts

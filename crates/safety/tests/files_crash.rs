@@ -6,6 +6,14 @@
 //! at a random moment during the step, restarts the organiser (which recovers), and checks
 //! that every file exists exactly once, at its source or destination, with its content
 //! unchanged; that the journal agrees; and that undo restores the original layout.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 mod files_sandbox;
 

@@ -5,6 +5,14 @@
 //! back anything that is not the planned file: after every round no symlink sits at any
 //! destination, the outside file is untouched, and the journal records as done only moves
 //! whose destination holds the recorded inode.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 mod files_sandbox;
 

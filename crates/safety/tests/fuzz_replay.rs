@@ -7,6 +7,14 @@
 //! fails the test instead of passing it with nothing replayed.
 //!
 //! Run: `cargo test -p safety --test fuzz_replay`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 

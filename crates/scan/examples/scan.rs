@@ -1,5 +1,11 @@
 //! Stand-alone runner for `safe-mcp scan` (used by the benchmark without the full binary):
 //! `cargo run --release -p scan --example scan -- PATH [--format ...]`.
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "benchmark harness: a failure aborts the measurement, and indices come from its own tables"
+)]
 
 use clap::Parser;
 

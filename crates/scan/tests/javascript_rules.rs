@@ -1,5 +1,13 @@
 //! JavaScript/TypeScript rules: a positive case per rule, every alias form of item 1 of the
 //! issue, and the clean traps the peer scanner got wrong.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 

@@ -1,4 +1,12 @@
 //! Python: each mapped rule, alias resolution, shadowing traps, taint and pragmas.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 

@@ -8,7 +8,7 @@ use std::os::fd::{OwnedFd, RawFd};
 
 /// Take ownership of a descriptor the launcher inherited by number (its report pipe), and
 /// mark it close-on-exec so the command never sees it. `None` when `fd` is not open.
-pub fn adopt_inherited_fd(fd: RawFd) -> Option<OwnedFd> {
+pub(crate) fn adopt_inherited_fd(fd: RawFd) -> Option<OwnedFd> {
     use std::os::fd::FromRawFd;
     if fd < 3 {
         return None;
@@ -26,7 +26,7 @@ pub fn adopt_inherited_fd(fd: RawFd) -> Option<OwnedFd> {
 /// Restore the default action of SIGPIPE, which the Rust runtime sets to "ignore" before
 /// `main`. An ignored signal survives `execve`, so without this every command would get
 /// EPIPE where it expects to die quietly (`yes` writing to a closed pipe).
-pub fn restore_default_signals() {
+pub(crate) fn restore_default_signals() {
     // SAFETY: `signal` with SIG_DFL installs no handler; the launcher is single-threaded.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -37,7 +37,7 @@ pub fn restore_default_signals() {
 /// `clone(flags | SIGCHLD)` without a new stack: like `fork`, but the child starts in the
 /// namespaces `flags` asks for (it is PID 1 of a new PID namespace). Returns 0 in the child
 /// and the child's pid in the parent.
-pub fn clone_into_namespaces(flags: libc::c_int) -> std::io::Result<libc::pid_t> {
+pub(crate) fn clone_into_namespaces(flags: libc::c_int) -> std::io::Result<libc::pid_t> {
     // SAFETY: a raw clone with a null stack pointer duplicates the calling process like
     // fork(2). The launcher is single-threaded when it calls this (it is called before any
     // thread exists, straight from `main`), so no lock can be held by a thread that does
@@ -61,7 +61,7 @@ pub fn clone_into_namespaces(flags: libc::c_int) -> std::io::Result<libc::pid_t>
 /// `clone3` with `CLONE_INTO_CGROUP` semantics: like [`clone_into_namespaces`], and the
 /// child is born inside the cgroup v2 folder `cgroup_fd` (no migration, so no wait for the
 /// kernel's global cgroup lock). Returns 0 in the child and the child's pid in the parent.
-pub fn clone3_into_cgroup(
+pub(crate) fn clone3_into_cgroup(
     flags: libc::c_int,
     cgroup_fd: std::os::fd::BorrowedFd<'_>,
 ) -> std::io::Result<libc::pid_t> {
@@ -113,7 +113,7 @@ pub fn clone3_into_cgroup(
 }
 
 /// `fork(2)`. Returns 0 in the child and the child's pid in the parent.
-pub fn fork() -> std::io::Result<libc::pid_t> {
+pub(crate) fn fork() -> std::io::Result<libc::pid_t> {
     // SAFETY: only called by the single-threaded launcher (see `clone_into_namespaces`).
     let ret = unsafe { libc::fork() };
     if ret < 0 {
@@ -123,7 +123,7 @@ pub fn fork() -> std::io::Result<libc::pid_t> {
 }
 
 /// `execve(2)`. Returns only on failure.
-pub fn execve(program: &CStr, argv: &[CString], env: &[CString]) -> std::io::Error {
+pub(crate) fn execve(program: &CStr, argv: &[CString], env: &[CString]) -> std::io::Error {
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
@@ -138,7 +138,7 @@ pub fn execve(program: &CStr, argv: &[CString], env: &[CString]) -> std::io::Err
 
 /// End this process the way the command ended: by the same signal (default action), or with
 /// `128 + signal` if the signal does not kill.
-pub fn die_by_signal(signal: i32) -> ! {
+pub(crate) fn die_by_signal(signal: i32) -> ! {
     // SAFETY: restores the default action and raises the signal on ourselves; no handler
     // runs, no memory is touched.
     unsafe {
@@ -154,7 +154,7 @@ pub fn die_by_signal(signal: i32) -> ! {
 
 /// The kernel's Landlock ABI version (`landlock_create_ruleset(NULL, 0, VERSION)`); 0 or
 /// less when Landlock is unavailable.
-pub fn landlock_abi() -> i64 {
+pub(crate) fn landlock_abi() -> i64 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
     // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the kernel reads no
     // memory and creates no descriptor; it only returns the ABI version (or an error).
@@ -170,7 +170,7 @@ pub fn landlock_abi() -> i64 {
 
 /// `landlock_restrict_self(ruleset_fd, 0)`: confine the calling thread (the launcher has
 /// only one) with an already-built ruleset. `no_new_privs` must be set first.
-pub fn landlock_restrict_self(ruleset: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
+pub(crate) fn landlock_restrict_self(ruleset: std::os::fd::BorrowedFd<'_>) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: the descriptor is borrowed, so it stays open for the call; the system call
     // reads no user memory and takes only the descriptor and a zero flags word.
@@ -189,7 +189,7 @@ pub fn landlock_restrict_self(ruleset: std::os::fd::BorrowedFd<'_>) -> std::io::
 
 /// Everything the child of [`spawn_vfork`] needs, prepared by the parent: no allocation,
 /// lock or Rust runtime service may be used between `clone` and `execve`.
-pub struct VforkPlan<'a> {
+pub(crate) struct VforkPlan<'a> {
     /// The executable.
     pub program: &'a CStr,
     /// argv, ending with a null pointer.
@@ -220,7 +220,7 @@ pub struct VforkPlan<'a> {
 /// session leader with a parent-death signal, takes its stdio, enters its folder by handle,
 /// waits at the gate and `execve`s. The server thread is suspended until then.
 /// Returns the child's pid, or the errno of the step that failed (the child is reaped).
-pub fn spawn_vfork(plan: &VforkPlan<'_>) -> std::io::Result<libc::pid_t> {
+pub(crate) fn spawn_vfork(plan: &VforkPlan<'_>) -> std::io::Result<libc::pid_t> {
     const STACK: usize = 64 * 1024;
     // The child runs on its own stack inside our address space; 16-byte aligned top.
     let mut stack = vec![0u128; STACK / 16];
@@ -229,6 +229,7 @@ pub fn spawn_vfork(plan: &VforkPlan<'_>) -> std::io::Result<libc::pid_t> {
     // thread's mask. Blocking every signal keeps a handler of the parent from running on
     // the child's stack with the parent's memory before the child reset the handlers.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `all` and `old` are live locals of this frame.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
@@ -281,7 +282,7 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
             .raw_os_error()
             .unwrap_or(libc::EIO)
     };
-    // SAFETY (whole block): raw system calls on plain data and descriptor numbers the
+    // SAFETY: (whole block) raw system calls on plain data and descriptor numbers the
     // parent keeps open; no memory is allocated and no lock is taken. Signal handlers are
     // per process here (no CLONE_SIGHAND), so resetting them does not touch the parent's.
     unsafe {
@@ -359,12 +360,12 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
 }
 
 /// The "errno" a child reports when the gate was not opened (no real errno is negative).
-pub const GATE_REFUSED: i32 = -1;
+pub(crate) const GATE_REFUSED: i32 = -1;
 
 /// Read until `buf` is full, end of file or an error, retrying when a signal interrupts;
 /// returns how many bytes were read. Plain `read(2)` calls (rustix, no allocation, no lock,
 /// no `errno`), so it is also safe in the `vfork` child.
-pub fn read_full(fd: impl std::os::fd::AsFd, buf: &mut [u8]) -> usize {
+pub(crate) fn read_full(fd: impl std::os::fd::AsFd, buf: &mut [u8]) -> usize {
     let mut got = 0;
     while got < buf.len() {
         match rustix::io::read(&fd, buf.get_mut(got..).unwrap_or_default()) {
@@ -378,14 +379,14 @@ pub fn read_full(fd: impl std::os::fd::AsFd, buf: &mut [u8]) -> usize {
 }
 
 /// Read one byte ([`read_full`]): `None` on end of file or an error.
-pub fn read_byte(fd: impl std::os::fd::AsFd) -> Option<u8> {
+pub(crate) fn read_byte(fd: impl std::os::fd::AsFd) -> Option<u8> {
     let mut byte = [0u8; 1];
     (read_full(fd, &mut byte) == 1).then_some(byte[0])
 }
 
 /// Register a pidfd with the runtime's reactor, so the supervisor can await the child's
 /// exit. `None` outside a runtime or when registration fails.
-pub fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+pub(crate) fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
     tokio::runtime::Handle::try_current().ok()?;
     // SAFETY: the AsyncFd takes ownership of the OwnedFd, so the descriptor stays open and
     // names the same pidfd for the AsyncFd's whole life, and `as_raw_fd` of an OwnedFd
@@ -394,7 +395,7 @@ pub fn register_pidfd(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> 
 }
 
 /// `unshare(flags)`: move the calling process into new namespaces.
-pub fn unshare(flags: libc::c_int) -> std::io::Result<()> {
+pub(crate) fn unshare(flags: libc::c_int) -> std::io::Result<()> {
     // SAFETY: only the single-threaded command-to-be of a launcher calls this (a user
     // namespace cannot be entered by a multi-threaded process); the call takes no pointers.
     if unsafe { libc::unshare(flags) } < 0 {
@@ -405,7 +406,7 @@ pub fn unshare(flags: libc::c_int) -> std::io::Result<()> {
 
 /// `mount_setattr(dirfd, path, flags, {attr_set, attr_clr})`: change the flags of a mount
 /// (with `AT_RECURSIVE`, of every mount beneath it, all or nothing). No safe crate wraps it.
-pub fn mount_setattr(
+pub(crate) fn mount_setattr(
     dirfd: std::os::fd::BorrowedFd<'_>,
     path: &CStr,
     flags: libc::c_uint,
