@@ -1,4 +1,4 @@
-//! The `parse_command` fuzz target's check (SPEC §4.1), shared by the fuzz binary
+//! The `parse_command` fuzz target's check, shared by the fuzz binary
 //! (`fuzz/fuzz_targets/parse_command.rs`) and the stable replay test
 //! (`crates/safety/tests/fuzz_replay.rs`), which both include this file with `#[path]`.
 //!

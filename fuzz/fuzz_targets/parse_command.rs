@@ -1,4 +1,4 @@
-//! Fuzz target for `safety::parse::parse_command` (SPEC §4.1). The check itself is in
+//! Fuzz target for `safety::parse::parse_command`. The check itself is in
 //! `fuzz/checks/parse_command.rs`, which the stable test
 //! `crates/safety/tests/fuzz_replay.rs` also compiles to replay `fuzz/seeds/parse_command/`.
 #![no_main]

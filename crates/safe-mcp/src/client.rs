@@ -70,7 +70,7 @@ pub async fn call(session: &Session, tool: &str, args: Value) -> Result<Value> {
     Ok(envelope)
 }
 
-/// `{"a": 1, "b": "x"}` the way the seed prints arguments (Python's json.dumps spacing).
+/// `{"a": 1, "b": "x"}`: arguments in Python's json.dumps spacing, as the demo prints them.
 pub fn python_style(args: &Value) -> String {
     match args {
         Value::Object(map) => {

@@ -1,5 +1,5 @@
 //! `safe-mcp demo`: a throw-away sandbox, the servers started as child processes, driven
-//! through the rmcp client, every envelope printed (SPEC §5.1, §5.2).
+//! through the rmcp client, every envelope printed.
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ pub fn hand_jail_to_nobody(dir: &Path, jail: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Print one call the way the seed does.
+/// Print one call: `>>> tool {args}` and the envelope as indented JSON.
 pub fn print_call(tool: &str, args: &Value, envelope: &Value) {
     println!(">>> tool: {tool}  args: {}", python_style(args));
     println!(

@@ -1,6 +1,6 @@
-//! The files half of `safe-mcp demo` (SPEC §5.2): start `safe-mcp files --config POLICY` as
+//! The files half of `safe-mcp demo`: start `safe-mcp files --config POLICY` as
 //! a child process, drive it through the rmcp client, and print each call and its envelope
-//! the way the seed does. Self-contained (rmcp, tokio, serde_json, anyhow) so it compiles
+//! (`>>> tool: NAME  args: {...}`, then the envelope). Self-contained (rmcp, tokio, serde_json, anyhow) so it compiles
 //! as a module of the binary or of the library.
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value};
 
-/// `{"a": 1, "b": "x"}`: the seed's argument format (Python `json.dumps`), keys in the
+/// `{"a": 1, "b": "x"}`: arguments printed in Python `json.dumps` spacing, keys in the
 /// order given.
 fn args_text(args: &[(&str, Value)]) -> String {
     let parts: Vec<String> = args
@@ -58,13 +58,13 @@ async fn call_and_print(
         bail!("{tool}: isError {:?} but ok {ok}", result.is_error);
     }
     println!(">>> tool: {tool}  args: {}", args_text(args));
-    // serde_json's Map is ordered by key, so this prints sorted keys like the seed.
+    // serde_json's Map is ordered by key, so this prints sorted keys.
     println!("{}", serde_json::to_string_pretty(&envelope)?);
     println!();
     Ok(envelope)
 }
 
-/// Start `bin files --config policy` and run the seed's sequence: plan_organize,
+/// Start `bin files --config policy` and run the demo sequence: plan_organize,
 /// apply_plan, move_file on the symlink (refused by PROTECTION) and on the installer
 /// (moved when named, although the planner held it back by RESTRAINT).
 pub async fn run(bin: &Path, policy: &Path) -> Result<()> {

@@ -1,4 +1,5 @@
-//! Write-ahead undo journal of the files server (SPEC §5.2 "crash safety").
+//! Write-ahead undo journal of the files server: what makes a move survive a crash and
+//! an undo possible.
 //!
 //! Format: an append-only JSON-lines file outside the workspace (start-up refuses a
 //! journal inside it, see [`crate::config`]). The first line may be a `snapshot` of the

@@ -1,6 +1,6 @@
-//! Command parsing (SPEC §4.1): a command string becomes an argv list.
+//! Command parsing: a command string becomes an argv list, or a refusal.
 //!
-//! CONTRACT (other modules rely on it):
+//! What the rest of the core relies on:
 //! - `parse_command(input) -> Result<Vec<String>, ParseError>`
 //! - Quote-aware POSIX word splitting on a safe subset: single quotes, double quotes
 //!   (with the backslash escapes POSIX allows inside them), backslash outside quotes.
@@ -26,11 +26,10 @@
 //! - outside quotes, `\` makes the next character literal;
 //! - adjacent parts join into one word (`a"b c"'d'` is `ab cd`); `""` is an empty word.
 //!
-//! Choices where a shell and a shell-less executor could disagree (see
-//! `crates/safety/README-parse.md`):
+//! Choices where a shell and a shell-less executor could disagree:
 //!
-//! - glob characters `* ? [ ]` are passed literally (SPEC §4.1: "a `*` is passed
-//!   literally") — what `sh` itself does when a pattern matches nothing;
+//! - glob characters `* ? [ ]` are passed literally: no pattern is expanded, which is
+//!   what `sh` itself does when a pattern matches nothing;
 //! - braces `{ }` are passed literally, as POSIX `sh` does (brace expansion is a bash
 //!   extension);
 //! - an unquoted `~` at the start of a word is refused: a shell would always replace it
