@@ -161,7 +161,7 @@ impl AuditSink {
         record: Map<String, Value>,
         then: impl FnOnce(Result<(), String>) + Send + 'static,
     ) -> Result<(), String> {
-        self.with_log(|log| log.append_then(record, then))
+        self.with_log(|log| log.append_then(record, move |r| then(r.map_err(|e| e.to_string()))))
     }
 
     fn with_log(
