@@ -14,7 +14,8 @@
 //! - [`AuditLog::append_then`] writes the line now and calls `then(Ok)` from the background
 //!   thread once an `fdatasync` covered it (or `then(Err)`): what `run_command`'s start gate
 //!   opens on, so nothing runs before its intent is durable.
-//! - [`verify`] checks a log's chain across its rotated files, for `safe-mcp audit verify`.
+//! - [`verify`](fn@verify) checks a log's chain across its rotated files, for
+//!   `safe-mcp audit verify`.
 //!
 //! # Record format
 //!
@@ -53,7 +54,7 @@
 //! sync returned), finishes the link and rename when the path still names it, then follows
 //! to the file at the path, after an fsync of the folder. An end record naming anything but
 //! `<log>.<digits>` is refused. A caller field named `rotation` is kept as `event_rotation`.
-//! [`verify`] walks the chain back from the log through the start records.
+//! [`verify`](fn@verify) walks the chain back from the log through the start records.
 //!
 //! # The parts
 //!

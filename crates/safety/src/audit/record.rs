@@ -2,8 +2,8 @@
 //! `hash` as its last member, and the check of a line on its own (well-formed chain fields,
 //! hash right, bytes exactly what a writer writes).
 //!
-//! Both the writer and [`super::verify`] go through here, so a line the writer writes is
-//! the line the check accepts.
+//! Both the writer and [`verify`](fn@super::verify) go through here, so a line the writer
+//! writes is the line the check accepts.
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
