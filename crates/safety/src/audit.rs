@@ -73,9 +73,6 @@ pub const GENESIS_PREV: &str = "000000000000000000000000000000000000000000000000
 /// of these names is renamed (`event_<name>`), so no record can forge them.
 const RESERVED_FIELDS: [&str; 6] = ["seq", "ts", "prev", "hash", "rotation", "replaced"];
 
-/// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
-pub const MIN_ROTATE_BYTES: u64 = 4096;
-
 /// How many times one append follows rotations done meanwhile before it gives up.
 const ROTATION_ATTEMPTS: usize = 16;
 
