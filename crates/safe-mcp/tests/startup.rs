@@ -569,7 +569,7 @@ fn rule_with_an_unknown_profile_is_fatal() {
     fatal_with_good_policy_and(
         "terminal",
         "\n[[terminal.rules]]\ncommand = \"ls\"\nprofile = \"lenient\"\n",
-        "terminal.rules[0] ('ls'): profile 'lenient' is not one of strict, standard, permissive",
+        "unknown variant `lenient`, expected one of `strict`, `standard`, `permissive` in `terminal.rules.profile`",
     );
 }
 
@@ -578,7 +578,7 @@ fn unknown_sandbox_profile_is_fatal() {
     fatal_with_good_policy_and(
         "terminal",
         "\n[terminal.sandbox]\nprofile = \"lenient\"\n",
-        "terminal.sandbox.profile: 'lenient' is not one of strict, standard, permissive",
+        "unknown variant `lenient`, expected one of `strict`, `standard`, `permissive` in `terminal.sandbox.profile`",
     );
 }
 

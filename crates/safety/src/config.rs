@@ -1,4 +1,5 @@
-//! Configuration (SPEC §3): load, override, resolve and validate `policy.toml` once at start-up.
+//! Configuration (docs/configuration.md): load, override, resolve and validate `policy.toml`
+//! once at start-up.
 //!
 //! Order of work, each step fatal on doubt:
 //! 1. choose the file: `--config` wins over `SAFE_MCP_POLICY_FILE`; neither is fatal;
@@ -14,6 +15,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::exec::Profile;
+use crate::jail::is_within;
 use crate::redact::RedactionSettings;
 
 /// Which server is starting: it reads only its own section and the shared keys.
@@ -215,8 +218,8 @@ pub struct CommandList {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SandboxSettings {
-    /// `strict`, `standard` or `permissive`.
-    pub profile: String,
+    /// The profile commands run under unless a rule names another.
+    pub profile: Profile,
     /// Folders a command may read and execute from besides the jail.
     pub read_paths: Vec<PathBuf>,
     /// A missing kernel mechanism refuses the command instead of downgrading.
@@ -238,7 +241,7 @@ pub struct SandboxSettings {
 impl Default for SandboxSettings {
     fn default() -> Self {
         SandboxSettings {
-            profile: "standard".into(),
+            profile: Profile::Standard,
             read_paths: Vec::new(),
             require_kernel_sandbox: false,
             enabled: true,
@@ -275,7 +278,7 @@ pub struct CommandRule {
     pub examples_deny: Vec<String>,
     /// Sandbox profile for this program.
     #[serde(default)]
-    pub profile: Option<String>,
+    pub profile: Option<Profile>,
     /// Allow form: the subcommand this rule is about (`git log`). A program with one such rule
     /// is a program with subcommands: the first operand after its global options is the
     /// subcommand, and a subcommand with no rule is refused. Needs `allow_options`.
@@ -408,6 +411,9 @@ pub struct FilesSettings {
     /// Layered skip rules.
     pub skip: Vec<SkipRule>,
 }
+
+/// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
+pub const MIN_ROTATE_BYTES: u64 = 4096;
 
 /// The whole policy file as written (after env overrides).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
@@ -663,17 +669,32 @@ fn apply_env_overrides(
                 }
             }),
         };
-        insert_path(tree, key_path, parsed).map_err(|message| ConfigError::BadEnv {
+        insert_path(tree, key_path, parsed).map_err(|e| ConfigError::BadEnv {
             name: name.clone(),
-            message,
+            message: e.to_string(),
         })?;
     }
     Ok(())
 }
 
-fn insert_path(tree: &mut toml::Table, path: &[&str], value: toml::Value) -> Result<(), String> {
+/// Why an override cannot be written into the policy's tree.
+#[derive(Debug, thiserror::Error)]
+enum InsertError {
+    /// An override with no key (a mistake in [`ENV_OVERRIDES`]).
+    #[error("empty key path")]
+    EmptyPath,
+    /// The file holds a value where the override needs a table (`terminal = 1`).
+    #[error("policy key '{0}' is not a table")]
+    NotATable(String),
+}
+
+fn insert_path(
+    tree: &mut toml::Table,
+    path: &[&str],
+    value: toml::Value,
+) -> Result<(), InsertError> {
     let Some((last, parents)) = path.split_last() else {
-        return Err("empty key path".into());
+        return Err(InsertError::EmptyPath);
     };
     let mut table = tree;
     for part in parents {
@@ -682,7 +703,7 @@ fn insert_path(tree: &mut toml::Table, path: &[&str], value: toml::Value) -> Res
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         table = match entry {
             toml::Value::Table(t) => t,
-            _ => return Err(format!("policy key '{part}' is not a table")),
+            _ => return Err(InsertError::NotATable(part.to_string())),
         };
     }
     table.insert(last.to_string(), value);
@@ -813,20 +834,6 @@ impl StatePath {
     }
 }
 
-/// Is `inner` equal to or beneath `root`? Compared by components, never by string prefix:
-/// `/srv/jail_evil` starts with `/srv/jail` as a string but is not inside it.
-pub fn is_within(root: &Path, inner: &Path) -> bool {
-    let mut r = root.components();
-    let mut i = inner.components();
-    loop {
-        match (r.next(), i.next()) {
-            (None, _) => return true,
-            (Some(a), Some(b)) if a == b => continue,
-            _ => return false,
-        }
-    }
-}
-
 /// What a path the policy names is: a state file the servers write, or a root they act in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PathKind {
@@ -938,13 +945,10 @@ fn resolve_and_validate(
     let audit_fail_mode = file.audit_fail_mode.unwrap_or(AuditFailMode::Closed);
     let audit_on_replaced = file.audit_on_replaced.unwrap_or_default();
     let audit_rotate_bytes = file.audit_rotate_bytes.unwrap_or(0);
-    if audit_rotate_bytes != 0 && audit_rotate_bytes < crate::audit::MIN_ROTATE_BYTES {
+    if audit_rotate_bytes != 0 && audit_rotate_bytes < MIN_ROTATE_BYTES {
         return Err(ConfigError::BadValue {
             key: "audit_rotate_bytes".into(),
-            message: format!(
-                "must be 0 (never rotate) or at least {}",
-                crate::audit::MIN_ROTATE_BYTES
-            ),
+            message: format!("must be 0 (never rotate) or at least {}", MIN_ROTATE_BYTES),
         });
     }
 
@@ -982,15 +986,6 @@ fn resolve_and_validate(
                 .iter()
                 .map(|p| resolve(base, p))
                 .collect();
-            if crate::exec::Profile::from_name(&t.sandbox.profile).is_none() {
-                return Err(ConfigError::BadValue {
-                    key: "terminal.sandbox.profile".into(),
-                    message: format!(
-                        "'{}' is not one of strict, standard, permissive",
-                        t.sandbox.profile
-                    ),
-                });
-            }
             // Requiring the kernel sandbox while turning it off would refuse every command.
             if t.sandbox.require_kernel_sandbox && !t.sandbox.enabled {
                 return Err(ConfigError::BadValue {
@@ -1076,17 +1071,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn component_comparison_refuses_sibling_with_longer_name() {
-        assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail/a")));
-        assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail")));
-        assert!(!is_within(
-            Path::new("/srv/jail"),
-            Path::new("/srv/jail_evil/a")
-        ));
-        assert!(!is_within(Path::new("/srv/jail"), Path::new("/srv")));
-    }
-
-    #[test]
     fn every_symlink_is_resolved_dangling_relative_and_before_dotdot() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -1117,6 +1101,47 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_profile_is_refused_naming_the_allowed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = dir.path().join("policy.toml");
+        for (body, key) in [
+            (
+                "[terminal.sandbox]\nprofile = 'lenient'\n",
+                "terminal.sandbox.profile",
+            ),
+            (
+                "[[terminal.rules]]\ncommand = 'ls'\nprofile = 'lenient'\n",
+                "terminal.rules.profile",
+            ),
+        ] {
+            std::fs::write(&policy, body).unwrap();
+            let e = load(&policy, Server::Terminal, &[]).unwrap_err();
+            let message = e.to_string();
+            assert!(matches!(e, ConfigError::Invalid { .. }), "{e:?}");
+            assert!(
+                message.contains(
+                    "unknown variant `lenient`, expected one of `strict`, `standard`, `permissive`"
+                ),
+                "{message}"
+            );
+            assert!(message.contains(key), "{message}");
+        }
+        // From the environment too, named by the variable's key.
+        std::fs::write(&policy, "").unwrap();
+        let env = [(
+            "SAFE_MCP_SANDBOX_PROFILE".to_string(),
+            "lenient".to_string(),
+        )];
+        let e = load(&policy, Server::Terminal, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("expected one of `strict`, `standard`, `permissive`"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn flag_wins_over_env() {
         let p = choose_policy_file(Some(Path::new("/a.toml")), Some("/b.toml")).unwrap();
         assert_eq!(p, PathBuf::from("/a.toml"));
@@ -1140,6 +1165,7 @@ mod tests {
             let value = match kind {
                 EnvKind::Str if *name == "SAFE_MCP_AUDIT_FAIL_MODE" => "open",
                 EnvKind::Str if *name == "SAFE_MCP_AUDIT_ON_REPLACED" => "reopen",
+                EnvKind::Str if *name == "SAFE_MCP_SANDBOX_PROFILE" => "strict",
                 EnvKind::Str => "x",
                 EnvKind::Int => "5",
                 EnvKind::Bool => "true",

@@ -21,6 +21,13 @@
 //! [`terminal`] ties steps 2–8 together for the terminal server, and [`organizer`]
 //! (with [`journal`], [`jail::workspace`] and [`policy::layers`]) does the same for the
 //! files server, so that the MCP wiring only converts arguments and returns the envelope.
+//!
+//! Layers, lowest first; a module uses only modules of the layers before its own, so there
+//! is no import circle (a unit test reads the sources and fails on one):
+//! `result`, `parse`, `protocol`, `redact` → `jail` → `exec` → `config` → `policy`,
+//! `audit`, `journal` → `terminal`, `organizer`. `config` validates the limits the lower
+//! layers enforce (it owns them, e.g. the smallest audit rotation size); the containment
+//! test `jail::is_within` belongs to the jail.
 // `unsafe` is denied everywhere but `exec::sys`, the one module that wraps the
 // fork-to-exec hook no safe API offers.
 #![deny(unsafe_code)]
@@ -29,6 +36,8 @@
 pub mod audit;
 pub mod config;
 pub mod exec;
+#[cfg(test)]
+mod import_graph;
 pub mod jail;
 pub mod journal;
 pub mod organizer;

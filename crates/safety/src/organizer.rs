@@ -386,7 +386,7 @@ impl Organizer {
         if TOOL_NAMES.contains(&tool)
             && let Err(e) = protocol::check_arguments(args, ARGUMENT_BOUNDS)
         {
-            return bad_args(e);
+            return bad_args(e.to_string());
         }
         match tool {
             "list_files" => match parse::<ListFilesArgs>(&raw) {

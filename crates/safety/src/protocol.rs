@@ -274,17 +274,46 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// Refuse a string argument longer than `max` bytes with a reason that states the length
-/// and the bound and quotes only a short escaped prefix (never the value).
-pub fn check_len(name: &str, value: &str, max: usize) -> Result<(), String> {
+/// An argument over its bound. `Display` is the refusal's reason: the length and the bound,
+/// and only a short escaped prefix of the text (never the value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TooLong {
+    /// A string argument's value.
+    #[error("'{name}' is {len} bytes; the limit is {max} bytes (it starts \"{start}\")")]
+    Value {
+        /// The argument's name.
+        name: String,
+        /// Its length in bytes.
+        len: usize,
+        /// The bound.
+        max: usize,
+        /// Its start, as [`quote`] shows it.
+        start: String,
+    },
+    /// An argument's name.
+    #[error(
+        "an argument name is {len} bytes; the limit is {MAX_ARG_NAME_BYTES} bytes (it starts \"{start}\")"
+    )]
+    Name {
+        /// Its length in bytes.
+        len: usize,
+        /// Its start, as [`quote`] shows it.
+        start: String,
+    },
+}
+
+/// Refuse a string argument longer than `max` bytes.
+pub fn check_len(name: &str, value: &str, max: usize) -> Result<(), TooLong> {
     if value.len() <= max {
         return Ok(());
     }
-    Err(format!(
-        "'{name}' is {} bytes; the limit is {max} bytes (it starts \"{}\")",
-        value.len(),
-        quote(value)
-    ))
+    Err(TooLong::Value {
+        name: name.to_string(),
+        len: value.len(),
+        max,
+        start: quote(value),
+    })
 }
 
 /// Check the named string arguments of `args` against their bounds, and every argument
@@ -292,15 +321,14 @@ pub fn check_len(name: &str, value: &str, max: usize) -> Result<(), String> {
 pub fn check_arguments(
     args: Option<&Map<String, Value>>,
     bounds: &[(&str, usize)],
-) -> Result<(), String> {
+) -> Result<(), TooLong> {
     let Some(args) = args else { return Ok(()) };
     for (key, value) in args {
         if key.len() > MAX_ARG_NAME_BYTES {
-            return Err(format!(
-                "an argument name is {} bytes; the limit is {MAX_ARG_NAME_BYTES} bytes (it starts \"{}\")",
-                key.len(),
-                quote(key)
-            ));
+            return Err(TooLong::Name {
+                len: key.len(),
+                start: quote(key),
+            });
         }
         if let (Some((_, max)), Value::String(s)) =
             (bounds.iter().find(|(name, _)| name == key), value)
@@ -409,7 +437,7 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &Mutex<W>, line: &[u8]) -> std::
 }
 
 /// Read the client's lines with a byte bound, judge each, answer the bad ones, forward the
-/// good ones. Ends on EOF (closing the SDK's input, which ends the session).
+/// good ones. Ends on EOF (closing the SDK's input, which ends the connection).
 async fn pump_input<R, W>(reader: R, mut to_sdk: DuplexStream, out: Arc<Mutex<W>>)
 where
     R: AsyncRead + Unpin,
@@ -467,7 +495,7 @@ where
     }
 }
 
-/// Judge and route one complete line; false when the session is gone.
+/// Judge and route one complete line; false when the connection is gone.
 async fn handle_line<W: AsyncWrite + Unpin>(
     line: &mut Vec<u8>,
     to_sdk: &mut DuplexStream,
@@ -617,7 +645,9 @@ mod tests {
     #[test]
     fn reasons_quote_a_short_escaped_prefix() {
         let long = "a\u{202e}\n".repeat(10_000);
-        let e = check_len("cwd", &long, MAX_PATH_ARG_BYTES).unwrap_err();
+        let e = check_len("cwd", &long, MAX_PATH_ARG_BYTES)
+            .unwrap_err()
+            .to_string();
         assert!(e.len() < 60 + MAX_QUOTE_BYTES + 10, "{e}");
         assert_eq!(quote("ok"), "ok");
         assert!(e.contains("50000 bytes") && e.contains("4096"), "{e}");

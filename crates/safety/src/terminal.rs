@@ -101,7 +101,7 @@ impl CommandArgs {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => {
                 // A 1 MiB cwd would be echoed by every later reason and the audit record.
-                check_len("cwd", s, MAX_PATH_ARG_BYTES)?;
+                check_len("cwd", s, MAX_PATH_ARG_BYTES).map_err(|e| e.to_string())?;
                 Some(s.clone())
             }
             Some(other) => return Err(format!("'cwd' must be a string, got {}", json_type(other))),
@@ -302,7 +302,7 @@ impl TerminalCore {
         } else {
             Executor::unsandboxed(run_as)
         };
-        let default_profile = Profile::from_name(&settings.profile).unwrap_or(Profile::Strict);
+        let default_profile = settings.profile;
         let probe = |p: Profile| {
             let limits = effective_limits(
                 p,
@@ -349,7 +349,7 @@ impl TerminalCore {
 
     /// What the start-up probe found for the policy's default profile.
     pub fn sandbox_probe(&self) -> &SandboxReport {
-        if Profile::from_name(&self.config.terminal.sandbox.profile) == Some(Profile::Strict) {
+        if self.config.terminal.sandbox.profile == Profile::Strict {
             &self.probe_offline
         } else {
             &self.probe_online
@@ -507,12 +507,7 @@ impl TerminalCore {
                     &d.decided_by,
                 )
             })?;
-        let profile_name = decision
-            .profile
-            .clone()
-            .unwrap_or_else(|| self.config.terminal.sandbox.profile.clone());
-        // Names are validated at start-up; should one slip through, the tightest applies.
-        let profile = Profile::from_name(&profile_name).unwrap_or(Profile::Strict);
+        let profile = (decision.profile).unwrap_or(self.config.terminal.sandbox.profile);
         Ok(Vetted {
             argv,
             program,

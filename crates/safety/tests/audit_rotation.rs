@@ -17,7 +17,8 @@ use std::sync::Arc;
 mod audit_common;
 
 use audit_common::{hashed_line, parse, redactor, tempdir};
-use safety::audit::{AuditLog, MIN_ROTATE_BYTES, verify};
+use safety::audit::{AuditLog, verify};
+use safety::config::MIN_ROTATE_BYTES;
 use serde_json::{Map, Value, json};
 
 const ROTATE: u64 = MIN_ROTATE_BYTES;

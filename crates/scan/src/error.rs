@@ -33,3 +33,28 @@ pub enum ScanError {
     #[error("cannot serialise report: {0}")]
     Serialise(#[from] serde_json::Error),
 }
+
+/// Why one source text could not be analysed (a report entry for that file, or the error of
+/// [`crate::scan_text`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The file's extension is not one of the scanned languages.
+    #[error("unsupported file type")]
+    UnsupportedFileType,
+    /// The text does not parse; the first error is on this line (1-based).
+    #[error("syntax error at line {line}")]
+    Syntax {
+        /// The line.
+        line: usize,
+    },
+    /// The JavaScript/TypeScript parser's first diagnostic.
+    #[error("{0}")]
+    Diagnostic(String),
+    /// The parser returned no tree.
+    #[error("parser gave up")]
+    GaveUp,
+    /// The grammar could not be loaded into the parser (a tree-sitter version mismatch).
+    #[error("{0}")]
+    Grammar(String),
+}

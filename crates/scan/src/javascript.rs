@@ -22,6 +22,7 @@ use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
 use oxc_span::SourceType;
 use oxc_syntax::symbol::SymbolId;
 
+use crate::error::SourceError;
 use crate::finding::{Analysis, Hit};
 use crate::rule::{Rule, is_shell_program};
 use crate::source::SourceText;
@@ -819,8 +820,8 @@ fn parse_failed(parsed: &ParserReturn<'_>) -> bool {
     parsed.panicked || parsed.diagnostics.has_errors()
 }
 
-/// Analyse one JavaScript/TypeScript file. `Err` carries a parse error message.
-pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, String> {
+/// Analyse one JavaScript/TypeScript file. `Err` says why it does not parse.
+pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, SourceError> {
     let mut source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
     let file_name = path
         .file_name()
@@ -851,12 +852,10 @@ pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, 
         }
     }
     if parse_failed(&parsed) {
-        let message = parsed
-            .diagnostics
-            .errors()
-            .next()
-            .map_or_else(|| "parser gave up".to_string(), ToString::to_string);
-        return Err(message);
+        let error = (parsed.diagnostics.errors().next()).map_or(SourceError::GaveUp, |e| {
+            SourceError::Diagnostic(e.to_string())
+        });
+        return Err(error);
     }
     let program = &parsed.program;
     let semantic = SemanticBuilder::new()

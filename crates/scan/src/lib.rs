@@ -33,7 +33,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::discover::{Candidate, IgnoreGlobs};
-use crate::error::ScanError;
+use crate::error::{ScanError, SourceError};
 use crate::finding::{Analysis, Finding, Language};
 use crate::report::{FileError, ScanReport, SkippedFile, Summary};
 use crate::rule::Severity;
@@ -240,9 +240,8 @@ fn findings_of(
 
 /// Scan source text held in memory as if it were a file at `path` (the extension picks the
 /// language). Used by tests and by tools that scan an edit before writing it.
-pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, String> {
-    let language =
-        discover::language_of(path).ok_or_else(|| "unsupported file type".to_string())?;
+pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
+    let language = discover::language_of(path).ok_or(SourceError::UnsupportedFileType)?;
     let source = SourceText::new(text);
     let analysis = match language {
         Language::JavaScript => javascript::analyze(path, &source)?,

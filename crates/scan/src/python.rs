@@ -23,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
+use crate::error::SourceError;
 use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
 use crate::rule::Rule;
@@ -448,7 +449,7 @@ fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
 }
 
 /// Analyse one Python file. `Err` carries a parse error message.
-pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, String> {
+pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> {
     let text = source.text();
     let tree = parse(Grammar::Python, text)?;
     let root = tree.root_node();

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
+use crate::error::SourceError;
 use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
 use crate::rule::{Rule, is_shell_program};
@@ -250,7 +251,7 @@ fn has_tool_attribute(function: Node<'_>, source: &str) -> bool {
 }
 
 /// Analyse one Rust file. `Err` carries a parse error message.
-pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, String> {
+pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> {
     let text = source.text();
     let tree = parse(Grammar::Rust, text)?;
     let root = tree.root_node();

@@ -5,6 +5,8 @@ use std::cell::RefCell;
 
 use tree_sitter::{Language, Node, Parser, Tree};
 
+use crate::error::SourceError;
+
 thread_local! {
     static PYTHON: RefCell<Option<Parser>> = const { RefCell::new(None) };
     static RUST: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -29,7 +31,7 @@ impl Grammar {
 }
 
 /// Parse `text`. A tree with syntax errors is an `Err` naming the first error's line.
-pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, String> {
+pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
     let slot = match grammar {
         Grammar::Python => &PYTHON,
         Grammar::Rust => &RUST,
@@ -40,15 +42,12 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, String> {
             let mut fresh = Parser::new();
             fresh
                 .set_language(&grammar.language())
-                .map_err(|error| error.to_string())?;
+                .map_err(|error| SourceError::Grammar(error.to_string()))?;
             *parser = Some(fresh);
         }
-        match parser.as_mut() {
-            Some(parser) => parser
-                .parse(text, None)
-                .ok_or_else(|| "parser gave up".to_string()),
-            None => Err("parser unavailable".to_string()),
-        }
+        (parser.as_mut())
+            .and_then(|parser| parser.parse(text, None))
+            .ok_or(SourceError::GaveUp)
     })?;
     let root = tree.root_node();
     if root.has_error() {
@@ -58,7 +57,9 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, String> {
                 line = Some(node.start_position().row + 1);
             }
         });
-        return Err(format!("syntax error at line {}", line.unwrap_or(1)));
+        return Err(SourceError::Syntax {
+            line: line.unwrap_or(1),
+        });
     }
     Ok(tree)
 }

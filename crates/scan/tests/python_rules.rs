@@ -182,5 +182,9 @@ fn python_pragmas_are_real_comments() {
 #[test]
 fn python_syntax_error_is_an_error() {
     let error = scan::scan_text(Path::new("x.py"), "def f(:\n  pass\n").expect_err("syntax error");
-    assert!(error.contains("line 1"), "{error}");
+    assert_eq!(
+        error,
+        scan::error::SourceError::Syntax { line: 1 },
+        "{error}"
+    );
 }

@@ -1,5 +1,10 @@
-//! Resource profiles (from shellguard, SPEC §4.4): named bundles of limits that are all
-//! actually enforced, unlike the peer, which only reported them.
+//! Resource profiles: named bundles of limits (time, output, processes, memory, file size,
+//! CPU, network), every one of them enforced by the executor, none only reported.
+//!
+//! A profile is named in the policy (`[terminal.sandbox] profile`, a rule's `profile`) and
+//! read by serde: a name that is not `strict`, `standard` or `permissive` is refused when
+//! the policy is loaded, with the allowed names in the error, and nothing later checks it
+//! again.
 //!
 //! The effective limit of a call is the tightest of three: the profile, `[terminal.limits]`
 //! (the operator's ceiling over every profile) and the caller's own `timeout_seconds`. A
@@ -7,12 +12,12 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ExecLimits;
 
 /// A named resource profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Short, small, offline: for commands that only read and print.
@@ -29,11 +34,6 @@ const MIB: u64 = 1 << 20;
 impl Profile {
     /// Every profile, tightest first.
     pub const ALL: [Profile; 3] = [Profile::Strict, Profile::Standard, Profile::Permissive];
-
-    /// The profile called `name` (`strict`, `standard`, `permissive`).
-    pub fn from_name(name: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|p| p.name() == name)
-    }
 
     /// The profile's name as written in the policy.
     pub fn name(self) -> &'static str {
@@ -127,12 +127,32 @@ pub fn effective_limits(
 mod tests {
     use super::*;
 
+    #[derive(Debug, Deserialize)]
+    struct Named {
+        profile: Profile,
+    }
+
     #[test]
-    fn names_round_trip() {
+    fn the_policy_names_are_the_serde_names() {
         for p in Profile::ALL {
-            assert_eq!(Profile::from_name(p.name()), Some(p));
+            let named: Named = toml::from_str(&format!("profile = '{}'", p.name())).unwrap();
+            assert_eq!(named.profile, p);
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
         }
-        assert_eq!(Profile::from_name("lenient"), None);
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_the_allowed_ones() {
+        let e = toml::from_str::<Named>("profile = 'lenient'").unwrap_err();
+        let message = e.to_string();
+        assert!(
+            message.contains(
+                "unknown variant `lenient`, expected one of `strict`, `standard`, `permissive`"
+            ),
+            "{message}"
+        );
+        // The old name-by-case spelling is not taken either.
+        assert!(toml::from_str::<Named>("profile = 'Strict'").is_err());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Path containment (SPEC §4.3) for the terminal server.
+//! Path containment for the terminal server (docs/terminal.md).
 //!
 //! The jail root is opened once as a directory handle. Every path a request names (the `cwd`,
 //! path-like arguments) is resolved by the kernel relative to that handle with
@@ -15,7 +15,19 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::config::is_within;
+/// Is `inner` equal to or beneath `root`? Compared by components, never by string prefix:
+/// `/srv/jail_evil` starts with `/srv/jail` as a string but is not inside it.
+pub fn is_within(root: &Path, inner: &Path) -> bool {
+    let mut r = root.components();
+    let mut i = inner.components();
+    loop {
+        match (r.next(), i.next()) {
+            (None, _) => return true,
+            (Some(a), Some(b)) if a == b => continue,
+            _ => return false,
+        }
+    }
+}
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -255,7 +267,7 @@ impl Jail {
         .is_ok()
     }
 
-    /// Check every path-like argument of an argv (SPEC §4.3, §10): absolute paths, anything
+    /// Check every path-like argument of an argv: absolute paths, anything
     /// holding `/` or a `..` component, the value of `--opt=value`, the attached value of a
     /// short option (`-o/tmp/x`), values after `:` (`host:/etc`), and any argument that names
     /// an existing entry relative to the working folder.
@@ -303,6 +315,17 @@ fn fd_number(fd: &OwnedFd) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn component_comparison_refuses_sibling_with_longer_name() {
+        assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail/a")));
+        assert!(is_within(Path::new("/srv/jail"), Path::new("/srv/jail")));
+        assert!(!is_within(
+            Path::new("/srv/jail"),
+            Path::new("/srv/jail_evil/a")
+        ));
+        assert!(!is_within(Path::new("/srv/jail"), Path::new("/srv")));
+    }
     use std::os::unix::fs::symlink;
 
     fn jail() -> (tempfile::TempDir, Jail) {

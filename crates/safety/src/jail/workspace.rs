@@ -695,7 +695,7 @@ impl Workspace {
             // inside it (CVE-2025-53110).
             let path = Path::new(raw);
             let root_len = self.root.components().count();
-            if !crate::config::is_within(&self.root, path) {
+            if !super::is_within(&self.root, path) {
                 return Err(JailError::Escape(format!(
                     "'{raw}' is outside the workspace"
                 )));

@@ -1,6 +1,6 @@
-//! The allow form of an argument rule (SPEC §4.2 "Allow, don't deny"): the options a program
-//! (or one of its subcommands) may take, and how many operands. Anything else is refused with
-//! a reason naming the argument. A list of bad options is always one short
+//! The allow form of an argument rule (docs/policy.md): the options a program (or one of its
+//! subcommands) may take, and how many operands. Anything else is refused with a reason
+//! naming the argument. A list of bad options is always one short
 //! (`sort --compress-program`, `git grep --open-files-in-pager`); a list of good ones is not.
 //!
 //! The walk models GNU getopt and git's parse-options, the stricter reading where they differ:
@@ -51,6 +51,89 @@ pub(crate) struct OptionSpec {
 
 const VALUE: &str = "VALUE";
 
+/// An `allow_options` entry that cannot be read (a start-up error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("allow_options entry '{entry}': {problem}")]
+pub(crate) struct SpecError {
+    /// The entry as written.
+    entry: String,
+    /// What is wrong with it.
+    problem: SpecProblem,
+}
+
+/// What is wrong with an `allow_options` entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SpecProblem {
+    #[error("an option starts with '-' or '--'")]
+    NoDash,
+    #[error("'-' alone is an operand, not an option")]
+    LoneDash,
+    #[error("'{0}' is not a short option letter")]
+    ShortLetter(char),
+    #[error("a short option is '-x', '-x VALUE' or '-x[VALUE]' (one letter each)")]
+    ShortForm,
+    #[error("'-{0}' is listed twice, differently")]
+    ShortTwice(char),
+    #[error("a fixed value is one word")]
+    FixedValue,
+    #[error("'--{0}' is not a long option name")]
+    LongName(String),
+    #[error("'--{0}' takes a value (VALUE) and is also listed without one or with a fixed one")]
+    ValueAndNot(String),
+}
+
+/// Why an argv does not fit an allow form: the specific part of a refusal's reason (the
+/// rule's own `reason` is added after it). `who` names the program (`'sort'`, `'git log'`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error("'--' before the subcommand of {who} is not allowed")]
+    DashDashBeforeSubcommand { who: String },
+    #[error("option '{option}' of {who} needs a value")]
+    NeedsValue { option: String, who: String },
+    #[error(
+        "option '{option}' of {who} is given '{value}' as its value, which looks like an option; \
+         attach the value ('{option}=...' or '-x...') if that is meant"
+    )]
+    ValueLooksLikeOption {
+        option: String,
+        who: String,
+        value: String,
+    },
+    /// `shown`: the long option as given, `--name` or `--name=value`.
+    #[error("option '{shown}' is not allowed for {who}")]
+    LongNotAllowed { shown: String, who: String },
+    #[error(
+        "option '--{name}' of {who} is allowed only as {}",
+        only_as(name, literals)
+    )]
+    OnlyLiterals {
+        name: String,
+        who: String,
+        literals: Vec<String>,
+    },
+    #[error("option '-{letter}'{} is not allowed for {who}", in_cluster(cluster))]
+    ShortNotAllowed {
+        letter: char,
+        /// The whole cluster, when the letter stood in one with others (`-rx`).
+        cluster: Option<String>,
+        who: String,
+    },
+}
+
+fn only_as(name: &str, literals: &[String]) -> String {
+    literals
+        .iter()
+        .map(|l| format!("'--{name}={l}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn in_cluster(cluster: &Option<String>) -> String {
+    cluster
+        .as_ref()
+        .map_or(String::new(), |arg| format!(" (in '{arg}')"))
+}
+
 fn valid_long_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('-')
@@ -65,16 +148,18 @@ fn valid_short(c: char) -> bool {
 
 impl OptionSpec {
     /// Compile option specs; the error names the spec that cannot be read.
-    pub(crate) fn parse(specs: &[String]) -> Result<Self, String> {
+    pub(crate) fn parse(specs: &[String]) -> Result<Self, SpecError> {
         let mut spec = OptionSpec::default();
         for raw in specs {
-            spec.add(raw)
-                .map_err(|why| format!("allow_options entry '{raw}': {why}"))?;
+            spec.add(raw).map_err(|problem| SpecError {
+                entry: raw.clone(),
+                problem,
+            })?;
         }
         Ok(spec)
     }
 
-    fn add(&mut self, raw: &str) -> Result<(), String> {
+    fn add(&mut self, raw: &str) -> Result<(), SpecProblem> {
         if raw == "-NUM" {
             self.numeric = true;
             return Ok(());
@@ -83,39 +168,35 @@ impl OptionSpec {
             return self.add_long(long);
         }
         let Some(short) = raw.strip_prefix('-') else {
-            return Err("an option starts with '-' or '--'".into());
+            return Err(SpecProblem::NoDash);
         };
         let mut chars = short.chars();
         let (Some(c), rest) = (chars.next(), chars.as_str()) else {
-            return Err("'-' alone is an operand, not an option".into());
+            return Err(SpecProblem::LoneDash);
         };
         if !valid_short(c) {
-            return Err(format!("'{c}' is not a short option letter"));
+            return Err(SpecProblem::ShortLetter(c));
         }
         let kind = match rest {
             "" => ShortKind::Flag,
             " VALUE" => ShortKind::Required,
             "[VALUE]" => ShortKind::Optional,
-            _ => {
-                return Err(
-                    "a short option is '-x', '-x VALUE' or '-x[VALUE]' (one letter each)".into(),
-                );
-            }
+            _ => return Err(SpecProblem::ShortForm),
         };
         match self.shorts.insert(c, kind) {
-            Some(old) if old != kind => Err(format!("'-{c}' is listed twice, differently")),
+            Some(old) if old != kind => Err(SpecProblem::ShortTwice(c)),
             _ => Ok(()),
         }
     }
 
-    fn add_long(&mut self, long: &str) -> Result<(), String> {
+    fn add_long(&mut self, long: &str) -> Result<(), SpecProblem> {
         let (name, how) = if let Some(name) = long.strip_suffix("[=VALUE]") {
             (name, "optional")
         } else if let Some((name, value)) = long.split_once('=') {
             if value == VALUE {
                 (name, "required")
             } else if value.is_empty() || value.contains(char::is_whitespace) {
-                return Err("a fixed value is one word".into());
+                return Err(SpecProblem::FixedValue);
             } else {
                 let entry = self.longs.entry(name.to_string()).or_default();
                 entry.literals.insert(value.to_string());
@@ -127,7 +208,7 @@ impl OptionSpec {
             (long, "flag")
         };
         if !valid_long_name(name) {
-            return Err(format!("'--{name}' is not a long option name"));
+            return Err(SpecProblem::LongName(name.to_string()));
         }
         let entry = self.longs.entry(name.to_string()).or_default();
         match how {
@@ -138,9 +219,7 @@ impl OptionSpec {
         }
         // `--name` would be read two ways: alone, or taking the next argument as its value.
         if entry.required && (entry.flag || entry.optional || !entry.literals.is_empty()) {
-            return Err(format!(
-                "'--{name}' takes a value (VALUE) and is also listed without one or with a fixed one"
-            ));
+            return Err(SpecProblem::ValueAndNot(name.to_string()));
         }
         Ok(())
     }
@@ -161,7 +240,7 @@ pub(crate) fn walk(
     args: &[String],
     who: &str,
     stop_at_operand: bool,
-) -> Result<Walk, String> {
+) -> Result<Walk, Refusal> {
     let mut out = Walk::default();
     let mut i = 0;
     let mut options_end = false;
@@ -176,9 +255,9 @@ pub(crate) fn walk(
         }
         if arg == "--" {
             if stop_at_operand {
-                return Err(format!(
-                    "'--' before the subcommand of {who} is not allowed"
-                ));
+                return Err(Refusal::DashDashBeforeSubcommand {
+                    who: who.to_string(),
+                });
             }
             // `--` ends the options: what follows is operands only (`grep -- -o file`).
             options_end = true;
@@ -206,13 +285,19 @@ fn is_negative_number(s: &str) -> bool {
 
 /// The next argument as an option's value. `sort -k -o x`: getopt gives `-o` to `-k`, but a
 /// spec that wrongly says `-k` takes a value would then hide `-o`, so such a value is refused.
-fn detached_value(option: &str, next: Option<&String>, who: &str) -> Result<(), String> {
+fn detached_value(option: &str, next: Option<&String>, who: &str) -> Result<(), Refusal> {
     match next {
-        None => Err(format!("option '{option}' of {who} needs a value")),
-        Some(v) if v.starts_with('-') && v != "-" && !is_negative_number(v) => Err(format!(
-            "option '{option}' of {who} is given '{v}' as its value, which looks like an option; \
-             attach the value ('{option}=...' or '-x...') if that is meant"
-        )),
+        None => Err(Refusal::NeedsValue {
+            option: option.to_string(),
+            who: who.to_string(),
+        }),
+        Some(v) if v.starts_with('-') && v != "-" && !is_negative_number(v) => {
+            Err(Refusal::ValueLooksLikeOption {
+                option: option.to_string(),
+                who: who.to_string(),
+                value: v.clone(),
+            })
+        }
         Some(_) => Ok(()),
     }
 }
@@ -222,16 +307,19 @@ fn long_option(
     long: &str,
     next: Option<&String>,
     who: &str,
-) -> Result<bool, String> {
+) -> Result<bool, Refusal> {
     let (name, value) = match long.split_once('=') {
         Some((n, v)) => (n, Some(v)),
         None => (long, None),
     };
-    let shown = format!("--{long}");
+    let not_allowed = || Refusal::LongNotAllowed {
+        shown: format!("--{long}"),
+        who: who.to_string(),
+    };
     // Exact names only: `--outp` (git's and getopt's abbreviation of `--output`) is refused
     // here because no spec is named `outp`, even when an allowed option starts with it.
     let Some(entry) = spec.longs.get(name) else {
-        return Err(format!("option '{shown}' is not allowed for {who}"));
+        return Err(not_allowed());
     };
     match value {
         None if entry.required => {
@@ -239,18 +327,14 @@ fn long_option(
             Ok(true)
         }
         None if entry.flag || entry.optional => Ok(false),
-        None => Err(format!(
-            "option '--{name}' of {who} is allowed only as {}",
-            entry
-                .literals
-                .iter()
-                .map(|l| format!("'--{name}={l}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        None => Err(Refusal::OnlyLiterals {
+            name: name.to_string(),
+            who: who.to_string(),
+            literals: entry.literals.iter().cloned().collect(),
+        }),
         Some(_) if entry.required || entry.optional => Ok(false),
         Some(v) if entry.literals.contains(v) => Ok(false),
-        Some(_) => Err(format!("option '{shown}' is not allowed for {who}")),
+        Some(_) => Err(not_allowed()),
     }
 }
 
@@ -259,18 +343,15 @@ fn short_cluster(
     arg: &str,
     next: Option<&String>,
     who: &str,
-) -> Result<bool, String> {
+) -> Result<bool, Refusal> {
     let cluster = arg.strip_prefix('-').unwrap_or(arg);
-    let in_arg = |c: char| {
-        if cluster.chars().count() > 1 {
-            format!("option '-{c}' (in '{arg}')")
-        } else {
-            format!("option '-{c}'")
-        }
-    };
     for (at, c) in cluster.char_indices() {
         let Some(kind) = spec.shorts.get(&c) else {
-            return Err(format!("{} is not allowed for {who}", in_arg(c)));
+            return Err(Refusal::ShortNotAllowed {
+                letter: c,
+                cluster: (cluster.chars().count() > 1).then(|| arg.to_string()),
+                who: who.to_string(),
+            });
         };
         let rest = cluster.get(at + c.len_utf8()..).unwrap_or("");
         match kind {
@@ -295,7 +376,7 @@ mod tests {
         OptionSpec::parse(&specs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
     }
 
-    fn run(spec: &OptionSpec, line: &str) -> Result<usize, String> {
+    fn run(spec: &OptionSpec, line: &str) -> Result<usize, Refusal> {
         let args: Vec<String> = line.split_whitespace().map(String::from).collect();
         walk(spec, &args, "'t'", false).map(|w| w.operands.len())
     }

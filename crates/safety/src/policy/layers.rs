@@ -1,4 +1,4 @@
-//! The two-layer skip model of the files server (SPEC §5.2, §10).
+//! The two-layer skip model of the files server (docs/files.md).
 //!
 //! One built-in allow rule: `organize` is permitted for regular files and folders whose
 //! names are UTF-8. Everything else (a symlink, FIFO, socket, device, a name that is not

@@ -1,4 +1,4 @@
-//! Policy evaluation (SPEC §4.2): allow or deny an argv. Deny always wins; whatever is not
+//! Policy evaluation (docs/policy.md): allow or deny an argv. Deny always wins; whatever is not
 //! explicitly allowed is denied.
 //!
 //! Evaluation has two stages so that examples can be checked at start-up without a file system:
@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::config::TerminalSettings;
+use crate::exec::Profile;
 use crate::parse::parse_command;
 use crate::result::ResultCode;
 
@@ -76,8 +77,8 @@ pub struct Decision {
     pub decided_by: String,
     /// The program's basename.
     pub program: String,
-    /// Index of the rule that set the sandbox profile, if any.
-    pub profile: Option<String>,
+    /// The sandbox profile a rule set for this program, if any.
+    pub profile: Option<Profile>,
 }
 
 impl Decision {
@@ -133,7 +134,7 @@ struct CompiledRule {
     args_patterns: Vec<Regex>,
     executables: Vec<PathBuf>,
     reason: Option<String>,
-    profile: Option<String>,
+    profile: Option<Profile>,
     /// `subcommand`: the rule is consulted only for this subcommand.
     subcommand: Option<String>,
     /// The allow form (`allow_options`, `max_operands`), if the rule has one.
@@ -149,10 +150,10 @@ struct AllowForm {
 
 impl CompiledRule {
     /// A refusal by this rule: its specific reason, then the rule's own reason if it has one.
-    fn refuse(&self, program: &str, what: String) -> Decision {
+    fn refuse(&self, program: &str, what: impl std::fmt::Display) -> Decision {
         let reason = match &self.reason {
             Some(why) => format!("{what}: {why}"),
-            None => what,
+            None => what.to_string(),
         };
         Decision::deny(program, format!("rules[{}]", self.index), reason)
     }
@@ -252,19 +253,6 @@ impl TerminalPolicy {
                 }
                 pinned.push(path);
             }
-            if let Some(profile) = &rule.profile
-                && !["strict", "standard", "permissive"].contains(&profile.as_str())
-            {
-                {
-                    return Err(PolicyError::BadRule {
-                        index,
-                        command: rule.command.clone(),
-                        message: format!(
-                            "profile '{profile}' is not one of strict, standard, permissive"
-                        ),
-                    });
-                }
-            }
             let allow = compile_allow_form(index, rule, &rules)?;
             rules.push(CompiledRule {
                 index,
@@ -273,7 +261,7 @@ impl TerminalPolicy {
                 args_patterns,
                 executables: pinned,
                 reason: rule.reason.clone(),
-                profile: rule.profile.clone(),
+                profile: rule.profile,
                 subcommand: rule.subcommand.clone(),
                 allow,
             });
@@ -381,7 +369,7 @@ impl TerminalPolicy {
                 Err(what) => {
                     global_refusal = Some(match judge {
                         Some(rule) => rule.refuse(program, what),
-                        None => Decision::deny(program, "default-deny", what),
+                        None => Decision::deny(program, "default-deny", what.to_string()),
                     });
                 }
             }
@@ -414,7 +402,7 @@ impl TerminalPolicy {
                 }
             }
             if rule.profile.is_some() {
-                profile = rule.profile.clone();
+                profile = rule.profile;
             }
         }
         if let Some(refusal) = global_refusal {
@@ -429,7 +417,7 @@ impl TerminalPolicy {
                         let what = format!("subcommand '{sub}' of '{program}' is not allowed");
                         return match global.or_else(|| mine.first()) {
                             Some(rule) => rule.refuse(program, what),
-                            None => Decision::deny(program, "default-deny", what),
+                            None => Decision::deny(program, "default-deny", what.to_string()),
                         };
                     };
                     Some((
@@ -600,7 +588,7 @@ fn compile_allow_form(
                 .into(),
         ));
     }
-    let options = allow::OptionSpec::parse(options).map_err(bad)?;
+    let options = allow::OptionSpec::parse(options).map_err(|e| bad(e.to_string()))?;
     let mut operand_patterns = Vec::new();
     for pattern in &rule.operand_patterns {
         let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
