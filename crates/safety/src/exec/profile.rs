@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::ExecLimits;
 
 /// A named resource profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Short, small, offline: for commands that only read and print.
