@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use safety::result::{Envelope, input_schema};
 use safety::terminal::{EXPLAIN_COMMAND, RUN_COMMAND, TerminalCore};
 use schemars::JsonSchema;
-use serde_json::{Map, Value};
 
 /// Input of `run_command` (used for its JSON schema; parsing is the core's job).
 #[derive(JsonSchema)]
@@ -43,7 +43,7 @@ struct ExplainCommandInput {
 
 /// The schemas of a tool, from the core: its input (the struct above) and its output (the
 /// envelope with the tool's own detail).
-fn schemas<T: JsonSchema>(tool: &str) -> (Arc<Map<String, Value>>, Arc<Map<String, Value>>) {
+fn schemas<T: JsonSchema>(tool: &str) -> (Arc<JsonObject>, Arc<JsonObject>) {
     let output = safety::terminal::output_schema(tool).unwrap_or_default();
     (Arc::new(input_schema::<T>()), Arc::new(output))
 }
