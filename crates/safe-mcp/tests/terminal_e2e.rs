@@ -112,12 +112,12 @@ fn audit_text(f: &Fixture) -> String {
 }
 
 #[tokio::test]
-async fn seed_demo_envelopes_match_apart_from_duration() {
+async fn demo_envelopes_match_apart_from_duration() {
     let f = Fixture::new();
     let s = f.connect().await;
     let mut ok = run(&s, json!({"command": "cat notes.txt"})).await;
     ok.as_object_mut().unwrap().remove("duration_ms");
-    // Beyond the seed: every run reports its sandbox (issue 4); the rest is the seed's envelope.
+    // Every run reports its sandbox (checked apart); the rest is the documented envelope.
     let sandbox = ok["detail"].as_object_mut().unwrap().remove("sandbox");
     assert!(
         sandbox.is_some_and(|s| s["profile"].is_string()),
