@@ -19,7 +19,6 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::CallToolResponse;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -28,7 +27,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use safety::config::Config;
-use safety::organizer::{ApplyPlanArgs, ListFilesArgs, MoveFileArgs, NoArgs, Organizer};
+use safety::organizer::{Organizer, input_schema, output_schema};
 use safety::result::{Envelope, ResultCode};
 
 /// What the server tells the model when it connects.
@@ -58,17 +57,15 @@ pub struct FilesServer {
     organizer: Arc<Organizer>,
 }
 
+/// One tool, its input and output schemas from the core.
 fn tool(
     name: &'static str,
     title: &'static str,
     description: &'static str,
-    input: Result<Arc<rmcp::model::JsonObject>, String>,
     read_only: bool,
 ) -> Tool {
-    let input = input.unwrap_or_else(|e| {
-        tracing::error!("input schema of {name}: {e}");
-        Arc::new(rmcp::model::JsonObject::new())
-    });
+    let input = Arc::new(input_schema(name).unwrap_or_default());
+    let output = Arc::new(output_schema(name).unwrap_or_default());
     let annotations = ToolAnnotations::with_title(title)
         .read_only(read_only)
         .destructive(false)
@@ -76,7 +73,7 @@ fn tool(
         .open_world(false);
     Tool::new(name, description, input)
         .with_title(title)
-        .with_raw_output_schema(schema_for_output::<Envelope>())
+        .with_raw_output_schema(output)
         .with_annotations(annotations)
 }
 
@@ -89,7 +86,6 @@ pub fn tools() -> Vec<Tool> {
             "Read-only. Lists the top level of the workspace (or of subdir): name, size, kind, category, \
              whether the organiser would move it and why not. Bounded by max_list_entries; never enters .git \
              or node_modules.",
-            schema_for_input::<ListFilesArgs>(),
             true,
         ),
         tool(
@@ -97,7 +93,6 @@ pub fn tools() -> Vec<Tool> {
             "Plan organising",
             "Proposes moves of top-level files into category folders and lists what it skips and why. Changes \
              nothing, not even folders. Returns a single-use plan_id.",
-            schema_for_input::<NoArgs>(),
             true,
         ),
         tool(
@@ -106,7 +101,6 @@ pub fn tools() -> Vec<Tool> {
             "Carries out a plan from plan_organize. Every file is re-checked first (type, size, mtime, inode, \
              source present, destination free); if anything changed the whole plan is refused and nothing \
              moves. A plan id works once. Sends progress notifications when a progress token is given.",
-            schema_for_input::<ApplyPlanArgs>(),
             false,
         ),
         tool(
@@ -115,7 +109,6 @@ pub fn tools() -> Vec<Tool> {
             "Moves one named entry to dest, a full destination path (not a folder); missing parent folders \
              inside the workspace are created. An existing destination is refused, never overwritten. \
              Symlinks and special files are never moved.",
-            schema_for_input::<MoveFileArgs>(),
             false,
         ),
         tool(
@@ -123,7 +116,6 @@ pub fn tools() -> Vec<Tool> {
             "Undo last action",
             "Reverts the most recent move or applied plan as one action. Refused whole if any original place \
              is taken or a file was replaced since; nothing is overwritten.",
-            schema_for_input::<NoArgs>(),
             false,
         ),
         tool(
@@ -131,7 +123,6 @@ pub fn tools() -> Vec<Tool> {
             "Redo last action",
             "Re-applies the most recently undone action, with the same checks as undo. New work clears the \
              redo stack.",
-            schema_for_input::<NoArgs>(),
             false,
         ),
     ]

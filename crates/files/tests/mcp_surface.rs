@@ -220,3 +220,129 @@ async fn apply_plan_sends_progress_notifications() {
     assert!(seen.len() >= 50, "{} progress notifications", seen.len());
     assert_eq!(seen.last(), Some(&(300.0, Some(300.0))));
 }
+
+/// Every envelope a files tool answers with, refusals included, fits that tool's published
+/// `outputSchema`, whose objects are closed: a field the schema does not name fails.
+#[tokio::test]
+async fn every_envelope_fits_its_tools_output_schema_exactly() {
+    let s = session(&[
+        ("a.pdf", "a"),
+        ("b.png", "bb"),
+        ("c.txt", "c"),
+        (".bashrc", "x"),
+    ])
+    .await;
+    std::os::unix::fs::symlink("/etc/passwd", s.ws.join("link.pdf")).unwrap();
+    let tools = s.client.list_all_tools().await.unwrap();
+    let validators: std::collections::HashMap<String, jsonschema::Validator> = tools
+        .iter()
+        .map(|t| {
+            let schema = Value::Object(t.output_schema.as_deref().cloned().unwrap());
+            assert!(!schema.to_string().contains("\"format\""), "{schema}");
+            (
+                t.name.to_string(),
+                jsonschema::validator_for(&schema).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(validators.len(), 6);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut check = |e: &Value| {
+        let tool = e["action"].as_str().unwrap();
+        let errors: Vec<String> = validators[tool]
+            .iter_errors(e)
+            .map(|err| format!("{err} at {}", err.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{tool}: {errors:?}\n{e}");
+        seen.insert(format!("{tool} {}", e["code"].as_str().unwrap()));
+    };
+    let calls = [
+        ("list_files", json!({})),
+        ("list_files", json!({"subdir": ".git"})),
+        ("list_files", json!({"subdir": "../x"})),
+        ("list_files", json!({"subdir": "missing"})),
+        ("list_files", json!({"bogus": 1})),
+        ("plan_organize", json!({"x": 1})),
+        ("apply_plan", json!({"plan_id": ""})),
+        ("apply_plan", json!({"plan_id": "no-such-plan"})),
+        (
+            "move_file",
+            json!({"src": "link.pdf", "dest": "Documents/link.pdf"}),
+        ),
+        (
+            "move_file",
+            json!({"src": "missing.pdf", "dest": "Documents/m.pdf"}),
+        ),
+        ("move_file", json!({"src": "a.pdf", "dest": "b.png"})),
+        ("move_file", json!({"src": "../a.pdf", "dest": "x.pdf"})),
+        ("move_file", json!({"src": "a.pdf"})),
+        ("undo_last_action", json!({})),
+        ("redo_last_action", json!({})),
+    ];
+    for (tool, args) in calls {
+        check(&call(&s, tool, args).await.1);
+    }
+    // A plan applied, then replayed; a plan refused because a file changed.
+    let plan = call(&s, "plan_organize", json!({})).await.1;
+    check(&plan);
+    let id = plan["detail"]["plan_id"].clone();
+    check(&call(&s, "apply_plan", json!({"plan_id": id})).await.1);
+    check(&call(&s, "apply_plan", json!({"plan_id": id})).await.1);
+    check(&call(&s, "undo_last_action", json!({})).await.1);
+    check(&call(&s, "redo_last_action", json!({})).await.1);
+    check(&call(&s, "undo_last_action", json!({})).await.1);
+    let plan = call(&s, "plan_organize", json!({})).await.1;
+    std::fs::write(s.ws.join("a.pdf"), "changed").unwrap();
+    let changed = call(
+        &s,
+        "apply_plan",
+        json!({"plan_id": plan["detail"]["plan_id"]}),
+    )
+    .await
+    .1;
+    assert!(changed["detail"]["changed"].is_array(), "{changed}");
+    check(&changed);
+    // A move, then its original place taken: the undo is refused whole, with detail.
+    check(
+        &call(
+            &s,
+            "move_file",
+            json!({"src": "c.txt", "dest": "Notes/c.txt"}),
+        )
+        .await
+        .1,
+    );
+    std::fs::write(s.ws.join("c.txt"), "new").unwrap();
+    let refused = call(&s, "undo_last_action", json!({})).await.1;
+    assert_eq!(refused["detail"]["taken"], json!(["c.txt"]), "{refused}");
+    check(&refused);
+    for want in [
+        "list_files OK",
+        "list_files POLICY_DENIED",
+        "list_files PATH_ESCAPE",
+        "list_files INVALID_REQUEST",
+        "plan_organize OK",
+        "apply_plan OK",
+        "apply_plan INVALID_REQUEST",
+        "apply_plan OPERATION_FAILED",
+        "move_file OK",
+        "move_file POLICY_DENIED",
+        "move_file OPERATION_FAILED",
+        "undo_last_action OK",
+        "undo_last_action INVALID_REQUEST",
+        "undo_last_action OPERATION_FAILED",
+        "redo_last_action OK",
+    ] {
+        assert!(
+            seen.contains(want),
+            "no '{want}' envelope was checked: {seen:?}"
+        );
+    }
+    // The check can fail: an unnamed field, at the top, in detail or deeper, is refused.
+    let list = call(&s, "list_files", json!({})).await.1;
+    for pointer in ["", "/detail", "/detail/entries/0"] {
+        let mut bad = list.clone();
+        bad.pointer_mut(pointer).unwrap()["surprise"] = json!(1);
+        assert!(!validators["list_files"].is_valid(&bad), "{pointer}");
+    }
+}

@@ -1,5 +1,5 @@
 //! End-to-end: the real `safe-mcp files` binary driven through the rmcp client over stdio.
-//! The demo sequence gives the seed's envelopes (SPEC §5.2), and a server SIGKILLed in the
+//! The demo sequence gives the documented envelopes (docs/files.md), and a server SIGKILLed in the
 //! middle of apply_plan (frozen first, so the journal and the files on disk show the step
 //! in progress at the moment of the kill) recovers on restart.
 #![allow(
@@ -75,7 +75,7 @@ fn without_volatile(mut env: Value) -> Value {
 }
 
 #[tokio::test]
-async fn demo_sequence_through_the_real_binary_matches_the_seed() {
+async fn demo_sequence_through_the_real_binary_gives_the_documented_envelopes() {
     let (dir, policy) = sandbox();
     let (s, _) = start(&policy).await;
     let plan = call(&s, "plan_organize", json!({})).await;

@@ -112,12 +112,12 @@ fn audit_text(f: &Fixture) -> String {
 }
 
 #[tokio::test]
-async fn seed_demo_envelopes_match_apart_from_duration() {
+async fn demo_envelopes_match_apart_from_duration() {
     let f = Fixture::new();
     let s = f.connect().await;
     let mut ok = run(&s, json!({"command": "cat notes.txt"})).await;
     ok.as_object_mut().unwrap().remove("duration_ms");
-    // Beyond the seed: every run reports its sandbox (issue 4); the rest is the seed's envelope.
+    // Every run reports its sandbox (checked apart); the rest is the documented envelope.
     let sandbox = ok["detail"].as_object_mut().unwrap().remove("sandbox");
     assert!(
         sandbox.is_some_and(|s| s["profile"].is_string()),
@@ -877,5 +877,120 @@ async fn the_benchmark_measures_every_figure_in_each_run() {
         assert!(figures.iter().all(|v| v.is_finite() && *v > 0.0), "{f:?}");
         // A round trip that spawns a process cannot beat the bare spawn it contains.
         assert!(f.run_in_process > f.bare * 0.5, "{f:?}");
+    }
+}
+
+/// Each tool's published `outputSchema`, compiled; the detail schema must be closed.
+fn output_validators(tools: &Value) -> std::collections::HashMap<String, jsonschema::Validator> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let schema = &t["outputSchema"];
+            assert!(
+                !schema.to_string().contains("\"format\""),
+                "format keys in {schema}"
+            );
+            let name = t["name"].as_str().unwrap().to_string();
+            (name, jsonschema::validator_for(schema).unwrap())
+        })
+        .collect()
+}
+
+fn assert_fits(validators: &std::collections::HashMap<String, jsonschema::Validator>, e: &Value) {
+    let tool = e["action"].as_str().unwrap();
+    let errors: Vec<String> = validators[tool]
+        .iter_errors(e)
+        .map(|err| format!("{err} at {}", err.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{tool}: {errors:?}\n{e}");
+}
+
+#[tokio::test]
+async fn every_envelope_fits_its_tools_output_schema_exactly() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let tools = serde_json::to_value(s.peer().list_all_tools().await.unwrap()).unwrap();
+    let validators = output_validators(&tools);
+    let runs = [
+        json!({"command": "cat notes.txt"}),
+        json!({"command": "false"}),
+        json!({"command": "sh -c \"kill -9 $$\""}),
+        json!({"command": "sleep 5", "timeout_seconds": 1}),
+        json!({"command": "seq 1 100000"}),
+        json!({"command": "yes"}),
+        json!({"command": "rm -rf /"}),
+        json!({"command": "ls | cat"}),
+        json!({"command": "cat ../secret.txt"}),
+        json!({"command": "ls", "cwd": "../"}),
+        json!({"command": "git -c core.pager=x log"}),
+        json!({"command": "nosuchprogram"}),
+        json!({"command": 5}),
+        json!({"cwd": "sub"}),
+        json!({"command": "ls", "bogus": 1}),
+        json!({"command": "ls", "timeout_seconds": 0}),
+    ];
+    let mut codes = std::collections::BTreeSet::new();
+    for args in runs {
+        let e = run(&s, args).await;
+        assert_fits(&validators, &e);
+        codes.insert(code(&e).to_string());
+    }
+    for want in [
+        "OK",
+        "TIMEOUT",
+        "OUTPUT_TRUNCATED",
+        "POLICY_DENIED",
+        "PATH_ESCAPE",
+        "INVALID_REQUEST",
+    ] {
+        assert!(
+            codes.contains(want),
+            "no {want} envelope was checked: {codes:?}"
+        );
+    }
+    for args in [
+        json!({"command": "ls -la", "cwd": "sub"}),
+        json!({"command": "rm -rf /"}),
+        json!({"command": "ls | cat"}),
+        json!({"command": "cat ../secret.txt"}),
+        json!({"command": "nosuchprogram"}),
+        json!({"command": "ls", "timeout_seconds": 1}),
+    ] {
+        let e = client::call(&s, "explain_command", args).await.unwrap();
+        assert_fits(&validators, &e);
+    }
+    // The check can fail: a field the schema does not name is refused, at the top level
+    // and inside detail.
+    let mut e = run(&s, json!({"command": "cat notes.txt"})).await;
+    e["detail"]["surprise"] = json!(1);
+    assert!(!validators["run_command"].is_valid(&e));
+    let mut e = run(&s, json!({"command": "cat notes.txt"})).await;
+    e["detail"]["sandbox"]["limits"]["surprise"] = json!(1);
+    assert!(!validators["run_command"].is_valid(&e));
+}
+
+#[tokio::test]
+async fn envelopes_with_an_audit_note_fit_the_output_schema() {
+    let f = Fixture::with_mode("open");
+    let immutable = make_log_unwritable(&f);
+    let s = f.connect().await;
+    let tools = serde_json::to_value(s.peer().list_all_tools().await.unwrap()).unwrap();
+    let validators = output_validators(&tools);
+    let ran = run(&s, json!({"command": "cat notes.txt"})).await;
+    let explained = client::call(&s, "explain_command", json!({"command": "ls"}))
+        .await
+        .unwrap();
+    undo_unwritable(immutable);
+    for e in [ran, explained] {
+        assert!(
+            e["detail"]["audit"]
+                .as_str()
+                .unwrap()
+                .starts_with("unavailable: "),
+            "{e}"
+        );
+        assert_fits(&validators, &e);
     }
 }

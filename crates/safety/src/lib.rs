@@ -44,6 +44,7 @@ pub mod organizer;
 pub mod parse;
 pub mod policy;
 pub mod protocol;
+mod recorder;
 pub mod redact;
 pub mod result;
 pub mod terminal;

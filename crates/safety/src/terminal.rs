@@ -2,25 +2,28 @@
 //! redact then truncate → record outcome. The MCP wiring hands over the raw JSON arguments
 //! and returns the [`Envelope`] it gets back; it decides nothing.
 
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::AuditLog;
-use crate::config::{AuditFailMode, Config};
+use crate::config::Config;
 use crate::exec::filesystem;
 use crate::exec::profile::{Profile, effective_limits};
-use crate::exec::sandbox::limits_json;
-use crate::exec::{ExecLimits, ExecRequest, Executor, Gate, SandboxConfig, SandboxReport, Stop};
+use crate::exec::sandbox::LimitsReport;
+use crate::exec::{
+    ExecError, ExecLimits, ExecRequest, Executor, Gate, SandboxConfig, SandboxReport, Stop,
+};
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
 use crate::protocol::{self, MAX_PATH_ARG_BYTES, check_len, json_type, quote};
+use crate::recorder::{Call, Durability, Recorder, Unrecorded};
 use crate::redact::{RedactError, Redactor};
-use crate::result::{Envelope, ResultCode};
+use crate::result::{self, Envelope, ResultCode};
 
 /// Tool name of the command runner.
 pub const RUN_COMMAND: &str = "run_command";
@@ -29,6 +32,7 @@ pub const EXPLAIN_COMMAND: &str = "explain_command";
 
 /// The terminal server could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
     /// A policy rule is invalid or disagrees with its examples.
     #[error(transparent)]
@@ -39,9 +43,19 @@ pub enum StartError {
     /// An operator redaction pattern does not compile.
     #[error(transparent)]
     Redact(#[from] RedactError),
-    /// The configuration was validated for another server.
-    #[error("configuration was not loaded for the terminal server")]
-    WrongServer,
+    /// The configuration has no `[terminal]` section with a jail root (it was loaded for
+    /// another server).
+    #[error("the configuration has no [terminal] section with a jail root")]
+    NoTerminalSection,
+    /// A sandbox profile's limits cannot be built under `[terminal.limits]`, so the
+    /// start-up probe of the kernel sandbox could not run.
+    #[error("cannot probe the kernel sandbox for the {profile} profile: {reason}")]
+    SandboxProbe {
+        /// The profile probed.
+        profile: Profile,
+        /// Why its limits could not be built.
+        reason: String,
+    },
     /// The audit log cannot be opened and `audit_fail_mode = "closed"`: a server that cannot
     /// record an operation would answer every call AUDIT_UNAVAILABLE, so it does not start.
     #[error(transparent)]
@@ -55,6 +69,40 @@ pub enum StartError {
     /// The empty HOME folder for commands could not be made.
     #[error("cannot make the commands' empty HOME folder: {0}")]
     Home(std::io::Error),
+}
+
+/// Why the arguments of a terminal tool were refused (`INVALID_REQUEST`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// A name the tool does not take (quoted as a short prefix: a 1 MiB key must not come
+    /// back).
+    #[error("unknown argument '{}' (expected {})", quote(.name), .expected.join(", "))]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The names the tool takes.
+        expected: &'static [&'static str],
+    },
+    /// `command` is missing.
+    #[error("missing required argument 'command'")]
+    MissingCommand,
+    /// An argument of the wrong JSON type.
+    #[error("'{name}' must be {expected}, got {got}")]
+    WrongType {
+        /// The argument.
+        name: &'static str,
+        /// What it must be (`a string`, `a number`).
+        expected: &'static str,
+        /// What it was (`an object`, `null`, ...).
+        got: &'static str,
+    },
+    /// `timeout_seconds` is not a whole number of at least 1.
+    #[error("'timeout_seconds' must be a whole number of at least 1")]
+    Timeout,
+    /// A string argument is longer than its bound (its length is told, never its value).
+    #[error("{0}")]
+    TooLong(String),
 }
 
 /// Arguments of `run_command` / `explain_command`, checked by hand so that every malformed
@@ -71,53 +119,47 @@ pub struct CommandArgs {
 
 impl CommandArgs {
     /// Read the arguments object; unknown fields and wrong types are refused with a reason.
-    pub fn from_json(tool: &str, args: Option<&Map<String, Value>>) -> Result<Self, String> {
+    pub fn from_json(tool: &str, args: Option<&Map<String, Value>>) -> Result<Self, ArgumentError> {
         let empty = Map::new();
         let args = args.unwrap_or(&empty);
-        let allowed: &[&str] = if tool == RUN_COMMAND {
+        let allowed: &'static [&'static str] = if tool == RUN_COMMAND {
             &["command", "cwd", "timeout_seconds"]
         } else {
             &["command", "cwd"]
         };
-        // An argument name is quoted only as a short prefix: a 1 MiB key must not come back.
         if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(format!(
-                "unknown argument '{}' (expected {})",
-                quote(unknown),
-                allowed.join(", ")
-            ));
+            return Err(ArgumentError::Unknown {
+                name: unknown.clone(),
+                expected: allowed,
+            });
         }
+        let wrong = |name, expected, got: &Value| ArgumentError::WrongType {
+            name,
+            expected,
+            got: json_type(got),
+        };
         let command = match args.get("command") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "'command' must be a string, got {}",
-                    json_type(other)
-                ));
-            }
-            None => return Err("missing required argument 'command'".into()),
+            Some(other) => return Err(wrong("command", "a string", other)),
+            None => return Err(ArgumentError::MissingCommand),
         };
         let cwd = match args.get("cwd") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => {
                 // A 1 MiB cwd would be echoed by every later reason and the audit record.
-                check_len("cwd", s, MAX_PATH_ARG_BYTES).map_err(|e| e.to_string())?;
+                check_len("cwd", s, MAX_PATH_ARG_BYTES)
+                    .map_err(|e| ArgumentError::TooLong(e.to_string()))?;
                 Some(s.clone())
             }
-            Some(other) => return Err(format!("'cwd' must be a string, got {}", json_type(other))),
+            Some(other) => return Err(wrong("cwd", "a string", other)),
         };
         let timeout_seconds = match args.get("timeout_seconds") {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(t) if t >= 1 => Some(t),
-                _ => return Err("'timeout_seconds' must be a whole number of at least 1".into()),
+                _ => return Err(ArgumentError::Timeout),
             },
-            Some(other) => {
-                return Err(format!(
-                    "'timeout_seconds' must be a number, got {}",
-                    json_type(other)
-                ));
-            }
+            Some(other) => return Err(wrong("timeout_seconds", "a number", other)),
         };
         Ok(CommandArgs {
             command,
@@ -132,70 +174,179 @@ impl CommandArgs {
 const ARGUMENT_BOUNDS: &[(&str, usize)] =
     &[("command", MAX_COMMAND_BYTES), ("cwd", MAX_PATH_ARG_BYTES)];
 
-/// The audit log as the flow uses it: opened at start-up ([`AuditLog::open_for_server`]:
-/// under `audit_fail_mode = "closed"` a log that cannot be opened stops the start), and
-/// reopened after a failed append (or, under "open", one that failed at start-up), so a log
-/// that cannot be written makes operations fail closed.
-#[derive(Debug)]
-struct AuditSink {
-    config: Config,
-    redactor: Arc<Redactor>,
-    log: Mutex<Option<Arc<AuditLog>>>,
+/// `detail` of `run_command`. A call refused before anything ran has none of these fields
+/// (only `audit`, when its record is missing).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct RunCommandDetail {
+    /// The exit status, present when the command ran: `null` when a signal ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<Option<i32>>,
+    /// Standard output, terminal escapes stripped, redacted, then cut to the cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// Standard error, treated as `stdout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// The signal that ended the command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The server killed the command's process tree (timeout, cancel, endless output).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub killed: bool,
+    /// An output was cut; the two counts below say by how much.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// Bytes of stdout left out (with `truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_truncated_bytes: Option<u64>,
+    /// Bytes of stderr left out (with `truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_truncated_bytes: Option<u64>,
+    /// The output pipes were still held open by a process that outlived the command, and
+    /// reading them was abandoned.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_incomplete: bool,
+    /// What confined the command (also on a failed start that got that far).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
 }
 
-impl AuditSink {
-    /// Append durably (`fdatasync` before returning).
-    fn append(&self, record: Map<String, Value>) -> Result<(), String> {
-        self.with_log(|log| log.append(record))
+/// The decision `explain_command` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The command would run.
+    Allow,
+    /// A stage refused it.
+    Deny,
+}
+
+/// Where the mechanisms in explain_command's `detail.sandbox` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub enum ReportSource {
+    /// What the probe at start-up found for a profile with the same network setting.
+    #[serde(rename = "start-up probe")]
+    StartUpProbe,
+}
+
+/// explain_command's `detail.sandbox`: the sandbox report a run would have, with where its
+/// mechanisms come from.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ExpectedSandbox {
+    /// The call's profile and limits, the mechanisms of the start-up probe.
+    #[serde(flatten)]
+    pub report: SandboxReport,
+    /// Always the start-up probe: nothing was run for this call.
+    pub source: ReportSource,
+}
+
+/// `detail` of `explain_command`. Never holds stdout, stderr or an exit code; an
+/// unreadable request has none of these fields.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct ExplainCommandDetail {
+    /// Whether the command would run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// The command as parsed (absent when it did not parse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
+    /// The stage or rule that decided: `parser`, `denylist`, `default-deny`, `rules[N]`,
+    /// `jail`, `executable`, or the allowing rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// `decision == allow`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_run: Option<bool>,
+    /// The program that would be executed (allowed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// The working folder, relative to the jail (allowed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The sandbox the command would get (allowed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<ExpectedSandbox>,
+    /// SHA-256 of the call's canonical form: executable, argv, cwd, environment (allowed
+    /// only; the audit intent of the same run carries the same hash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical_hash: Option<String>,
+}
+
+/// The `outputSchema` of a terminal tool (`None` for a name this server does not have).
+pub fn output_schema(tool: &str) -> Option<Map<String, Value>> {
+    match tool {
+        RUN_COMMAND => Some(result::output_schema::<RunCommandDetail>()),
+        EXPLAIN_COMMAND => Some(result::output_schema::<ExplainCommandDetail>()),
+        _ => None,
+    }
+}
+
+/// Why a terminal call did not run its command (or, for [`CallError::Exec`], could not
+/// start it). Each becomes an envelope in [`CallError::envelope`], the one place that
+/// picks its code and reason.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// The arguments are malformed.
+    #[error(transparent)]
+    Arguments(#[from] ArgumentError),
+    /// `max_concurrent_commands` commands are running.
+    #[error(
+        "{0} commands are already running, the most this server runs at once \
+         ([terminal] max_concurrent_commands); nothing ran: call again when one has finished"
+    )]
+    Busy(u64),
+    /// Parsing, the policy or the jail refused the command.
+    #[error("{}", .0.reason)]
+    Refused(Box<Refusal>),
+    /// The limits of a run cannot be built (the caller's timeout cannot apply).
+    #[error(transparent)]
+    Limits(LimitsError),
+    /// The limits of a dry run cannot be built: the profile's own limits, validated at
+    /// start-up, so a bug.
+    #[error(transparent)]
+    ProfileLimits(LimitsError),
+    /// The start gate could not be made.
+    #[error("could not create the start gate, so nothing ran: {0}")]
+    Gate(std::io::Error),
+    /// The intent record could not be made durable (`audit_fail_mode = "closed"`).
+    #[error("the audit record could not be written, so nothing ran: {0}")]
+    Audit(#[from] Unrecorded),
+    /// The executor could not start the command.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+}
+
+/// A profile's limits could not be built under `[terminal.limits]` and the caller's timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct LimitsError(String);
+
+impl CallError {
+    fn code(&self) -> ResultCode {
+        match self {
+            CallError::Arguments(_) | CallError::Limits(_) => ResultCode::InvalidRequest,
+            CallError::Busy(_) => ResultCode::Busy,
+            CallError::Refused(r) => r.code,
+            CallError::ProfileLimits(_) | CallError::Gate(_) => ResultCode::InternalError,
+            CallError::Audit(_) => ResultCode::AuditUnavailable,
+            CallError::Exec(_) => ResultCode::OperationFailed,
+        }
     }
 
-    /// Append, with the `fdatasync` done behind the reply (see
-    /// [`AuditLog::append_sync_behind`]): for calls that change nothing.
-    fn append_sync_behind(&self, record: Map<String, Value>) -> Result<(), String> {
-        self.with_log(|log| log.append_sync_behind(record))
-    }
-
-    /// Write now, call `then` once durable (see [`AuditLog::append_then`]).
-    fn append_then(
-        &self,
-        record: Map<String, Value>,
-        then: impl FnOnce(Result<(), String>) + Send + 'static,
-    ) -> Result<(), String> {
-        self.with_log(|log| log.append_then(record, move |r| then(r.map_err(|e| e.to_string()))))
-    }
-
-    fn with_log(
-        &self,
-        append: impl FnOnce(&AuditLog) -> Result<(), crate::audit::AuditError>,
-    ) -> Result<(), String> {
-        let log = {
-            let mut guard = self
-                .log
-                .lock()
-                .map_err(|_| "audit log lock poisoned".to_string())?;
-            match guard.as_ref() {
-                Some(log) => log.clone(),
-                None => {
-                    let log = Arc::new(
-                        AuditLog::open_configured(&self.config, self.redactor.clone())
-                            .map_err(|e| e.to_string())?,
-                    );
-                    *guard = Some(log.clone());
-                    log
-                }
-            }
-        };
-        append(&log).map_err(|e| {
-            // Drop the handle so the next call reopens (the chain is re-read from disk);
-            // except a log found replaced under the writer: reopening it here would start a
-            // new chain with no trace of the gap, so every later call fails the same way.
-            if !matches!(e, crate::audit::AuditError::Replaced { .. })
-                && let Ok(mut guard) = self.log.lock()
-            {
-                *guard = None;
-            }
-            e.to_string()
-        })
+    /// The envelope of `tool` for this error: its code, its message, and (for a command
+    /// the sandbox got as far as reporting on) the sandbox report.
+    fn envelope<D: Default>(
+        self,
+        tool: &str,
+        report: impl FnOnce(SandboxReport, &mut D),
+    ) -> Envelope<D> {
+        let mut detail = D::default();
+        if let CallError::Exec(e) = &self
+            && let Some(r) = e.report()
+        {
+            report(r.clone(), &mut detail);
+        }
+        Envelope::with(tool, self.code(), self.to_string(), detail)
     }
 }
 
@@ -208,14 +359,14 @@ pub struct TerminalCore {
     /// Every command's environment ([`TerminalCore::environment`]), built once.
     env: Vec<(String, String)>,
     redactor: Arc<Redactor>,
-    audit: Arc<AuditSink>,
+    recorder: Recorder,
     executor: Executor,
     /// What the start-up probe found, for a network-on and a network-off profile.
     probe_online: SandboxReport,
     probe_offline: SandboxReport,
     /// explain_command's `detail.sandbox` per profile: a function of the profile, the policy
     /// and the start-up probe alone, so built once.
-    explain_sandbox: PerProfile<std::sync::OnceLock<Value>>,
+    explain_sandbox: PerProfile<std::sync::OnceLock<ExpectedSandbox>>,
     /// One permit per command allowed to run at once (`max_concurrent_commands`).
     slots: tokio::sync::Semaphore,
 }
@@ -239,8 +390,10 @@ struct Vetted {
 }
 
 /// Why stages 1–3 refused, with what explain_command reports about it.
+#[derive(Debug)]
 struct Refusal {
-    envelope: Envelope,
+    code: ResultCode,
+    reason: String,
     /// The argv, when the command parsed.
     argv: Option<Vec<String>>,
     /// The stage or rule that refused: `parser`, `denylist`, `default-deny`, `rules[N]`,
@@ -269,19 +422,14 @@ impl TerminalCore {
     ) -> Result<Self, StartError> {
         let root = config
             .jail_root()
-            .ok_or(StartError::WrongServer)?
+            .ok_or(StartError::NoTerminalSection)?
             .to_path_buf();
         let policy = TerminalPolicy::new(&config.terminal)?;
         let jail = Jail::open(&root)?;
         let redactor = Arc::new(Redactor::new(&config.redaction)?);
         // Opened now, not on the first call: a server that cannot record must not say
         // "ready" and then answer every call AUDIT_UNAVAILABLE.
-        let (log, _unavailable) = AuditLog::open_for_server(&config, redactor.clone())?;
-        let audit = Arc::new(AuditSink {
-            config: config.clone(),
-            redactor: redactor.clone(),
-            log: Mutex::new(log.map(Arc::new)),
-        });
+        let recorder = Recorder::open(&config, redactor.clone())?.clipping_reasons();
         let settings = &config.terminal.sandbox;
         let run_as = command_identity(settings.run_as.as_deref(), jail.root())?;
         let home = empty_home().map_err(StartError::Home)?;
@@ -303,22 +451,23 @@ impl TerminalCore {
             Executor::unsandboxed(run_as)
         };
         let default_profile = settings.profile;
-        let probe = |p: Profile| {
+        let probe = |profile: Profile| {
             let limits = effective_limits(
-                p,
+                profile,
                 config.terminal.limits.timeout_seconds,
                 config.terminal.limits.max_output_bytes,
                 None,
             );
-            limits.map(|l| executor.probe(p, &l))
+            limits
+                .map(|l| executor.probe(profile, &l))
+                .map_err(|reason| StartError::SandboxProbe { profile, reason })
         };
         let probe_online = probe(if default_profile == Profile::Strict {
             Profile::Standard
         } else {
             default_profile
-        })
-        .map_err(|_| StartError::WrongServer)?;
-        let probe_offline = probe(Profile::Strict).map_err(|_| StartError::WrongServer)?;
+        })?;
+        let probe_offline = probe(Profile::Strict)?;
         let summary = if default_profile == Profile::Strict {
             probe_offline.summary()
         } else {
@@ -339,7 +488,7 @@ impl TerminalCore {
             policy,
             jail,
             redactor,
-            audit,
+            recorder,
             executor,
             probe_online,
             probe_offline,
@@ -386,7 +535,7 @@ impl TerminalCore {
         &self,
         profile: Profile,
         timeout_override: Option<u64>,
-    ) -> Result<ExecLimits, String> {
+    ) -> Result<ExecLimits, LimitsError> {
         let limits = &self.config.terminal.limits;
         effective_limits(
             profile,
@@ -394,11 +543,12 @@ impl TerminalCore {
             limits.max_output_bytes,
             timeout_override,
         )
+        .map_err(LimitsError)
     }
 
     /// [`TerminalCore::expected_sandbox`] for explain_command (whose limits depend on the
     /// profile alone), built on first use and cloned after.
-    fn explain_sandbox(&self, profile: Profile, limits: &ExecLimits) -> Value {
+    fn explain_sandbox(&self, profile: Profile, limits: &ExecLimits) -> ExpectedSandbox {
         let cell = match profile {
             Profile::Strict => &self.explain_sandbox.strict,
             Profile::Standard => &self.explain_sandbox.standard,
@@ -410,7 +560,7 @@ impl TerminalCore {
 
     /// `detail.sandbox` for explain_command: the call's profile and limits, the mechanisms
     /// the start-up probe found for a profile with the same network setting.
-    fn expected_sandbox(&self, profile: Profile, limits: &ExecLimits) -> Value {
+    fn expected_sandbox(&self, profile: Profile, limits: &ExecLimits) -> ExpectedSandbox {
         let probe = if limits.network {
             &self.probe_online
         } else {
@@ -418,12 +568,11 @@ impl TerminalCore {
         };
         let mut report = probe.clone();
         report.profile = profile;
-        report.limits = limits_json(limits);
-        let mut value = report.to_value();
-        if let Value::Object(map) = &mut value {
-            map.insert("source".into(), json!("start-up probe"));
+        report.limits = LimitsReport::of(limits);
+        ExpectedSandbox {
+            report,
+            source: ReportSource::StartUpProbe,
         }
-        value
     }
 
     /// A command's whole environment, the same for every call: `PATH`, `LANG`, `HOME` (an
@@ -459,55 +608,54 @@ impl TerminalCore {
     }
 
     /// Stages 1–3: parse, evaluate, contain. Each stage runs once; a refusal says which one
-    /// refused (its envelope has no detail).
-    fn vet(&self, action: &str, command: &str, cwd: Option<&str>) -> Result<Vetted, Box<Refusal>> {
-        let refuse = |envelope: Envelope, argv: Option<&Vec<String>>, decided_by: &str| {
-            Box::new(Refusal {
-                envelope,
-                argv: argv.cloned(),
-                decided_by: decided_by.to_string(),
-            })
+    /// refused.
+    fn vet(&self, command: &str, cwd: Option<&str>) -> Result<Vetted, Box<Refusal>> {
+        let refuse =
+            |code: ResultCode, reason: String, argv: Option<&Vec<String>>, decided_by: &str| {
+                Box::new(Refusal {
+                    code,
+                    reason,
+                    argv: argv.cloned(),
+                    decided_by: decided_by.to_string(),
+                })
+            };
+        let jail_refusal = |e: JailError, argv: &Vec<String>| {
+            refuse(jail_code(&e), e.to_string(), Some(argv), "jail")
         };
         if command.len() > MAX_COMMAND_BYTES {
             let reason = format!(
                 "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
                 command.len()
             );
-            let envelope = Envelope::new(action, ResultCode::InvalidRequest, reason);
-            return Err(refuse(envelope, None, "parser"));
+            return Err(refuse(ResultCode::InvalidRequest, reason, None, "parser"));
         }
-        let argv = parse_command(command).map_err(|e| {
-            refuse(
-                Envelope::new(action, e.code(), e.to_string()),
-                None,
-                "parser",
-            )
-        })?;
+        let argv =
+            parse_command(command).map_err(|e| refuse(e.code(), e.to_string(), None, "parser"))?;
         let decision = self.policy.evaluate_argv(&argv);
         if !decision.allowed {
-            let envelope = Envelope::new(action, decision.code, decision.reason);
-            return Err(refuse(envelope, Some(&argv), &decision.decided_by));
+            return Err(refuse(
+                decision.code,
+                decision.reason,
+                Some(&argv),
+                &decision.decided_by,
+            ));
         }
         let contained = self
             .jail
             .resolve_cwd(cwd)
-            .map_err(|e| refuse(jail_envelope(action, e), Some(&argv), "jail"))?;
+            .map_err(|e| jail_refusal(e, &argv))?;
         let args = argv.get(1..).unwrap_or_default();
         self.jail
             .check_args(&contained, args)
-            .map_err(|e| refuse(jail_envelope(action, e), Some(&argv), "jail"))?;
+            .map_err(|e| jail_refusal(e, &argv))?;
         let argv0 = argv.first().cloned().unwrap_or_default();
         let program = self
             .policy
             .resolve_program(&argv0, contained.absolute())
-            .map_err(|d| {
-                refuse(
-                    Envelope::new(action, d.code, d.reason),
-                    Some(&argv),
-                    &d.decided_by,
-                )
-            })?;
-        let profile = (decision.profile).unwrap_or(self.config.terminal.sandbox.profile);
+            .map_err(|d| refuse(d.code, d.reason, Some(&argv), &d.decided_by))?;
+        let profile = decision
+            .profile
+            .unwrap_or(self.config.terminal.sandbox.profile);
         Ok(Vetted {
             argv,
             program,
@@ -534,57 +682,56 @@ impl TerminalCore {
     /// `explain_command`: the same parse, evaluation and containment as `run_command`, then
     /// return before the executor. Detail never holds stdout, stderr or an exit code.
     pub fn explain_command(&self, args: Option<&Map<String, Value>>) -> Envelope {
-        let started = Instant::now();
-        let mut envelope = match CommandArgs::from_json(EXPLAIN_COMMAND, args) {
-            Err(reason) => Envelope::new(EXPLAIN_COMMAND, ResultCode::InvalidRequest, reason),
+        let call = self
+            .recorder
+            .call(EXPLAIN_COMMAND, record_fields(args, None));
+        let envelope = match CommandArgs::from_json(EXPLAIN_COMMAND, args) {
+            Err(e) => {
+                CallError::from(e).envelope(EXPLAIN_COMMAND, |_, _: &mut ExplainCommandDetail| {})
+            }
             Ok(a) => self.explain_vetted(&a),
         };
-        envelope.reason = protocol::clip_reason(envelope.reason);
-        envelope.duration_ms = elapsed_ms(started);
-        let mut record = base_record(EXPLAIN_COMMAND, "outcome", args);
-        record.insert("code".into(), json!(envelope.code));
-        record.insert("reason".into(), json!(envelope.reason));
-        record.insert("duration_ms".into(), json!(envelope.duration_ms));
         // explain changes nothing, so its record is written before the reply (a crash of
         // the server cannot lose it) and fsync'ed behind it, grouped with others.
-        if let Err(e) = self.audit.append_sync_behind(record) {
-            envelope.set("audit", format!("unavailable: {e}"));
-        }
-        envelope
+        call.finish(envelope, &[], Durability::Behind)
     }
 
-    fn explain_vetted(&self, a: &CommandArgs) -> Envelope {
-        match self.vet(EXPLAIN_COMMAND, &a.command, a.cwd.as_deref()) {
+    fn explain_vetted(&self, a: &CommandArgs) -> Envelope<ExplainCommandDetail> {
+        let v = match self.vet(&a.command, a.cwd.as_deref()) {
+            Ok(v) => v,
             Err(refusal) => {
-                let mut e = refusal.envelope;
-                e.set("decision", "deny");
-                if let Some(argv) = refusal.argv {
-                    e.set("argv", json!(argv));
-                }
-                e.set("decided_by", refusal.decided_by);
-                e.set("would_run", false);
-                e
-            }
-            Ok(v) => {
-                let limits = match self.limits(v.profile, None) {
-                    Ok(l) => l,
-                    Err(reason) => {
-                        return Envelope::new(EXPLAIN_COMMAND, ResultCode::InternalError, reason);
-                    }
+                let Refusal {
+                    code,
+                    reason,
+                    argv,
+                    decided_by,
+                } = *refusal;
+                let detail = ExplainCommandDetail {
+                    decision: Some(Decision::Deny),
+                    argv,
+                    decided_by: Some(decided_by),
+                    would_run: Some(false),
+                    ..Default::default()
                 };
-                let mut e = Envelope::new(EXPLAIN_COMMAND, ResultCode::Ok, v.reason.clone());
-                e.set("argv", json!(v.argv));
-                e.set("decision", "allow");
-                e.set("decided_by", v.decided_by.clone());
-                e.set("would_run", true);
-                e.set("executable", v.program.to_string_lossy().into_owned());
-                e.set("cwd", v.cwd.relative().to_string_lossy().into_owned());
-                // The profile and its limits are in `sandbox`, as in run_command's detail.
-                e.set("sandbox", self.explain_sandbox(v.profile, &limits));
-                e.set("canonical_hash", Self::canonical_hash(&v, &self.env));
-                e
+                return Envelope::with(EXPLAIN_COMMAND, code, reason, detail);
             }
-        }
+        };
+        let limits = match self.limits(v.profile, None) {
+            Ok(l) => l,
+            Err(e) => return CallError::ProfileLimits(e).envelope(EXPLAIN_COMMAND, |_, _| {}),
+        };
+        let detail = ExplainCommandDetail {
+            decision: Some(Decision::Allow),
+            decided_by: Some(v.decided_by.clone()),
+            would_run: Some(true),
+            executable: Some(v.program.to_string_lossy().into_owned()),
+            cwd: Some(v.cwd.relative().to_string_lossy().into_owned()),
+            // The profile and its limits are in `sandbox`, as in run_command's detail.
+            sandbox: Some(self.explain_sandbox(v.profile, &limits)),
+            canonical_hash: Some(Self::canonical_hash(&v, &self.env)),
+            argv: Some(v.argv),
+        };
+        Envelope::with(EXPLAIN_COMMAND, ResultCode::Ok, v.reason, detail)
     }
 
     /// `run_command`: vet, record intent (fail-closed), run, redact then truncate, record outcome.
@@ -593,55 +740,45 @@ impl TerminalCore {
         args: Option<&Map<String, Value>>,
         cancel: &CancellationToken,
     ) -> Envelope {
-        let started = Instant::now();
         let request_id = uuid::Uuid::new_v4().to_string();
+        let mut call = self
+            .recorder
+            .call(RUN_COMMAND, record_fields(args, Some(&request_id)));
         // Held until the outcome is recorded; dropped (freeing the slot) when this future
         // ends, also when the client cancels it.
         let mut slot = None;
-        let mut envelope = match CommandArgs::from_json(RUN_COMMAND, args) {
-            Err(reason) => Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
+        let result = match CommandArgs::from_json(RUN_COMMAND, args) {
+            Err(e) => Err(CallError::from(e)),
             // A model can start any number of calls at once; without a limit each holds a
             // process tree, its memory and output buffers. Over the limit nothing queues:
             // the call is answered now and the model decides what to do.
             Ok(a) => match self.slots.try_acquire() {
                 Ok(permit) => {
                     slot = Some(permit);
-                    self.run_vetted(&a, args, &request_id, cancel).await
+                    self.run_vetted(&a, &mut call, cancel).await
                 }
-                Err(_) => Envelope::new(
-                    RUN_COMMAND,
-                    ResultCode::Busy,
-                    format!(
-                        "{} commands are already running, the most this server runs at once \
-                         ([terminal] max_concurrent_commands); nothing ran: call again when \
-                         one has finished",
-                        self.config.terminal.max_concurrent_commands()
-                    ),
-                ),
+                Err(_) => Err(CallError::Busy(
+                    self.config.terminal.max_concurrent_commands(),
+                )),
             },
         };
-        envelope.reason = protocol::clip_reason(envelope.reason);
-        envelope.duration_ms = elapsed_ms(started);
-        let mut record = base_record(RUN_COMMAND, "outcome", args);
-        record.insert("request_id".into(), json!(request_id));
-        record.insert("code".into(), json!(envelope.code));
-        record.insert("reason".into(), json!(envelope.reason));
-        record.insert("duration_ms".into(), json!(envelope.duration_ms));
-        for key in [
-            "exit_code",
-            "signal",
-            "stdout_truncated_bytes",
-            "stderr_truncated_bytes",
-            "killed",
-            "sandbox",
-        ] {
-            if let Some(v) = envelope.detail.get(key) {
-                record.insert(key.into(), v.clone());
-            }
-        }
-        if let Err(e) = self.audit.append(record) {
-            envelope.set("audit", format!("unavailable: {e}"));
-        }
+        let envelope = result.unwrap_or_else(|e| {
+            e.envelope(RUN_COMMAND, |report, d: &mut RunCommandDetail| {
+                d.sandbox = Some(report);
+            })
+        });
+        let envelope = call.finish(
+            envelope,
+            &[
+                "exit_code",
+                "signal",
+                "stdout_truncated_bytes",
+                "stderr_truncated_bytes",
+                "killed",
+                "sandbox",
+            ],
+            Durability::Now,
+        );
         drop(slot);
         envelope
     }
@@ -649,21 +786,17 @@ impl TerminalCore {
     async fn run_vetted(
         &self,
         a: &CommandArgs,
-        raw: Option<&Map<String, Value>>,
-        request_id: &str,
+        call: &mut Call<'_>,
         cancel: &CancellationToken,
-    ) -> Envelope {
-        let vetted = match self.vet(RUN_COMMAND, &a.command, a.cwd.as_deref()) {
-            Ok(v) => v,
-            Err(refusal) => return refusal.envelope,
-        };
-        let limits = match self.limits(vetted.profile, a.timeout_seconds) {
-            Ok(l) => l,
-            Err(reason) => return Envelope::new(RUN_COMMAND, ResultCode::InvalidRequest, reason),
-        };
+    ) -> Result<Envelope<RunCommandDetail>, CallError> {
+        let vetted = self
+            .vet(&a.command, a.cwd.as_deref())
+            .map_err(CallError::Refused)?;
+        let limits = self
+            .limits(vetted.profile, a.timeout_seconds)
+            .map_err(CallError::Limits)?;
         // Intent before anything runs. Fail-closed: no record, no run.
-        let mut intent = base_record(RUN_COMMAND, "intent", raw);
-        intent.insert("request_id".into(), json!(request_id));
+        let mut intent = Map::new();
         intent.insert("argv".into(), json!(vetted.argv));
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
@@ -675,43 +808,8 @@ impl TerminalCore {
         // Fail-closed: nothing runs before the intent record is durable. The line is written
         // now; the command's process is created and sandboxed while the disk syncs, and
         // waits at a gate before `execve` that opens only once the fdatasync succeeded.
-        let fail_open = self.config.audit_fail_mode == AuditFailMode::Open;
-        let mut audit_note = None;
-        let (gate, opener) = match Gate::new() {
-            Ok(pair) => pair,
-            Err(e) => {
-                return Envelope::new(
-                    RUN_COMMAND,
-                    ResultCode::InternalError,
-                    format!("could not create the start gate, so nothing ran: {e}"),
-                );
-            }
-        };
-        let synced: Arc<std::sync::OnceLock<Result<(), String>>> = Arc::default();
-        let told = synced.clone();
-        let then = move |result: Result<(), String>| {
-            let ok = result.is_ok();
-            let _ = told.set(result);
-            if ok || fail_open {
-                opener.open();
-            } else {
-                opener.refuse();
-            }
-        };
-        let gated = match self.audit.append_then(intent, then) {
-            Ok(()) => true,
-            Err(e) if fail_open => {
-                audit_note = Some(format!("unavailable: {e}"));
-                false
-            }
-            Err(e) => {
-                return Envelope::new(
-                    RUN_COMMAND,
-                    ResultCode::AuditUnavailable,
-                    format!("the audit record could not be written, so nothing ran: {e}"),
-                );
-            }
-        };
+        let (gate, opener) = Gate::new().map_err(CallError::Gate)?;
+        let pending = call.intent_gated(intent, opener)?;
         let request = ExecRequest {
             program: vetted.program.clone(),
             argv0: vetted.argv.first().cloned().unwrap_or_default(),
@@ -720,33 +818,11 @@ impl TerminalCore {
             env: self.env.clone(),
             profile: vetted.profile,
             limits,
-            gate: gated.then_some(&gate),
+            gate: pending.gated().then_some(&gate),
         };
         let run = self.executor.run(&request, cancel).await;
-        if let Some(Err(e)) = synced.get() {
-            if !fail_open {
-                return Envelope::new(
-                    RUN_COMMAND,
-                    ResultCode::AuditUnavailable,
-                    format!("the audit record could not be written, so nothing ran: {e}"),
-                );
-            }
-            audit_note = Some(format!("unavailable: {e}"));
-        }
-        let outcome = match run {
-            Ok(o) => o,
-            Err(e) => {
-                let mut env =
-                    Envelope::new(RUN_COMMAND, ResultCode::OperationFailed, e.to_string());
-                if let Some(report) = e.report() {
-                    env.set("sandbox", report.to_value());
-                }
-                if let Some(note) = audit_note {
-                    env.set("audit", note);
-                }
-                return env;
-            }
-        };
+        call.settle(pending)?;
+        let outcome = run?;
         // Strip terminal escapes, redact, then truncate: in that order, always (a key that
         // `grep --color=always` wraps in escapes is found, and no escape reaches the client).
         let stdout = self
@@ -790,30 +866,22 @@ impl TerminalCore {
             ),
             Stop::Exited => (ResultCode::Ok, vetted.reason.clone()),
         };
-        let mut env = Envelope::new(RUN_COMMAND, code, reason);
-        env.set("exit_code", json!(outcome.exit_code));
-        env.set("stdout", stdout.text);
-        env.set("stderr", stderr.text);
-        if let Some(signal) = outcome.signal {
-            env.set("signal", signal);
-        }
-        if outcome.stop != Stop::Exited {
-            env.set("killed", true);
-        }
-        if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 || outcome.stop == Stop::Overflowed
-        {
-            env.set("truncated", true);
-            env.set("stdout_truncated_bytes", stdout.omitted_bytes);
-            env.set("stderr_truncated_bytes", stderr.omitted_bytes);
-        }
-        if outcome.drain_abandoned {
-            env.set("output_incomplete", true);
-        }
-        env.set("sandbox", outcome.sandbox.to_value());
-        if let Some(note) = audit_note {
-            env.set("audit", note);
-        }
-        env
+        let truncated = stdout.omitted_bytes > 0
+            || stderr.omitted_bytes > 0
+            || outcome.stop == Stop::Overflowed;
+        let detail = RunCommandDetail {
+            exit_code: Some(outcome.exit_code),
+            signal: outcome.signal,
+            killed: outcome.stop != Stop::Exited,
+            truncated,
+            stdout_truncated_bytes: truncated.then_some(stdout.omitted_bytes),
+            stderr_truncated_bytes: truncated.then_some(stderr.omitted_bytes),
+            stdout: Some(stdout.text),
+            stderr: Some(stderr.text),
+            output_incomplete: outcome.drain_abandoned,
+            sandbox: Some(outcome.sandbox),
+        };
+        Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
     }
 }
 
@@ -934,29 +1002,30 @@ fn parse_identity(text: &str) -> Result<(u32, u32), StartError> {
     }
 }
 
-fn jail_envelope(action: &str, e: JailError) -> Envelope {
+/// The code of a containment refusal.
+fn jail_code(e: &JailError) -> ResultCode {
     match e {
-        JailError::Escape { .. } => Envelope::new(action, ResultCode::PathEscape, e.to_string()),
-        JailError::Invalid { .. } => {
-            Envelope::new(action, ResultCode::InvalidRequest, e.to_string())
-        }
-        JailError::Root { .. } => Envelope::new(action, ResultCode::InternalError, e.to_string()),
+        JailError::Escape { .. } => ResultCode::PathEscape,
+        JailError::Invalid { .. } => ResultCode::InvalidRequest,
+        JailError::Root { .. } => ResultCode::InternalError,
     }
 }
 
-fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-fn base_record(tool: &str, event: &str, args: Option<&Map<String, Value>>) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("event".into(), json!(event));
-    record.insert("tool".into(), json!(tool));
-    // The audit module redacts every string before it is hashed and written. A 1 MiB
-    // argument must not become a 1 MiB audit record: past its bound only its size is kept.
-    record.insert(
+/// What every record of a terminal call carries besides `tool` and `event`: its arguments
+/// (and the request id of a run). The audit module redacts every string before it is hashed
+/// and written. A 1 MiB argument must not become a 1 MiB audit record: past its bound only
+/// its size is kept.
+fn record_fields(
+    args: Option<&Map<String, Value>>,
+    request_id: Option<&str>,
+) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert(
         "arguments".into(),
         protocol::audit_arguments(args, ARGUMENT_BOUNDS),
     );
-    record
+    if let Some(id) = request_id {
+        fields.insert("request_id".into(), json!(id));
+    }
+    fields
 }

@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use safety::result::Envelope;
+use safety::result::{Envelope, input_schema};
 use safety::terminal::{EXPLAIN_COMMAND, RUN_COMMAND, TerminalCore};
 use schemars::JsonSchema;
-use serde_json::{Map, Value};
 
 /// Input of `run_command` (used for its JSON schema; parsing is the core's job).
 #[derive(JsonSchema)]
@@ -41,42 +41,26 @@ struct ExplainCommandInput {
     cwd: Option<String>,
 }
 
-/// JSON schema of `T` as an object, without `format` keys (`uint32` and friends make strict
-/// clients such as ajv print warnings).
-fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
-    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-    strip_formats(&mut value);
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(Map::new()),
-    }
-}
-
-fn strip_formats(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.get("format").is_some_and(Value::is_string) {
-                map.remove("format");
-            }
-            map.values_mut().for_each(strip_formats);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_formats),
-        _ => {}
-    }
+/// The schemas of a tool, from the core: its input (the struct above) and its output (the
+/// envelope with the tool's own detail).
+fn schemas<T: JsonSchema>(tool: &str) -> (Arc<JsonObject>, Arc<JsonObject>) {
+    let output = safety::terminal::output_schema(tool).unwrap_or_default();
+    (Arc::new(input_schema::<T>()), Arc::new(output))
 }
 
 /// The tool list: names, descriptions, schemas and annotations.
 pub fn tools() -> Vec<Tool> {
-    let output = schema_of::<Envelope>();
+    let (run_input, run_output) = schemas::<RunCommandInput>(RUN_COMMAND);
+    let (explain_input, explain_output) = schemas::<ExplainCommandInput>(EXPLAIN_COMMAND);
     vec![
         Tool::new(
             RUN_COMMAND,
             "Run one allow-listed command inside the jail, without a shell, with a scrubbed \
              environment, a timeout and an output cap. Returns the result envelope: ok, code, \
              reason, detail {exit_code, stdout, stderr}. A non-zero exit is still ok:true.",
-            schema_of::<RunCommandInput>(),
+            run_input,
         )
-        .with_raw_output_schema(output.clone())
+        .with_raw_output_schema(run_output)
         .with_annotations(
             ToolAnnotations::with_title("Run a command")
                 .read_only(false)
@@ -88,9 +72,9 @@ pub fn tools() -> Vec<Tool> {
             EXPLAIN_COMMAND,
             "Dry run: parse and judge a command exactly as run_command would, and say whether \
              it would run, which rule decided, the executable, limits and profile. Runs nothing.",
-            schema_of::<ExplainCommandInput>(),
+            explain_input,
         )
-        .with_raw_output_schema(output)
+        .with_raw_output_schema(explain_output)
         .with_annotations(
             ToolAnnotations::with_title("Explain a command")
                 .read_only(true)

@@ -82,7 +82,6 @@ mod syncer;
 mod verify;
 
 pub use record::{GENESIS_PREV, canonical_json};
-pub use rotate::MIN_ROTATE_BYTES;
 pub use syncer::{SYNC_LINGER, SyncError};
 pub use verify::{VerifyReport, verify};
 

@@ -14,9 +14,6 @@ use super::file::{parent_dir, same_file};
 use super::record::{Rotation, chained_line, now};
 use super::{AuditError, AuditLog};
 
-/// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
-pub const MIN_ROTATE_BYTES: u64 = 4096;
-
 impl AuditLog {
     /// The log's own file name, when it can rotate (names are built from it as text).
     fn base_name(&self) -> std::io::Result<&str> {

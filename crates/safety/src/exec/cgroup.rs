@@ -131,7 +131,7 @@ impl Drop for Pool {
 }
 
 /// What the cgroup layer provides for one call.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CgroupReport {
     /// The whole tree is killed with v2 `cgroup.kill`.
     pub kill: bool,
@@ -144,7 +144,7 @@ pub struct CgroupReport {
 }
 
 /// Counters read after the call: how often a limit stopped something.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LimitHits {
     /// Forks refused by the process limit.
     #[serde(skip_serializing_if = "is_zero")]

@@ -70,7 +70,7 @@ pub const DEFAULT_READ_PATHS: &[&str] = &[
 pub const DEVICE_WRITE_PATHS: &[&str] = &["/dev/null", "/dev/full"];
 
 /// What Landlock did for one command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LandlockReport {
     /// The kernel's Landlock ABI (0: none).
     pub abi: u32,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::ExecLimits;
 
 /// A named resource profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Short, small, offline: for commands that only read and print.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::ExecLimits;
 use super::cgroup::{CgroupReport, Cgroups, LimitHits};
@@ -117,7 +117,7 @@ impl Sandbox {
 }
 
 /// Which mechanisms were active for one call.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Mechanisms {
     /// The command went through the sandbox launcher at all.
     pub launcher: bool,
@@ -148,12 +148,12 @@ pub struct Mechanisms {
 }
 
 /// `detail.sandbox` of a result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SandboxReport {
     /// The profile's name.
     pub profile: Profile,
     /// The concrete limits of the call.
-    pub limits: Value,
+    pub limits: LimitsReport,
     /// What was really active.
     pub mechanisms: Mechanisms,
     /// Mechanisms that were wanted and missing, with what that means.
@@ -220,25 +220,62 @@ impl SandboxReport {
     }
 }
 
-/// The concrete limits as JSON (`network`: `on`/`off`).
-pub fn limits_json(limits: &ExecLimits) -> Value {
-    json!({
-        "timeout_seconds": limits.timeout.as_secs(),
-        "max_output_bytes": limits.max_output_bytes,
-        "open_files": limits.open_files,
-        "processes": limits.processes,
-        "memory_bytes": limits.memory_bytes,
-        "file_size_bytes": limits.file_size_bytes,
-        "cpu_seconds": limits.cpu_seconds,
-        "network": if limits.network { "on" } else { "off" },
-    })
+/// The concrete limits of a call as reported in `detail.sandbox.limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LimitsReport {
+    /// Wall-clock limit in seconds.
+    pub timeout_seconds: u64,
+    /// Bytes of stdout and of stderr kept (each).
+    pub max_output_bytes: u64,
+    /// Open descriptors per process.
+    pub open_files: u64,
+    /// Processes (and threads) of the whole call.
+    pub processes: u64,
+    /// Memory of the whole call.
+    pub memory_bytes: u64,
+    /// The largest file the command may write.
+    pub file_size_bytes: u64,
+    /// CPU seconds per process.
+    pub cpu_seconds: u64,
+    /// Network access.
+    pub network: Network,
+}
+
+/// Whether a call may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// Allowed.
+    On,
+    /// Refused (seccomp, an empty network namespace, Landlock where it can).
+    Off,
+}
+
+impl LimitsReport {
+    /// The report of `limits`.
+    pub fn of(limits: &ExecLimits) -> LimitsReport {
+        LimitsReport {
+            timeout_seconds: limits.timeout.as_secs(),
+            max_output_bytes: u64::try_from(limits.max_output_bytes).unwrap_or(u64::MAX),
+            open_files: limits.open_files,
+            processes: limits.processes,
+            memory_bytes: limits.memory_bytes,
+            file_size_bytes: limits.file_size_bytes,
+            cpu_seconds: limits.cpu_seconds,
+            network: if limits.network {
+                Network::On
+            } else {
+                Network::Off
+            },
+        }
+    }
 }
 
 /// The report of a call that ran without the launcher (sandbox disabled by policy).
 pub fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxReport {
     SandboxReport {
         profile,
-        limits: limits_json(limits),
+        limits: LimitsReport::of(limits),
         mechanisms: Mechanisms {
             launcher: false,
             tree_kill: "process group".into(),
@@ -429,7 +466,7 @@ pub fn build_report(
     }
     SandboxReport {
         profile,
-        limits: limits_json(limits),
+        limits: LimitsReport::of(limits),
         mechanisms: m,
         downgrades,
         memory_peak_bytes: (hits.memory_peak_bytes > 0).then_some(hits.memory_peak_bytes),

@@ -30,7 +30,7 @@ pub const SCAN_DEPTH: usize = 4;
 pub const SCAN_FOLDERS: usize = 4096;
 
 /// What the view holds, reported with each call.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ViewReport {
     /// The jail-relative `.git` entries made read-only.
     pub protected: Vec<String>,

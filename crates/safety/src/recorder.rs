@@ -1,0 +1,338 @@
+//! The audited call, written once for every server: an intent record before anything
+//! changes, the act, an outcome record, and the envelope that goes back.
+//!
+//! [`Recorder`] holds the audit log as the servers use it: opened at start-up (under
+//! `audit_fail_mode = "closed"` a log that cannot be opened stops the start), and opened
+//! again on the next record after an append failed (or, under "open", after it could not
+//! be opened at start-up), so a log that cannot be written makes operations fail closed
+//! instead of writing into a handle that no longer works.
+//!
+//! [`Call`] is one tool call in flight. Its intent record is fail-closed: under "closed" a
+//! record that cannot be written refuses the operation (`AUDIT_UNAVAILABLE`) before it
+//! starts; under "open" the call goes on and says so in `detail.audit`. For a command that
+//! is prepared while the disk syncs ([`Call::intent_gated`]) the same rule is kept through
+//! the start gate: the command waits before `execve` until the intent is durable. Finishing a
+//! call ([`Call::finish`]) clips the reason (where the server bounds it), sets the duration,
+//! writes the outcome record and turns the tool's typed detail into the wire envelope.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::audit::{AuditError, AuditLog};
+use crate::config::{AuditFailMode, Config};
+use crate::exec::GateOpener;
+use crate::protocol;
+use crate::redact::Redactor;
+use crate::result::{Envelope, Recorded, ResultCode};
+
+/// A record of the call could not be written; the text says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unrecorded(String);
+
+impl From<AuditError> for Unrecorded {
+    fn from(e: AuditError) -> Self {
+        Unrecorded(e.to_string())
+    }
+}
+
+/// When a record must be on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// `fdatasync` before the append returns: for calls that change something.
+    Now,
+    /// The line is written before the reply and synced behind it, grouped with others
+    /// ([`AuditLog::append_sync_behind`]): for calls that change nothing.
+    Behind,
+}
+
+/// The audit log of one server and how its calls are recorded.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    config: Config,
+    redactor: Arc<Redactor>,
+    log: Mutex<Option<Arc<AuditLog>>>,
+    /// Reasons are clipped to [`protocol::MAX_REASON_BYTES`] (else they are whole).
+    reason_limit: bool,
+}
+
+impl Recorder {
+    /// Open the configured log ([`AuditLog::open_for_server`]): an error under
+    /// `audit_fail_mode = "closed"`; under "open" a log that cannot be opened now is tried
+    /// again by the first record.
+    pub(crate) fn open(config: &Config, redactor: Arc<Redactor>) -> Result<Recorder, AuditError> {
+        let (log, _unavailable) = AuditLog::open_for_server(config, redactor.clone())?;
+        Ok(Recorder {
+            config: config.clone(),
+            redactor,
+            log: Mutex::new(log.map(Arc::new)),
+            reason_limit: false,
+        })
+    }
+
+    /// Clip every reason to [`protocol::MAX_REASON_BYTES`] (the terminal server's bound:
+    /// a reason quotes the command, which can be long).
+    pub(crate) fn clipping_reasons(mut self) -> Recorder {
+        self.reason_limit = true;
+        self
+    }
+
+    /// Whether a call goes on when its records cannot be written.
+    pub(crate) fn fail_mode(&self) -> AuditFailMode {
+        self.config.audit_fail_mode
+    }
+
+    /// Append one record that belongs to no call (e.g. a recovery at start-up).
+    pub(crate) fn append(
+        &self,
+        record: Map<String, Value>,
+        durability: Durability,
+    ) -> Result<(), Unrecorded> {
+        self.with_log(|log| match durability {
+            Durability::Now => log.append(record),
+            Durability::Behind => log.append_sync_behind(record),
+        })
+    }
+
+    /// Start a call of `tool`; `fields` go into each of its records besides `tool` and
+    /// `event` (its arguments, a request id).
+    pub(crate) fn call<'a>(&'a self, tool: &str, fields: Map<String, Value>) -> Call<'a> {
+        let mut fields = fields;
+        fields.insert("tool".into(), Value::from(tool));
+        Call {
+            recorder: self,
+            tool: tool.to_string(),
+            fields,
+            started: Instant::now(),
+            note: None,
+        }
+    }
+
+    fn with_log(
+        &self,
+        append: impl FnOnce(&AuditLog) -> Result<(), AuditError>,
+    ) -> Result<(), Unrecorded> {
+        let log = {
+            let mut guard = self
+                .log
+                .lock()
+                .map_err(|_| Unrecorded("audit log lock poisoned".into()))?;
+            match guard.as_ref() {
+                Some(log) => log.clone(),
+                None => {
+                    let log = Arc::new(AuditLog::open_configured(
+                        &self.config,
+                        self.redactor.clone(),
+                    )?);
+                    *guard = Some(log.clone());
+                    log
+                }
+            }
+        };
+        append(&log).map_err(|e| {
+            // Drop the handle so the next call reopens (the chain is re-read from disk);
+            // except a log found replaced under the writer: reopening it here would start a
+            // new chain with no trace of the gap, so every later call fails the same way.
+            if !matches!(e, AuditError::Replaced { .. })
+                && let Ok(mut guard) = self.log.lock()
+            {
+                *guard = None;
+            }
+            Unrecorded::from(e)
+        })
+    }
+}
+
+/// An intent whose line is written while its `fdatasync` is still under way
+/// ([`Call::intent_gated`]); [`Call::settle`] learns how the sync ended.
+pub(crate) struct PendingIntent {
+    synced: Arc<OnceLock<Result<(), String>>>,
+    gated: bool,
+}
+
+impl PendingIntent {
+    /// Whether the act must wait at the gate: false when the line could not be written
+    /// and the call goes on unrecorded (`audit_fail_mode = "open"`), so nothing opens it.
+    pub(crate) fn gated(&self) -> bool {
+        self.gated
+    }
+}
+
+/// One tool call in flight: the fields of its records, its clock and the note for
+/// `detail.audit` when one of its records is missing.
+pub(crate) struct Call<'a> {
+    recorder: &'a Recorder,
+    tool: String,
+    fields: Map<String, Value>,
+    started: Instant,
+    note: Option<String>,
+}
+
+impl Call<'_> {
+    /// The tool name the call's envelopes carry.
+    pub(crate) fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    fn record(&self, event: &str, what: Map<String, Value>) -> Map<String, Value> {
+        let mut record = what;
+        record.extend(self.fields.clone());
+        record.insert("event".into(), Value::from(event));
+        record
+    }
+
+    /// Under "open" a missing record is noted (the first note is kept); under "closed" it
+    /// is the caller's refusal.
+    fn unrecorded(&mut self, e: Unrecorded) -> Result<(), Unrecorded> {
+        match self.recorder.fail_mode() {
+            AuditFailMode::Closed => Err(e),
+            AuditFailMode::Open => {
+                self.note.get_or_insert_with(|| format!("unavailable: {e}"));
+                Ok(())
+            }
+        }
+    }
+
+    /// The intent record, durable before this returns. `Err` (under "closed" only): the
+    /// record is missing and nothing may be done.
+    pub(crate) fn intent(&mut self, what: Map<String, Value>) -> Result<(), Unrecorded> {
+        let record = self.record("intent", what);
+        match self.recorder.append(record, Durability::Now) {
+            Ok(()) => Ok(()),
+            Err(e) => self.unrecorded(e),
+        }
+    }
+
+    /// The intent record, written now and synced while the act is prepared: `opener` lets
+    /// the act start once the `fdatasync` succeeded (or, under "open", once it ended) and
+    /// refuses it otherwise. `Err` (under "closed" only): the line could not be written.
+    pub(crate) fn intent_gated(
+        &mut self,
+        what: Map<String, Value>,
+        opener: GateOpener,
+    ) -> Result<PendingIntent, Unrecorded> {
+        let fail_open = self.recorder.fail_mode() == AuditFailMode::Open;
+        let synced: Arc<OnceLock<Result<(), String>>> = Arc::default();
+        let told = synced.clone();
+        let then = move |result: Result<(), crate::audit::SyncError>| {
+            let result = result.map_err(|e| e.to_string());
+            let ok = result.is_ok();
+            let _ = told.set(result);
+            if ok || fail_open {
+                opener.open();
+            } else {
+                opener.refuse();
+            }
+        };
+        let record = self.record("intent", what);
+        match self.recorder.with_log(|log| log.append_then(record, then)) {
+            Ok(()) => Ok(PendingIntent {
+                synced,
+                gated: true,
+            }),
+            Err(e) => self.unrecorded(e).map(|()| PendingIntent {
+                synced,
+                gated: false,
+            }),
+        }
+    }
+
+    /// After the act of a gated intent: `Err` (under "closed" only) when its `fdatasync`
+    /// failed, so the gate refused and nothing ran.
+    pub(crate) fn settle(&mut self, pending: PendingIntent) -> Result<(), Unrecorded> {
+        match pending.synced.get() {
+            Some(Err(e)) => self.unrecorded(Unrecorded(e.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Clip the reason (where the server bounds it) and set the duration.
+    fn close<D>(&self, mut env: Envelope<D>) -> Envelope<D> {
+        if self.recorder.reason_limit {
+            env.reason = protocol::clip_reason(env.reason);
+        }
+        env.duration_ms = self.elapsed_ms();
+        env
+    }
+
+    fn outcome_record<D>(&self, env: &Envelope<D>) -> Map<String, Value> {
+        let mut what = Map::new();
+        what.insert("code".into(), Value::from(env.code.as_str()));
+        what.insert("reason".into(), Value::from(env.reason.clone()));
+        what.insert("duration_ms".into(), Value::from(env.duration_ms));
+        self.record("outcome", what)
+    }
+
+    /// The wire envelope, with the note of a missing record in `detail.audit`.
+    fn wire<D: Serialize>(note: Option<String>, env: Envelope<D>) -> Envelope {
+        env.map_detail(|fields| Recorded {
+            fields,
+            audit: note,
+        })
+        .into_wire()
+    }
+
+    /// Finish the call: the outcome record (with `copied`, the detail fields the record
+    /// keeps too) and the wire envelope. A missing outcome record is noted in
+    /// `detail.audit`; the answer stands (what was done was done).
+    pub(crate) fn finish<D: Serialize>(
+        mut self,
+        env: Envelope<D>,
+        copied: &[&str],
+        durability: Durability,
+    ) -> Envelope {
+        let env = self.close(env);
+        let mut record = self.outcome_record(&env);
+        let mut wire = Self::wire(None, env);
+        for key in copied {
+            if let Some(v) = wire.detail.get(*key) {
+                record.insert((*key).into(), v.clone());
+            }
+        }
+        if let Err(e) = self.recorder.append(record, durability) {
+            self.note.get_or_insert_with(|| format!("unavailable: {e}"));
+        }
+        if let Some(note) = self.note {
+            wire.detail.insert("audit".into(), Value::from(note));
+        }
+        wire
+    }
+
+    /// Finish a call refused because its intent record could not be written: no outcome
+    /// record either (it would fail the same way, and there is no intent to pair it with).
+    pub(crate) fn finish_unrecorded<D: Serialize>(self, env: Envelope<D>) -> Envelope {
+        let env = self.close(env);
+        Self::wire(self.note, env)
+    }
+
+    /// Finish a call that changes nothing: one record after the fact. Under "closed" a call
+    /// whose record cannot be written is not answered with data: `AUDIT_UNAVAILABLE` with
+    /// `nothing_returned` as its reason.
+    pub(crate) fn finish_read_only<D: Serialize>(
+        mut self,
+        env: Envelope<D>,
+        nothing_returned: &str,
+    ) -> Envelope {
+        let env = self.close(env);
+        let record = self.outcome_record(&env);
+        match self.recorder.append(record, Durability::Now) {
+            Ok(()) => Self::wire(self.note, env),
+            Err(e) => match self.unrecorded(e) {
+                Ok(()) => Self::wire(self.note, env),
+                Err(_) => {
+                    let mut refused =
+                        Envelope::new(&self.tool, ResultCode::AuditUnavailable, nothing_returned);
+                    refused.duration_ms = env.duration_ms;
+                    refused
+                }
+            },
+        }
+    }
+}
