@@ -394,6 +394,7 @@ impl TerminalCore {
             limits.max_output_bytes,
             timeout_override,
         )
+        .map_err(|e| e.to_string())
     }
 
     /// [`TerminalCore::expected_sandbox`] for explain_command (whose limits depend on the

@@ -5,9 +5,38 @@
 
 use std::path::{Path, PathBuf};
 
-use super::report::LaunchEvent;
+use super::namespaces::NamespaceError;
+use super::report::{LaunchEvent, Refusal};
 use super::spec::LaunchSpec;
 use crate::exec::cgroup::Beside;
+
+/// A folder whose `pids.max` keeps the slack set aside for the launcher.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SlackFailure {
+    /// `pids.max` could not be read or written.
+    #[error("{}: {source}", .file.display())]
+    Io {
+        /// The `pids.max` file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `pids.max` holds neither a number nor `max`.
+    #[error("{}: '{text}': {source}", .file.display())]
+    NotANumber {
+        /// The `pids.max` file.
+        file: PathBuf,
+        /// What it holds.
+        text: String,
+        /// Why it is not a number.
+        source: std::num::ParseIntError,
+    },
+}
+
+/// Every folder that keeps its slack, each named (`; ` between them).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub(super) struct SlackError(Vec<SlackFailure>);
 
 /// Step 1 (v1 part, and v2 when no namespace child will be cloned into it).
 /// Move this process (one thread) into the call's cgroups: v1 through `tasks` (no global
@@ -33,11 +62,9 @@ pub(super) fn join_cgroups(v1_tasks: &[PathBuf], v2: Option<&Path>) -> LaunchEve
 }
 
 /// Why the call must not run: the kernel sandbox is required and a cgroup join failed.
-pub(super) fn required_join_refusal(spec: &LaunchSpec, joined: &LaunchEvent) -> Option<String> {
+pub(super) fn required_join_refusal(spec: &LaunchSpec, joined: &LaunchEvent) -> Option<Refusal> {
     let why = join_failed(joined).filter(|_| spec.require)?;
-    Some(format!(
-        "the kernel sandbox is required but the call's cgroup could not be joined: {why}"
-    ))
+    Some(Refusal::CgroupJoin(why))
 }
 
 fn join_failed(event: &LaunchEvent) -> Option<String> {
@@ -73,9 +100,9 @@ pub fn beside_command(namespaces: bool, pid_namespace: bool) -> Beside {
 
 /// The namespace failure's text, with why the slack could not be given back when it could
 /// not (it reaches the result's downgrades as one).
-pub(super) fn with_give_back(error: String, given_back: Result<(), String>) -> String {
+pub(super) fn with_give_back(error: &NamespaceError, given_back: Result<(), SlackError>) -> String {
     match given_back {
-        Ok(()) => error,
+        Ok(()) => error.to_string(),
         Err(e) => format!("{error}; the process limit keeps its slack: {e}"),
     }
 }
@@ -84,7 +111,7 @@ pub(super) fn with_give_back(error: String, given_back: Result<(), String>) -> S
 /// lower each `pids.max` of its folders by what [`beside_command`] allowed for the
 /// processes that will not exist, so the command holds exactly its number. Folders without
 /// `pids.max` (the v1 memory folder, a v2 folder without the controller) are left alone.
-pub(super) fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
+pub(super) fn give_back_slack(spec: &LaunchSpec) -> Result<(), SlackError> {
     let beside = beside_command(spec.namespaces, spec.pid_namespace);
     let v1 = spec
         .cgroup_v1_tasks
@@ -93,7 +120,7 @@ pub(super) fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
         .map(|dir| (dir, beside.v1));
     let v2 = spec.cgroup_v2.iter().map(|dir| (dir.as_path(), beside.v2));
     // Every folder is tried; each one that keeps its slack is named.
-    let failed: Vec<String> = v1
+    let failed: Vec<SlackFailure> = v1
         .chain(v2)
         .filter(|(_, slack)| *slack > 0)
         .filter_map(|(dir, slack)| {
@@ -101,7 +128,7 @@ pub(super) fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
             let text = match std::fs::read_to_string(&file) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-                Err(e) => return Some(format!("{}: {e}", file.display())),
+                Err(source) => return Some(SlackFailure::Io { file, source }),
             };
             let text = text.trim();
             if text == "max" {
@@ -110,17 +137,23 @@ pub(super) fn give_back_slack(spec: &LaunchSpec) -> Result<(), String> {
             }
             let lowered = match text.parse::<u64>() {
                 Ok(max) => max.saturating_sub(slack).max(1),
-                Err(e) => return Some(format!("{}: '{text}': {e}", file.display())),
+                Err(source) => {
+                    return Some(SlackFailure::NotANumber {
+                        text: text.to_string(),
+                        file,
+                        source,
+                    });
+                }
             };
             std::fs::write(&file, lowered.to_string())
                 .err()
-                .map(|e| format!("{}: {e}", file.display()))
+                .map(|source| SlackFailure::Io { file, source })
         })
         .collect();
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(failed.join("; "))
+        Err(SlackError(failed))
     }
 }
 
@@ -203,13 +236,19 @@ mod tests {
             assert!(!tmp.path().join("memory/pids.max").exists());
         }
         // The failure to give it back is part of the downgrade's text.
+        let clone_failed = NamespaceError::Clone(std::io::Error::from_raw_os_error(libc::EPERM));
+        let kept = SlackError(vec![SlackFailure::Io {
+            file: "pids.max".into(),
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        }]);
         assert_eq!(
-            with_give_back("clone: EPERM".into(), Err("pids.max: EACCES".into())),
-            "clone: EPERM; the process limit keeps its slack: pids.max: EACCES"
+            with_give_back(&clone_failed, Err(kept)),
+            "clone: Operation not permitted (os error 1); the process limit keeps its slack: \
+             pids.max: Permission denied (os error 13)"
         );
         assert_eq!(
-            with_give_back("clone: EPERM".into(), Ok(())),
-            "clone: EPERM"
+            with_give_back(&clone_failed, Ok(())),
+            "clone: Operation not permitted (os error 1)"
         );
         // No limit written ("max"): nothing to give back.
         let tmp = tempfile::tempdir().expect("temp dir");
@@ -226,7 +265,9 @@ mod tests {
         }
         std::fs::write(tmp.path().join("pids/pids.max"), "garbage\n").expect("v1");
         std::fs::write(tmp.path().join("v2/pids.max"), "17\n").expect("v2");
-        let error = give_back_slack(&spec(tmp.path(), true, true)).expect_err("named");
+        let error = give_back_slack(&spec(tmp.path(), true, true))
+            .expect_err("named")
+            .to_string();
         assert!(
             error.contains("pids/pids.max") && error.contains("garbage"),
             "{error}"

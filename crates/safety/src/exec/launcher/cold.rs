@@ -10,11 +10,11 @@ use super::cgroups::{give_back_slack, join_cgroups, required_join_refusal, with_
 use super::confine::{Ahead, confine_with, view_refusal};
 use super::execve::{exec_or_report, exec_parts};
 use super::namespaces::in_namespaces;
-use super::report::{LaunchEvent, Reporter, refuse};
+use super::report::{LaunchEvent, Refusal, Reporter, refuse};
 use super::rlimits::prepare;
 use super::spec::LaunchSpec;
 use crate::exec::filesystem;
-use crate::exec::view::{self, ViewReport};
+use crate::exec::view::{self, ViewError, ViewReport};
 
 /// Run the call's steps in order and become the command; the launcher's exit code when
 /// it could not.
@@ -46,7 +46,7 @@ pub(super) fn launch(
             Err(error) => {
                 // The launcher becomes the command after all: the processes `pids.max`
                 // allowed beside it go back (a failure to is part of the same downgrade).
-                let error = with_give_back(error, give_back_slack(&spec));
+                let error = with_give_back(&error, give_back_slack(&spec));
                 reporter.send(&LaunchEvent::Namespaces {
                     active: Vec::new(),
                     error: Some(error.clone()),
@@ -61,13 +61,7 @@ pub(super) fn launch(
                     }
                 }
                 if spec.require_namespaces {
-                    return refuse(
-                        &mut reporter,
-                        format!(
-                            "the kernel sandbox is required but no PID namespace could be made \
-                             and no cgroup can kill the whole tree: {error}"
-                        ),
-                    );
+                    return refuse(&mut reporter, Refusal::NoPidNamespace(error));
                 }
             }
         }
@@ -84,7 +78,7 @@ pub(super) fn confine(
     spec: &LaunchSpec,
     ruleset: Option<&filesystem::Prepared>,
     reporter: &mut Reporter,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let mut deny_metadata = spec.deny_metadata;
     if let Some(jail) = &spec.view {
         let event = match cold_view(jail, &spec.view_known, &spec.cwd_relative) {
@@ -94,7 +88,7 @@ pub(super) fn confine(
             },
             Err(error) => LaunchEvent::View {
                 report: None,
-                error: Some(error),
+                error: Some(error.to_string()),
             },
         };
         deny_metadata |= matches!(event, LaunchEvent::View { report: None, .. });
@@ -109,13 +103,13 @@ pub(super) fn confine(
 
 /// The view for a launcher started for its call: built now, and the working folder (the
 /// one the launcher was started in) entered again inside it.
-fn cold_view(jail: &Path, known: &[PathBuf], cwd_relative: &Path) -> Result<ViewReport, String> {
+fn cold_view(jail: &Path, known: &[PathBuf], cwd_relative: &Path) -> Result<ViewReport, ViewError> {
     let before = rustix::fs::open(
         ".",
         rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| format!("opening the working folder: {e}"))?;
+    .map_err(ViewError::OpenWorkingFolder)?;
     let report = view::enter(jail, known)?;
     view::enter_cwd(jail, cwd_relative, std::os::fd::AsFd::as_fd(&before))?;
     Ok(report)

@@ -3,11 +3,10 @@
 //! a launcher started ahead already did.
 
 use super::identity::drop_capabilities;
-use super::report::{LaunchEvent, Reporter};
+use super::report::{LaunchEvent, Refusal, Reporter};
 use super::spec::LaunchSpec;
 use crate::exec::filesystem;
 use crate::exec::seccomp::{self, FilterChoice};
-use crate::exec::view;
 
 /// What a launcher started ahead did before its call came.
 #[derive(Default)]
@@ -29,7 +28,7 @@ pub(super) fn confine_with(
     reporter: &mut Reporter,
     ahead: &Ahead,
     deny_metadata: bool,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     use std::os::fd::AsFd;
     let (identity, capabilities) = drop_capabilities(ahead.bounding_left, spec.run_as);
     let capabilities_error = match (&identity, &capabilities) {
@@ -43,7 +42,7 @@ pub(super) fn confine_with(
     reporter.send(&capabilities);
     // A command must never run as root, whatever `require` says.
     if let Some(LaunchEvent::Identity { error: Some(e), .. }) = &identity {
-        return Err(format!("the command's identity could not be set: {e}"));
+        return Err(Refusal::Identity(e.clone()));
     }
     let applied = match ruleset {
         Some(prepared) => filesystem::restrict_with(prepared.fd.as_fd(), &prepared.report),
@@ -60,7 +59,7 @@ pub(super) fn confine_with(
             );
             (Some(r), Some(why))
         }
-        Err(e) => (None, Some(e)),
+        Err(e) => (None, Some(e.to_string())),
     };
     let choice = FilterChoice {
         deny_network: spec.fs.deny_network,
@@ -77,7 +76,7 @@ pub(super) fn confine_with(
     };
     let (seccomp, seccomp_error) = match installed {
         Ok(()) => (Some(choice.describe().to_string()), None),
-        Err(e) => (None, Some(e)),
+        Err(e) => (None, Some(e.to_string())),
     };
     let missing: Vec<String> = [
         capabilities_error.map(|e| format!("capabilities: {e}")),
@@ -94,28 +93,21 @@ pub(super) fn confine_with(
         seccomp_error,
     });
     if spec.require && !missing.is_empty() {
-        return Err(format!(
-            "the kernel sandbox is required but {}",
-            missing.join("; ")
-        ));
+        return Err(Refusal::Missing(missing));
     }
     Ok(())
 }
 
 /// Why the call must not run: the kernel sandbox is required and the view is missing, or
 /// its scan for `.git` stopped early (a repository past it would be writable).
-pub(super) fn view_refusal(spec: &LaunchSpec, event: &LaunchEvent) -> Option<String> {
+pub(super) fn view_refusal(spec: &LaunchSpec, event: &LaunchEvent) -> Option<Refusal> {
     match event {
-        LaunchEvent::View { error: Some(e), .. } if spec.require => Some(format!(
-            "the kernel sandbox is required but the read-only view could not be made: {e}"
-        )),
+        LaunchEvent::View { error: Some(e), .. } if spec.require => {
+            Some(Refusal::NoView(e.clone()))
+        }
         LaunchEvent::View {
             report: Some(r), ..
-        } if spec.require && r.scan_truncated => Some(format!(
-            "the kernel sandbox is required but the scan for .git folders stopped at {} \
-                 folders: a repository beyond it would be writable",
-            view::SCAN_FOLDERS
-        )),
+        } if spec.require && r.scan_truncated => Some(Refusal::ScanTruncated),
         _ => None,
     }
 }

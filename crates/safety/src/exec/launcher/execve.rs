@@ -5,7 +5,7 @@ use std::os::fd::OwnedFd;
 use std::process::ExitCode;
 
 use super::REFUSED_EXIT;
-use super::report::{LaunchEvent, Reporter};
+use super::report::{LaunchEvent, Refusal, Reporter};
 use super::spec::LaunchSpec;
 use crate::exec::gate::gate_opened;
 use crate::exec::spawn::ExecStrings;
@@ -17,12 +17,13 @@ pub(super) struct Exec {
     gate: Option<OwnedFd>,
 }
 
-pub(super) fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, String> {
+/// The command as `execve` arguments, and its gate; `None` for the probe (nothing to run).
+pub(super) fn exec_parts(spec: &LaunchSpec) -> Result<Option<Exec>, Refusal> {
     let Some(program) = &spec.program else {
         return Ok(None);
     };
     Ok(Some(Exec {
-        strings: ExecStrings::new(program, &spec.argv, &spec.env)?,
+        strings: ExecStrings::new(program, &spec.argv, &spec.env).map_err(Refusal::Command)?,
         // Close-on-exec from here on: the command never holds the gate.
         gate: spec.gate_fd.and_then(sys::adopt_inherited_fd),
     }))
@@ -40,7 +41,7 @@ pub(super) fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> Ex
         // The server could not make its intent record durable: nothing runs. The server
         // knows why and says so; this line only keeps the report whole.
         reporter.send(&LaunchEvent::Refused {
-            reason: "the audit intent record could not be made durable".into(),
+            reason: Refusal::GateRefused.to_string(),
         });
         return ExitCode::from(REFUSED_EXIT);
     }

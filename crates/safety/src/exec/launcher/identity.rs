@@ -2,27 +2,88 @@
 //! set, switches to the command's unprivileged uid and gid, then empties every other
 //! capability set, so the command holds no power beyond its own files.
 
+use rustix::io::Errno;
+
 use super::report::LaunchEvent;
+
+/// Why the command's identity could not be switched.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum IdentityError {
+    /// The command would run as root.
+    #[error("refusing to run a command as uid 0")]
+    Root,
+    /// `setgroups` failed.
+    #[error("setgroups: {0}")]
+    Groups(Errno),
+    /// `setresgid` failed.
+    #[error("setresgid: {0}")]
+    Gid(Errno),
+    /// `setresuid` failed.
+    #[error("setresuid: {0}")]
+    Uid(Errno),
+    /// The parent-death signal could not be set again.
+    #[error("PR_SET_PDEATHSIG: {0}")]
+    DeathSignal(Errno),
+    /// The server died during the switch.
+    #[error("the launcher's parent went away")]
+    ParentGone,
+    /// The kernel took the calls but the ids are not the command's.
+    #[error("the uid or gid did not change")]
+    Unchanged,
+}
+
+/// Why a capability set could not be emptied.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CapabilityError {
+    /// Reading a bit of the bounding set failed.
+    #[error("PR_CAPBSET_READ {bit}: {errno}")]
+    ReadBounding {
+        /// The capability's number.
+        bit: u32,
+        /// Why.
+        errno: Errno,
+    },
+    /// Dropping a bit of the bounding set failed.
+    #[error("PR_CAPBSET_DROP {bit}: {errno}")]
+    DropBounding {
+        /// The capability's number.
+        bit: u32,
+        /// Why.
+        errno: Errno,
+    },
+    /// `capget` failed.
+    #[error("capget: {0}")]
+    Get(Errno),
+    /// The ambient set could not be cleared.
+    #[error("clearing the ambient set: {0}")]
+    ClearAmbient(Errno),
+    /// `capset` failed.
+    #[error("capset: {0}")]
+    Set(Errno),
+    /// `capset` succeeded and yet a set still holds something.
+    #[error("capabilities are still held after capset")]
+    StillHeld,
+}
 
 /// Become `uid:gid` (no supplementary groups): called by a root launcher, after the
 /// bounding set is emptied and before the other sets are cleared (the switch needs
 /// `CAP_SETUID`/`CAP_SETGID`; the kernel then clears permitted and effective itself). The
 /// kernel also clears the parent-death signal on a change of credentials: it is set again,
 /// and the parent checked to be the same one.
-fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {
+fn switch_identity(uid: u32, gid: u32) -> Result<(), IdentityError> {
     use rustix::process::{Gid, Uid};
     let parent = rustix::process::getppid();
     let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
     if uid.is_root() {
-        return Err("refusing to run a command as uid 0".into());
+        return Err(IdentityError::Root);
     }
-    rustix::thread::set_thread_groups(&[]).map_err(|e| format!("setgroups: {e}"))?;
-    rustix::thread::set_thread_res_gid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
-    rustix::thread::set_thread_res_uid(uid, uid, uid).map_err(|e| format!("setresuid: {e}"))?;
+    rustix::thread::set_thread_groups(&[]).map_err(IdentityError::Groups)?;
+    rustix::thread::set_thread_res_gid(gid, gid, gid).map_err(IdentityError::Gid)?;
+    rustix::thread::set_thread_res_uid(uid, uid, uid).map_err(IdentityError::Uid)?;
     rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-        .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
+        .map_err(IdentityError::DeathSignal)?;
     if rustix::process::getppid() != parent {
-        return Err("the launcher's parent went away".into());
+        return Err(IdentityError::ParentGone);
     }
     let (r, e, s) = (
         rustix::process::getuid(),
@@ -30,7 +91,7 @@ fn switch_identity(uid: u32, gid: u32) -> Result<(), String> {
         rustix::process::getgid(),
     );
     if r != uid || e != uid || s != gid {
-        return Err("the uid or gid did not change".into());
+        return Err(IdentityError::Unchanged);
     }
     Ok(())
 }
@@ -41,7 +102,7 @@ pub(super) const CAP_SYS_ADMIN: u32 = 21;
 
 /// Drop every capability still in the bounding set, except `keep`. Each drop replaces the
 /// process's credentials, so only the ones present are dropped.
-pub(super) fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
+pub(super) fn drop_bounding_set(keep: Option<u32>) -> Result<(), CapabilityError> {
     use rustix::thread::CapabilitySet;
     for bit in 0..64u32 {
         if Some(bit) == keep {
@@ -53,10 +114,10 @@ pub(super) fn drop_bounding_set(keep: Option<u32>) -> Result<(), String> {
             Ok(false) => continue,
             // EINVAL: beyond the kernel's last capability.
             Err(rustix::io::Errno::INVAL) => break,
-            Err(e) => return Err(format!("PR_CAPBSET_READ {bit}: {e}")),
+            Err(errno) => return Err(CapabilityError::ReadBounding { bit, errno }),
         }
-        if let Err(e) = rustix::thread::remove_capability_from_bounding_set(cap) {
-            return Err(format!("PR_CAPBSET_DROP {bit}: {e}"));
+        if let Err(errno) = rustix::thread::remove_capability_from_bounding_set(cap) {
+            return Err(CapabilityError::DropBounding { bit, errno });
         }
     }
     Ok(())
@@ -78,7 +139,7 @@ pub(super) fn drop_capabilities(
             let switched = switch_identity(uid, gid);
             identity = Some(LaunchEvent::Identity {
                 user: format!("{uid}:{gid}"),
-                error: switched.err(),
+                error: switched.err().map(|e| e.to_string()),
             });
         }
     });
@@ -89,13 +150,13 @@ pub(super) fn drop_capabilities(
 /// the other sets are.
 fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) -> LaunchEvent {
     use rustix::thread::{CapabilitySet, CapabilitySets};
-    let failed = |what: String| LaunchEvent::Capabilities {
+    let failed = |error: CapabilityError| LaunchEvent::Capabilities {
         held: "unknown".into(),
-        error: Some(what),
+        error: Some(error.to_string()),
     };
     let before = match rustix::thread::capabilities(None) {
         Ok(sets) => sets,
-        Err(e) => return failed(format!("capget: {e}")),
+        Err(e) => return failed(CapabilityError::Get(e)),
     };
     let held_any = !(before.effective.is_empty()
         && before.permitted.is_empty()
@@ -106,9 +167,9 @@ fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) ->
             let cap = rustix::thread::CapabilitySet::from_bits_retain(1u64 << bit);
             match rustix::thread::capability_is_in_bounding_set(cap) {
                 Ok(true) => rustix::thread::remove_capability_from_bounding_set(cap)
-                    .map_err(|e| format!("PR_CAPBSET_DROP {bit}: {e}")),
+                    .map_err(|errno| CapabilityError::DropBounding { bit, errno }),
                 Ok(false) => Ok(()),
-                Err(e) => Err(format!("PR_CAPBSET_READ {bit}: {e}")),
+                Err(errno) => Err(CapabilityError::ReadBounding { bit, errno }),
             }
         }
         None if held_any => drop_bounding_set(None),
@@ -121,7 +182,7 @@ fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) ->
     if let Err(e) = rustix::thread::clear_ambient_capability_set()
         && e != rustix::io::Errno::INVAL
     {
-        return failed(format!("clearing the ambient set: {e}"));
+        return failed(CapabilityError::ClearAmbient(e));
     }
     if held_any {
         let none = CapabilitySets {
@@ -130,7 +191,7 @@ fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) ->
             inheritable: CapabilitySet::empty(),
         };
         if let Err(e) = rustix::thread::set_capabilities(None, none) {
-            return failed(format!("capset: {e}"));
+            return failed(CapabilityError::Set(e));
         }
     }
     match rustix::thread::capabilities(None) {
@@ -144,7 +205,7 @@ fn drop_capabilities_then(bounding_left: Option<u32>, between: impl FnOnce()) ->
                 error: None,
             }
         }
-        Ok(_) => failed("capabilities are still held after capset".into()),
-        Err(e) => failed(format!("capget: {e}")),
+        Ok(_) => failed(CapabilityError::StillHeld),
+        Err(e) => failed(CapabilityError::Get(e)),
     }
 }

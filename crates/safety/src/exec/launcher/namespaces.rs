@@ -12,11 +12,35 @@ use super::REFUSED_EXIT;
 use super::cgroups::{join_cgroups, required_join_refusal};
 use super::cold::confine;
 use super::execve::{Exec, exec_or_report};
-use super::report::{LaunchEvent, Reporter, refuse};
+use super::report::{LaunchEvent, Refusal, Reporter, refuse};
 use super::spec::LaunchSpec;
 use crate::exec::filesystem;
 use crate::exec::sys;
 use crate::exec::view;
+
+/// Why the namespaces of a call could not be made at all.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NamespaceError {
+    /// A pipe between the launcher and its clone could not be made.
+    #[error("{0}")]
+    Pipe(rustix::io::Errno),
+    /// `clone3` into the call's cgroup failed for a reason other than an old kernel.
+    #[error("clone3: {0}")]
+    Clone3(std::io::Error),
+    /// The clone failed.
+    #[error("clone: {0}")]
+    Clone(std::io::Error),
+}
+
+/// Why a new user namespace's id maps could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {source}")]
+pub(super) struct IdMapError {
+    /// `setgroups`, `uid_map` or `gid_map`.
+    file: &'static str,
+    /// Why.
+    source: std::io::Error,
+}
 
 /// An empty network namespace for this process (the strict profile), with a user
 /// namespace around it only where one is needed to make it (not root).
@@ -45,7 +69,7 @@ pub(super) fn enter_network_namespace() -> LaunchEvent {
     };
     LaunchEvent::Namespaces {
         active,
-        error: mapped.err(),
+        error: mapped.err().map(|e| e.to_string()),
     }
 }
 
@@ -58,7 +82,7 @@ pub(super) fn in_namespaces(
     ruleset: Option<&filesystem::Prepared>,
     exec: Option<&Exec>,
     reporter: &mut Reporter,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, NamespaceError> {
     // Only the namespaces that do something: PID where no cgroup kills the tree, network
     // where the profile turns it off. A user namespace only where one is needed to make
     // them (not root): root's power is taken by `drop_capabilities` instead (a user
@@ -82,9 +106,9 @@ pub(super) fn in_namespaces(
         active.insert(0, "user".into());
     }
     let cloexec = rustix::pipe::PipeFlags::CLOEXEC;
-    let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
+    let (go_read, go_write) = rustix::pipe::pipe_with(cloexec).map_err(NamespaceError::Pipe)?;
     let (status_read, status_write) =
-        rustix::pipe::pipe_with(cloexec).map_err(|e| e.to_string())?;
+        rustix::pipe::pipe_with(cloexec).map_err(NamespaceError::Pipe)?;
     reporter.flush();
     let child = match clone_child(spec, flags, reporter) {
         Ok(child) => child,
@@ -101,7 +125,9 @@ pub(super) fn in_namespaces(
             let code = if !await_id_maps(go_read) {
                 i32::from(REFUSED_EXIT)
             } else if let Err(reason) = confine(spec, ruleset, reporter) {
-                reporter.send(&LaunchEvent::Refused { reason });
+                reporter.send(&LaunchEvent::Refused {
+                    reason: reason.to_string(),
+                });
                 i32::from(REFUSED_EXIT)
             } else if exec.is_none() {
                 0
@@ -132,13 +158,13 @@ pub(super) fn in_namespaces(
     let go = if mapped.is_ok() { [1u8] } else { [0u8] };
     let _ = rustix::io::write(&go_write, &go);
     drop(go_write);
-    match &mapped {
+    match mapped {
         Ok(()) => reporter.send(&LaunchEvent::Namespaces {
             active,
             error: None,
         }),
         Err(e) => reporter.send(&LaunchEvent::Refused {
-            reason: format!("the user namespace could not be mapped: {e}"),
+            reason: Refusal::IdMaps(e).to_string(),
         }),
     }
     // The launcher keeps no copy of the report pipe: EOF tells the server the report is whole.
@@ -171,9 +197,9 @@ pub(super) fn in_namespaces(
 /// Why [`clone_child`] made no clone.
 enum CloneFailed {
     /// The kernel sandbox is required and the call's v2 folder could not be joined.
-    Refused(String),
+    Refused(Refusal),
     /// The clone failed.
-    Error(String),
+    Error(NamespaceError),
 }
 
 /// Clone PID 1 of the new namespaces, straight into the call's cgroup v2 folder when there
@@ -199,7 +225,7 @@ fn clone_child(
                     if e.raw_os_error() == Some(libc::EINVAL)
                         || e.raw_os_error() == Some(libc::ENOSYS)
                         || e.raw_os_error() == Some(libc::E2BIG) => {}
-                Err(e) => return Err(CloneFailed::Error(format!("clone3: {e}"))),
+                Err(e) => return Err(CloneFailed::Error(NamespaceError::Clone3(e))),
             }
         }
         let joined = join_cgroups(&[], Some(dir));
@@ -210,15 +236,15 @@ fn clone_child(
             return Err(CloneFailed::Refused(reason));
         }
     }
-    sys::clone_into_namespaces(flags).map_err(|e| CloneFailed::Error(format!("clone: {e}")))
+    sys::clone_into_namespaces(flags).map_err(|e| CloneFailed::Error(NamespaceError::Clone(e)))
 }
 
 /// Map a new user namespace's ids to our own (only ever for a process that is not root),
 /// through `proc_dir` of the process in it (`/proc/<pid>` from outside, `/proc/self`).
 /// Map `uid`/`gid` (ours, as seen outside the new user namespace) to themselves inside it.
-fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), String> {
-    let write = |name: &str, text: &str| {
-        std::fs::write(proc_dir.join(name), text).map_err(|e| format!("{name}: {e}"))
+fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), IdMapError> {
+    let write = |file: &'static str, text: &str| {
+        std::fs::write(proc_dir.join(file), text).map_err(|source| IdMapError { file, source })
     };
     // Only ever called for a process that is not root: map its own ids, nothing else.
     write("setgroups", "deny")?;
@@ -248,7 +274,9 @@ fn namespace_init(
         return i32::from(REFUSED_EXIT);
     }
     if let Err(reason) = confine(spec, ruleset, reporter) {
-        reporter.send(&LaunchEvent::Refused { reason });
+        reporter.send(&LaunchEvent::Refused {
+            reason: reason.to_string(),
+        });
         return i32::from(REFUSED_EXIT);
     }
     let Some(exec) = exec else {

@@ -8,8 +8,9 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use super::REFUSED_EXIT;
+use super::namespaces::IdMapError;
 use crate::exec::filesystem::LandlockReport;
-use crate::exec::view::ViewReport;
+use crate::exec::view::{self, ViewError, ViewReport};
 
 /// One line of the report the launcher writes to the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,8 +131,72 @@ impl Drop for Reporter {
     }
 }
 
+/// Why a launcher does not run its call. The text is the reason the server reports (in a
+/// [`LaunchEvent::Refused`] line).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Refusal {
+    /// A launcher started ahead lost its call channel.
+    #[error("the launcher's call channel is missing")]
+    NoChannel,
+    /// The call message could not be read from the channel.
+    #[error("the call could not be received: {0}")]
+    Receive(std::io::Error),
+    /// The call message is not a launch spec.
+    #[error("malformed call spec: {0}")]
+    MalformedSpec(serde_json::Error),
+    /// The call message came without the working folder's handle.
+    #[error("the call came without its working folder")]
+    NoWorkingFolder,
+    /// The working folder could not be entered.
+    #[error("cannot enter the working folder: {0}")]
+    WorkingFolder(ViewError),
+    /// The working folder could not be entered by its handle (no view).
+    #[error("cannot enter the working folder: {0}")]
+    Chdir(rustix::io::Errno),
+    /// The spec names a gate and the message brought none.
+    #[error("the call came without its gate")]
+    NoGate,
+    /// The kernel sandbox is required and a cgroup join failed (each failure named).
+    #[error("the kernel sandbox is required but the call's cgroup could not be joined: {0}")]
+    CgroupJoin(String),
+    /// The kernel sandbox is required and the read-only view could not be made.
+    #[error("the kernel sandbox is required but the read-only view could not be made: {0}")]
+    NoView(String),
+    /// The kernel sandbox is required and the scan for `.git` stopped at its bound.
+    #[error(
+        "the kernel sandbox is required but the scan for .git folders stopped at {} \
+         folders: a repository beyond it would be writable",
+        view::SCAN_FOLDERS
+    )]
+    ScanTruncated,
+    /// The command would keep the launcher's identity (root).
+    #[error("the command's identity could not be set: {0}")]
+    Identity(String),
+    /// The kernel sandbox is required and these mechanisms are missing.
+    #[error("the kernel sandbox is required but {}", .0.join("; "))]
+    Missing(Vec<String>),
+    /// The kernel sandbox is required, no PID namespace could be made, and no cgroup kills
+    /// the tree.
+    #[error(
+        "the kernel sandbox is required but no PID namespace could be made \
+         and no cgroup can kill the whole tree: {0}"
+    )]
+    NoPidNamespace(String),
+    /// The new user namespace's id maps could not be written.
+    #[error("the user namespace could not be mapped: {0}")]
+    IdMaps(IdMapError),
+    /// The server refused the start gate (its intent record is not durable).
+    #[error("the audit intent record could not be made durable")]
+    GateRefused,
+    /// The command cannot become `execve` arguments.
+    #[error("{0}")]
+    Command(&'static str),
+}
+
 /// Report why the call must not run; the launcher exits with [`REFUSED_EXIT`].
-pub(super) fn refuse(reporter: &mut Reporter, reason: String) -> ExitCode {
-    reporter.send(&LaunchEvent::Refused { reason });
+pub(super) fn refuse(reporter: &mut Reporter, reason: Refusal) -> ExitCode {
+    reporter.send(&LaunchEvent::Refused {
+        reason: reason.to_string(),
+    });
     ExitCode::from(REFUSED_EXIT)
 }

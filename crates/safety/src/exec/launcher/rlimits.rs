@@ -36,7 +36,7 @@ pub(super) fn prepare(spec: &LaunchSpec, reporter: &mut Reporter) -> Result<(), 
     let mut rlimits = Vec::new();
     // A crashing command must not write a core file (it may hold secrets) into the jail.
     set_limit(Resource::Core, "CORE", 0, 0, &mut rlimits, &mut problems);
-    // Descriptor exhaustion of the host, and the shellguard "fd budget" actually enforced.
+    // Descriptor exhaustion of the host: the profile's open-descriptor budget, enforced.
     set_limit(
         Resource::Nofile,
         "NOFILE",

@@ -12,7 +12,7 @@ use super::confine::{Ahead, confine_with, view_refusal};
 use super::execve::{exec_or_report, exec_parts};
 use super::identity::{CAP_SYS_ADMIN, drop_bounding_set};
 use super::namespaces::enter_network_namespace;
-use super::report::{LaunchEvent, Reporter, refuse};
+use super::report::{LaunchEvent, Refusal, Reporter, refuse};
 use super::rlimits::prepare;
 use super::spec::{LaunchSpec, MAX_CALL_MESSAGE, WarmSpec};
 use crate::exec::filesystem;
@@ -38,10 +38,7 @@ pub(super) fn warm_main(warm: WarmSpec) -> ExitCode {
         .filter_map(|&fd| Some((fd, sys::adopt_inherited_fd(fd)?)))
         .collect();
     let Some(channel) = sys::adopt_inherited_fd(warm.channel_fd) else {
-        return refuse(
-            &mut reporter,
-            "the launcher's call channel is missing".into(),
-        );
+        return refuse(&mut reporter, Refusal::NoChannel);
     };
     // Off the call's path, so the v2 move through `cgroup.procs` is fine here.
     let joined = join_cgroups(&warm.cgroup_v1_tasks, warm.cgroup_v2.as_deref());
@@ -85,16 +82,13 @@ pub(super) fn warm_main(warm: WarmSpec) -> ExitCode {
         // The server dropped the slot (shut down, or never used it): nothing to do.
         Ok(None) => return ExitCode::SUCCESS,
         Err(e) => {
-            return refuse(
-                &mut reporter,
-                format!("the call could not be received: {e}"),
-            );
+            return refuse(&mut reporter, Refusal::Receive(e));
         }
     };
     drop(channel);
     let mut spec: LaunchSpec = match serde_json::from_slice(&message) {
         Ok(spec) => spec,
-        Err(e) => return refuse(&mut reporter, format!("malformed call spec: {e}")),
+        Err(e) => return refuse(&mut reporter, Refusal::MalformedSpec(e)),
     };
     reporter.send(&joined);
     if let Some(reason) = required_join_refusal(&spec, &joined) {
@@ -106,27 +100,22 @@ pub(super) fn warm_main(warm: WarmSpec) -> ExitCode {
             let entered = match (&built_view, &spec.view) {
                 (Some(Ok(_)), Some(jail)) => {
                     view::enter_cwd(jail, &spec.cwd_relative, std::os::fd::AsFd::as_fd(&cwd))
+                        .map_err(Refusal::WorkingFolder)
                 }
-                _ => rustix::process::fchdir(&cwd).map_err(|e| e.to_string()),
+                _ => rustix::process::fchdir(&cwd).map_err(Refusal::Chdir),
             };
-            if let Err(e) = entered {
-                return refuse(
-                    &mut reporter,
-                    format!("cannot enter the working folder: {e}"),
-                );
+            if let Err(reason) = entered {
+                return refuse(&mut reporter, reason);
             }
         }
         None => {
-            return refuse(
-                &mut reporter,
-                "the call came without its working folder".into(),
-            );
+            return refuse(&mut reporter, Refusal::NoWorkingFolder);
         }
     }
     if spec.gate_fd.is_some() {
         match fds.next() {
             Some(gate) => spec.gate_fd = Some(gate.into_raw_fd()),
-            None => return refuse(&mut reporter, "the call came without its gate".into()),
+            None => return refuse(&mut reporter, Refusal::NoGate),
         }
     }
     drop(fds);
@@ -146,7 +135,7 @@ pub(super) fn warm_main(warm: WarmSpec) -> ExitCode {
             },
             Some(Err(error)) => LaunchEvent::View {
                 report: None,
-                error: Some(error),
+                error: Some(error.to_string()),
             },
             None => LaunchEvent::View {
                 report: None,
