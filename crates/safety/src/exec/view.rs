@@ -40,13 +40,8 @@ pub enum ViewError {
         source: std::io::Error,
     },
     /// An id map file of the new user namespace could not be written.
-    #[error("{file}: {source}")]
-    IdMap {
-        /// `setgroups`, `uid_map` or `gid_map`.
-        file: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    IdMap(IdMapError),
     /// `/` could not be made a private mount.
     #[error("making / private: {0}")]
     Private(Errno),
@@ -149,6 +144,30 @@ fn c_path(path: &Path) -> Result<std::ffi::CString, ViewError> {
         .map_err(|_| ViewError::NulInPath(path.to_path_buf()))
 }
 
+/// Why a new user namespace's id maps could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {source}")]
+pub struct IdMapError {
+    /// `setgroups`, `uid_map` or `gid_map`.
+    file: &'static str,
+    /// Why.
+    source: std::io::Error,
+}
+
+/// Map `uid`/`gid` (ours, as seen outside a new user namespace) to themselves inside it,
+/// and nothing else, through `proc_dir` of the process in it (`/proc/<pid>` from outside,
+/// `/proc/self` from inside). Used by the view and by the launcher's namespaces.
+pub(crate) fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), IdMapError> {
+    let write = |file: &'static str, text: &str| {
+        std::fs::write(proc_dir.join(file), text).map_err(|source| IdMapError { file, source })
+    };
+    // Only ever called for a process that is not root: map its own ids, nothing else.
+    write("setgroups", "deny")?;
+    write("uid_map", &format!("{uid} {uid} 1"))?;
+    write("gid_map", &format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
 /// Does this process hold `CAP_SYS_ADMIN` (root, or root of its own user namespace)?
 pub fn holds_sys_admin() -> bool {
     rustix::thread::capabilities(None)
@@ -176,13 +195,8 @@ pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, ViewErro
                 source,
             }
         })?;
-        let write = |file: &'static str, text: String| {
-            std::fs::write(Path::new("/proc/self").join(file), text)
-                .map_err(|source| ViewError::IdMap { file, source })
-        };
-        write("setgroups", "deny".into())?;
-        write("uid_map", format!("{} {} 1", uid.as_raw(), uid.as_raw()))?;
-        write("gid_map", format!("{} {} 1", gid.as_raw(), gid.as_raw()))?;
+        write_id_maps(Path::new("/proc/self"), uid.as_raw(), gid.as_raw())
+            .map_err(ViewError::IdMap)?;
     }
     // Nothing mounted here may propagate back into the host's namespace.
     rustix::mount::mount_change(

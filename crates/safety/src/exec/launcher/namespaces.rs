@@ -16,7 +16,7 @@ use super::report::{LaunchEvent, Refusal, Reporter, refuse};
 use super::spec::LaunchSpec;
 use crate::exec::filesystem;
 use crate::exec::sys;
-use crate::exec::view;
+use crate::exec::view::{self, write_id_maps};
 
 /// Why the namespaces of a call could not be made at all.
 #[derive(Debug, thiserror::Error)]
@@ -30,16 +30,6 @@ pub(super) enum NamespaceError {
     /// The clone failed.
     #[error("clone: {0}")]
     Clone(std::io::Error),
-}
-
-/// Why a new user namespace's id maps could not be written.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {source}")]
-pub(super) struct IdMapError {
-    /// `setgroups`, `uid_map` or `gid_map`.
-    file: &'static str,
-    /// Why.
-    source: std::io::Error,
 }
 
 /// An empty network namespace for this process (the strict profile), with a user
@@ -237,20 +227,6 @@ fn clone_child(
         }
     }
     sys::clone_into_namespaces(flags).map_err(|e| CloneFailed::Error(NamespaceError::Clone(e)))
-}
-
-/// Map a new user namespace's ids to our own (only ever for a process that is not root),
-/// through `proc_dir` of the process in it (`/proc/<pid>` from outside, `/proc/self`).
-/// Map `uid`/`gid` (ours, as seen outside the new user namespace) to themselves inside it.
-fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), IdMapError> {
-    let write = |file: &'static str, text: &str| {
-        std::fs::write(proc_dir.join(file), text).map_err(|source| IdMapError { file, source })
-    };
-    // Only ever called for a process that is not root: map its own ids, nothing else.
-    write("setgroups", "deny")?;
-    write("uid_map", &format!("{uid} {uid} 1"))?;
-    write("gid_map", &format!("{gid} {gid} 1"))?;
-    Ok(())
 }
 
 /// In the clone: set the parent-death signal (if the launcher dies, so does everything

@@ -8,9 +8,8 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use super::REFUSED_EXIT;
-use super::namespaces::IdMapError;
 use crate::exec::filesystem::LandlockReport;
-use crate::exec::view::{self, ViewError, ViewReport};
+use crate::exec::view::{self, IdMapError, ViewError, ViewReport};
 
 /// One line of the report the launcher writes to the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
