@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::exec::filesystem;
-use crate::exec::profile::{Profile, effective_limits};
+use crate::exec::profile::{LimitsError, Profile, effective_limits};
 use crate::exec::sandbox::LimitsReport;
 use crate::exec::{
     ExecError, ExecLimits, ExecRequest, Executor, Gate, SandboxConfig, SandboxReport, Stop,
@@ -316,11 +316,6 @@ enum CallError {
     Exec(#[from] ExecError),
 }
 
-/// A profile's limits could not be built under `[terminal.limits]` and the caller's timeout.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct LimitsError(String);
-
 impl CallError {
     fn code(&self) -> ResultCode {
         match self {
@@ -460,7 +455,10 @@ impl TerminalCore {
             );
             limits
                 .map(|l| executor.probe(profile, &l))
-                .map_err(|reason| StartError::SandboxProbe { profile, reason })
+                .map_err(|reason| StartError::SandboxProbe {
+                    profile,
+                    reason: reason.to_string(),
+                })
         };
         let probe_online = probe(if default_profile == Profile::Strict {
             Profile::Standard
@@ -543,7 +541,6 @@ impl TerminalCore {
             limits.max_output_bytes,
             timeout_override,
         )
-        .map_err(LimitsError)
     }
 
     /// [`TerminalCore::expected_sandbox`] for explain_command (whose limits depend on the

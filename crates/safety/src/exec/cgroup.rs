@@ -1,4 +1,4 @@
-//! Per-call control groups (SPEC §4.4, whole-tree kill): every process a command starts is
+//! Per-call control groups (the whole-tree kill): every process a command starts is
 //! born inside the call's cgroup, whatever it does afterwards (`setsid`, double fork), so
 //! the whole tree can be killed at once (v2 `cgroup.kill`) and limited (`pids.max`, memory).
 //!
@@ -47,8 +47,16 @@ pub struct Cgroups {
     problems: Vec<String>,
 }
 
+/// A call folder that could not be created (reported among the call's problems).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create {}: {source}", .dir.display())]
+struct Unmade {
+    dir: PathBuf,
+    source: std::io::Error,
+}
+
 /// One call's folders, one per base, created ahead of use (or why one could not be).
-type FolderSet = Vec<(Kind, PathBuf, Result<(), String>)>;
+type FolderSet = Vec<(Kind, PathBuf, Result<(), Unmade>)>;
 
 /// The base folders and the fresh call folders made ahead of time.
 #[derive(Debug)]
@@ -85,8 +93,10 @@ impl Pool {
             .iter()
             .map(|base| {
                 let dir = base.dir.join(format!("call-{n}"));
-                let made = std::fs::create_dir(&dir)
-                    .map_err(|e| format!("cannot create {}: {e}", dir.display()));
+                let made = std::fs::create_dir(&dir).map_err(|source| Unmade {
+                    dir: dir.clone(),
+                    source,
+                });
                 (base.kind.clone(), dir, made)
             })
             .collect()
@@ -507,6 +517,7 @@ impl ReservedCall {
         let pids_max = |beside: u64| processes.saturating_add(beside).to_string();
         for (kind, dir, made) in set {
             if let Err(e) = made {
+                let e = e.to_string();
                 call.problems.push(e.clone());
                 call.unmade.push(e);
                 continue;

@@ -1,4 +1,4 @@
-//! Landlock for the command (SPEC §4.4): write access only beneath the jail root; read and
+//! Landlock for the command: write access only beneath the jail root; read and
 //! execute beneath the jail root and the listed system folders; nothing else. Applied in the
 //! launcher to itself just before `execve`, so only the command (and what it starts) is
 //! confined, and the kernel enforces it even for root.
@@ -10,6 +10,24 @@ use landlock::{
     Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use serde::{Deserialize, Serialize};
+
+/// Why Landlock could not be prepared or applied.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LandlockError {
+    /// The ruleset could not be built (the text is the landlock crate's).
+    #[error(transparent)]
+    Ruleset(#[from] landlock::RulesetError),
+    /// The kernel has no Landlock.
+    #[error("Landlock is not available")]
+    Unavailable,
+    /// `no_new_privs` could not be set.
+    #[error("no_new_privs: {0}")]
+    NoNewPrivs(rustix::io::Errno),
+    /// The kernel refused the ruleset.
+    #[error("landlock_restrict_self: {0}")]
+    Restrict(std::io::Error),
+}
 
 /// The newest Landlock ABI whose rights we ask for (best effort below it).
 /// ABI 9 adds mediation of `connect` to named unix sockets, which older kernels lack.
@@ -116,42 +134,34 @@ fn kernel_abi(status: &RestrictionStatus) -> u32 {
 }
 
 /// Build the ruleset (every path opened, every rule added) without applying it.
-fn build(rules: &FsRules) -> Result<landlock::RulesetCreated, String> {
+fn build(rules: &FsRules) -> Result<landlock::RulesetCreated, LandlockError> {
     let all = AccessFs::from_all(TARGET_ABI);
     let read = AccessFs::from_read(TARGET_ABI);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
-        .map_err(|e| e.to_string())?
+        .handle_access(all)?
         // A command must not signal the server (or anything outside its sandbox), nor reach
         // abstract unix sockets that processes outside listen on.
-        .scope(Scope::from_all(TARGET_ABI))
-        .map_err(|e| e.to_string())?;
+        .scope(Scope::from_all(TARGET_ABI))?;
     if rules.deny_network {
         // TCP bind and connect are refused outright: no rule grants any port.
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(TARGET_ABI))
-            .map_err(|e| e.to_string())?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
     }
     let readable: Vec<&Path> = rules.read_paths.iter().map(PathBuf::as_path).collect();
-    ruleset
-        .create()
-        .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(readable, read))
-        .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(DEVICE_WRITE_PATHS, all))
-        .map_err(|e| e.to_string())?
+    Ok(ruleset
+        .create()?
+        .add_rules(path_beneath_rules(readable, read))?
+        .add_rules(path_beneath_rules(DEVICE_WRITE_PATHS, all))?
         // Writes go to the jail and nowhere else: `cp x /etc/y`, `tee /tmp/x`,
         // `git log --output=/tmp/x` all meet EACCES even if a policy rule missed them.
-        .add_rules(path_beneath_rules([rules.write_root.as_path()], all))
-        .map_err(|e| e.to_string())
+        .add_rules(path_beneath_rules([rules.write_root.as_path()], all))?)
 }
 
 /// Build the ruleset and restrict the calling thread (the launcher is single-threaded).
 /// Also sets `no_new_privs`, so a setuid binary cannot regain what the ruleset took.
 /// The fallback when the server could not hand over a [`Prepared`] ruleset.
-pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, String> {
-    let status = build(rules)?.restrict_self().map_err(|e| e.to_string())?;
+pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, LandlockError> {
+    let status = build(rules)?.restrict_self()?;
     let abi = kernel_abi(&status);
     let status = match status.ruleset {
         RulesetStatus::FullyEnforced => "fully_enforced",
@@ -195,14 +205,14 @@ pub struct Prepared {
 
 /// Build the ruleset for `rules` in the server, without applying it. `Err` when Landlock
 /// is unavailable (the launcher then tries, and reports, on its own).
-pub fn prepare(rules: &FsRules) -> Result<Prepared, String> {
+pub fn prepare(rules: &FsRules) -> Result<Prepared, LandlockError> {
     let abi = super::sys::landlock_abi();
     if abi < 1 {
-        return Err("Landlock is not available".into());
+        return Err(LandlockError::Unavailable);
     }
     let created = build(rules)?;
     let fd: Option<std::os::fd::OwnedFd> = created.into();
-    let fd = fd.ok_or("Landlock is not available")?;
+    let fd = fd.ok_or(LandlockError::Unavailable)?;
     let abi = u32::try_from(abi).unwrap_or(0);
     // BestEffort: every right asked for (up to TARGET_ABI) is handled when the kernel knows
     // TARGET_ABI; below it, the crate drops what the kernel lacks (partially enforced).
@@ -221,9 +231,9 @@ pub fn prepare(rules: &FsRules) -> Result<Prepared, String> {
 pub fn restrict_with(
     fd: std::os::fd::BorrowedFd<'_>,
     report: &LandlockReport,
-) -> Result<LandlockReport, String> {
-    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
-    super::sys::landlock_restrict_self(fd).map_err(|e| format!("landlock_restrict_self: {e}"))?;
+) -> Result<LandlockReport, LandlockError> {
+    rustix::thread::set_no_new_privs(true).map_err(LandlockError::NoNewPrivs)?;
+    super::sys::landlock_restrict_self(fd).map_err(LandlockError::Restrict)?;
     Ok(report.clone())
 }
 

@@ -89,6 +89,22 @@ impl std::fmt::Display for Profile {
     }
 }
 
+/// Why a call's limits were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimitsError {
+    /// The caller asked for more time than the policy allows.
+    #[error(
+        "timeout_seconds {asked} exceeds the policy limit of {allowed}: a call may only lower it"
+    )]
+    TimeoutAboveLimit {
+        /// The caller's `timeout_seconds`.
+        asked: u64,
+        /// The policy's limit, in seconds.
+        allowed: u64,
+    },
+}
+
 /// The limits a call runs under: the profile's, tightened by the operator's
 /// `[terminal.limits]` and then by the caller's `timeout_seconds`.
 ///
@@ -99,7 +115,7 @@ pub fn effective_limits(
     ceiling_timeout_seconds: u64,
     ceiling_output_bytes: u64,
     caller_timeout_seconds: Option<u64>,
-) -> Result<ExecLimits, String> {
+) -> Result<ExecLimits, LimitsError> {
     let mut limits = profile.limits();
     let ceiling = Duration::from_secs(ceiling_timeout_seconds);
     limits.timeout = limits.timeout.min(ceiling);
@@ -110,9 +126,7 @@ pub fn effective_limits(
         let allowed = limits.timeout.as_secs();
         // A caller may tighten a limit, never widen it.
         if t > allowed {
-            return Err(format!(
-                "timeout_seconds {t} exceeds the policy limit of {allowed}: a call may only lower it"
-            ));
+            return Err(LimitsError::TimeoutAboveLimit { asked: t, allowed });
         }
         limits.timeout = Duration::from_secs(t);
     }

@@ -1,7 +1,7 @@
 //! The server's side of the kernel sandbox: what to ask the launcher for, and the honest
-//! report of what each call really got (SPEC §6.3): the profile, its concrete limits and
-//! every mechanism with its status, plus the list of downgrades where the kernel or the
-//! host fell short.
+//! report of what each call really got: the profile, its concrete limits and every
+//! mechanism with its status, plus the list of downgrades where the kernel or the host fell
+//! short (see `docs/sandbox.md`).
 
 use std::path::PathBuf;
 

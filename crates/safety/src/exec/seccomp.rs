@@ -1,4 +1,4 @@
-//! The seccomp filter installed last, just before `execve` of the command (SPEC §4.4).
+//! The seccomp filter installed last, just before `execve` of the command.
 //!
 //! Default action: allow. A listed system call returns `EPERM` (`ENOSYS` for `clone3`, so
 //! libc falls back to `clone`, whose flags the filter can see). The lists are short on
@@ -11,6 +11,18 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+
+/// Why a filter could not be built or installed (the text is seccompiler's).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeccompError {
+    /// A rule or filter could not be built for this architecture.
+    #[error(transparent)]
+    Build(#[from] seccompiler::BackendError),
+    /// The kernel refused the filter.
+    #[error(transparent)]
+    Install(#[from] seccompiler::Error),
+}
 
 /// `fchmodat2` (Linux 6.6), `setxattrat` and `removexattrat` (Linux 6.13): one number on
 /// every architecture, not yet in `libc`.
@@ -68,9 +80,9 @@ fn cond(
     len: SeccompCmpArgLen,
     op: SeccompCmpOp,
     value: u64,
-) -> Result<SeccompRule, String> {
-    let c = SeccompCondition::new(arg, len, op, value).map_err(|e| e.to_string())?;
-    SeccompRule::new(vec![c]).map_err(|e| e.to_string())
+) -> Result<SeccompRule, SeccompError> {
+    let c = SeccompCondition::new(arg, len, op, value)?;
+    Ok(SeccompRule::new(vec![c])?)
 }
 
 /// The calls of the older system-call table (x86_64 has them; aarch64 only has the `*at`
@@ -100,12 +112,10 @@ const LEGACY_METADATA_CALLS: &[i64] = &[];
 
 /// `EPERM` for a setuid or setgid bit in the mode argument of the calls that set a mode
 /// (`chmod` family always; `open`/`openat`/`creat`/`mknod`/`mknodat` when they create).
-fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), String> {
+fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), SeccompError> {
     use SeccompCmpArgLen::Dword;
-    let bit = |arg: u8, bit: u64| -> Result<SeccompCondition, String> {
-        SeccompCondition::new(arg, Dword, SeccompCmpOp::MaskedEq(bit), bit)
-            .map_err(|e| e.to_string())
-    };
+    let bit =
+        |arg: u8, bit: u64| SeccompCondition::new(arg, Dword, SeccompCmpOp::MaskedEq(bit), bit);
     let special = [libc::S_ISUID as u64, libc::S_ISGID as u64];
     let creating = [
         libc::O_CREAT as u64,
@@ -124,15 +134,10 @@ fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), Strin
         let mut chain = Vec::new();
         for s in special {
             match flags {
-                None => {
-                    chain.push(SeccompRule::new(vec![bit(mode, s)?]).map_err(|e| e.to_string())?)
-                }
+                None => chain.push(SeccompRule::new(vec![bit(mode, s)?])?),
                 Some(f) => {
                     for c in creating {
-                        chain.push(
-                            SeccompRule::new(vec![bit(f, c)?, bit(mode, s)?])
-                                .map_err(|e| e.to_string())?,
-                        );
+                        chain.push(SeccompRule::new(vec![bit(f, c)?, bit(mode, s)?])?);
                     }
                 }
             }
@@ -142,8 +147,8 @@ fn setuid_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), Strin
     Ok(())
 }
 
-fn arch() -> Result<TargetArch, String> {
-    TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())
+fn arch() -> Result<TargetArch, SeccompError> {
+    Ok(TargetArch::try_from(std::env::consts::ARCH)?)
 }
 
 fn mirror_x32(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, target: TargetArch) {
@@ -160,7 +165,7 @@ fn mirror_x32(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, target: TargetArch) {
 /// `openat2` (and, when user namespaces are refused, `clone3`) with `ENOSYS`: their mode and
 /// flags live in memory a filter cannot read, so they cannot be allowed selectively, and
 /// libc falls back to `openat` and `clone`, which the main filter sees.
-pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
+pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, SeccompError> {
     let target = arch()?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     // io_uring performs file and socket operations without the system calls this filter
@@ -277,12 +282,8 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         target,
-    )
-    .map_err(|e| e.to_string())?;
-    let mut programs: Vec<BpfProgram> = vec![
-        main.try_into()
-            .map_err(|e: seccompiler::BackendError| e.to_string())?,
-    ];
+    )?;
+    let mut programs: Vec<BpfProgram> = vec![main.try_into()?];
     {
         let mut enosys = BTreeMap::new();
         enosys.insert(libc::SYS_openat2, vec![]);
@@ -295,22 +296,17 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, String> {
             SeccompAction::Allow,
             SeccompAction::Errno(libc::ENOSYS as u32),
             target,
-        )
-        .map_err(|e| e.to_string())?;
-        programs.push(
-            filter
-                .try_into()
-                .map_err(|e: seccompiler::BackendError| e.to_string())?,
-        );
+        )?;
+        programs.push(filter.try_into()?);
     }
     Ok(programs)
 }
 
 /// Install the compiled filters on the calling thread (which must be the only one). Sets
 /// `no_new_privs` first, so a setuid program cannot shed the filter.
-pub fn install(programs: &[BpfProgram]) -> Result<(), String> {
+pub fn install(programs: &[BpfProgram]) -> Result<(), SeccompError> {
     for program in programs {
-        seccompiler::apply_filter(program).map_err(|e| e.to_string())?;
+        seccompiler::apply_filter(program)?;
     }
     Ok(())
 }

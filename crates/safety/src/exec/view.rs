@@ -20,7 +20,99 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::mount::{MountPropagationFlags, MoveMountFlags, OpenTreeFlags};
 use serde::{Deserialize, Serialize};
 
+use rustix::io::Errno;
+
 use super::sys;
+
+/// Why the view could not be made, or the working folder not entered in it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewError {
+    /// A path holds a NUL byte.
+    #[error("{}: a NUL byte in the path", .0.display())]
+    NulInPath(PathBuf),
+    /// The mount namespace (and user namespace, named in `namespaces`) could not be made.
+    #[error("unshare({namespaces}): {source}")]
+    Unshare {
+        /// The namespaces asked for, as flags.
+        namespaces: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An id map file of the new user namespace could not be written.
+    #[error(transparent)]
+    IdMap(IdMapError),
+    /// `/` could not be made a private mount.
+    #[error("making / private: {0}")]
+    Private(Errno),
+    /// The jail could not be bound onto itself.
+    #[error("binding the jail {}: {errno}", .jail.display())]
+    BindJail {
+        /// The jail root.
+        jail: PathBuf,
+        /// Why.
+        errno: Errno,
+    },
+    /// The mounts could not be made read-only.
+    #[error("making every mount read-only: {0}")]
+    ReadOnly(std::io::Error),
+    /// The jail's mount could not be made `nosuid,nodev`.
+    #[error("making the jail nosuid,nodev: {0}")]
+    JailNosuid(std::io::Error),
+    /// The jail's mount could not be made writable again.
+    #[error("making the jail writable: {0}")]
+    JailWritable(std::io::Error),
+    /// The jail could not be opened inside the view.
+    #[error("opening the jail in the view: {0}")]
+    OpenJail(Errno),
+    /// A folder to protect could not be opened.
+    #[error("opening {}: {errno}", .path.display())]
+    Open {
+        /// Jail-relative.
+        path: PathBuf,
+        /// Why.
+        errno: Errno,
+    },
+    /// A folder to protect could not be cloned as a mount.
+    #[error("cloning {}: {errno}", .path.display())]
+    Clone {
+        /// Jail-relative.
+        path: PathBuf,
+        /// Why.
+        errno: Errno,
+    },
+    /// A protected folder's mount could not be made read-only.
+    #[error("making {} read-only: {source}", .path.display())]
+    ProtectReadOnly {
+        /// Jail-relative.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A protected folder's mount could not be attached.
+    #[error("mounting {} read-only: {errno}", .path.display())]
+    Mount {
+        /// Jail-relative.
+        path: PathBuf,
+        /// Why.
+        errno: Errno,
+    },
+    /// The working folder could not be opened before the view was made.
+    #[error("opening the working folder: {0}")]
+    OpenWorkingFolder(Errno),
+    /// The working folder could not be opened inside the view.
+    #[error("opening the working folder in the view: {0}")]
+    OpenWorkingFolderInView(Errno),
+    /// The working folder could not be compared with the one before the view.
+    #[error("{0}")]
+    Stat(Errno),
+    /// The working folder inside the view is not the one before it.
+    #[error("the working folder was moved or replaced while the call started")]
+    WorkingFolderReplaced,
+    /// The working folder could not be entered.
+    #[error("entering the working folder: {0}")]
+    EnterWorkingFolder(Errno),
+}
 
 /// How deep below the jail root `.git` entries are looked for and made read-only.
 pub const SCAN_DEPTH: usize = 4;
@@ -46,10 +138,34 @@ const MOUNT_ATTR_NODEV: u64 = 0x4;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const AT_EMPTY_PATH: libc::c_uint = 0x1000;
 
-fn c_path(path: &Path) -> Result<std::ffi::CString, String> {
+fn c_path(path: &Path) -> Result<std::ffi::CString, ViewError> {
     use std::os::unix::ffi::OsStrExt;
     std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{}: a NUL byte in the path", path.display()))
+        .map_err(|_| ViewError::NulInPath(path.to_path_buf()))
+}
+
+/// Why a new user namespace's id maps could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {source}")]
+pub struct IdMapError {
+    /// `setgroups`, `uid_map` or `gid_map`.
+    file: &'static str,
+    /// Why.
+    source: std::io::Error,
+}
+
+/// Map `uid`/`gid` (ours, as seen outside a new user namespace) to themselves inside it,
+/// and nothing else, through `proc_dir` of the process in it (`/proc/<pid>` from outside,
+/// `/proc/self` from inside). Used by the view and by the launcher's namespaces.
+pub(crate) fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), IdMapError> {
+    let write = |file: &'static str, text: &str| {
+        std::fs::write(proc_dir.join(file), text).map_err(|source| IdMapError { file, source })
+    };
+    // Only ever called for a process that is not root: map its own ids, nothing else.
+    write("setgroups", "deny")?;
+    write("uid_map", &format!("{uid} {uid} 1"))?;
+    write("gid_map", &format!("{gid} {gid} 1"))?;
+    Ok(())
 }
 
 /// Does this process hold `CAP_SYS_ADMIN` (root, or root of its own user namespace)?
@@ -65,30 +181,36 @@ pub fn holds_sys_admin() -> bool {
 /// Move this (single-threaded) process into a new mount namespace and build the view.
 /// A process without `CAP_SYS_ADMIN` first makes a user namespace that maps its own uid and
 /// gid to themselves (and no other), in which it may mount.
-pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> {
+pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, ViewError> {
     if holds_sys_admin() {
-        sys::unshare(libc::CLONE_NEWNS).map_err(|e| format!("unshare(CLONE_NEWNS): {e}"))?;
+        sys::unshare(libc::CLONE_NEWNS).map_err(|source| ViewError::Unshare {
+            namespaces: "CLONE_NEWNS",
+            source,
+        })?;
     } else {
         let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
-        sys::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS)
-            .map_err(|e| format!("unshare(CLONE_NEWUSER|CLONE_NEWNS): {e}"))?;
-        let write = |name: &str, text: String| {
-            std::fs::write(Path::new("/proc/self").join(name), text)
-                .map_err(|e| format!("{name}: {e}"))
-        };
-        write("setgroups", "deny".into())?;
-        write("uid_map", format!("{} {} 1", uid.as_raw(), uid.as_raw()))?;
-        write("gid_map", format!("{} {} 1", gid.as_raw(), gid.as_raw()))?;
+        sys::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS).map_err(|source| {
+            ViewError::Unshare {
+                namespaces: "CLONE_NEWUSER|CLONE_NEWNS",
+                source,
+            }
+        })?;
+        write_id_maps(Path::new("/proc/self"), uid.as_raw(), gid.as_raw())
+            .map_err(ViewError::IdMap)?;
     }
     // Nothing mounted here may propagate back into the host's namespace.
     rustix::mount::mount_change(
         "/",
         MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
     )
-    .map_err(|e| format!("making / private: {e}"))?;
+    .map_err(ViewError::Private)?;
     // The jail becomes its own mount, so it can keep write access when all else loses it.
-    rustix::mount::mount_bind_recursive(jail_root, jail_root)
-        .map_err(|e| format!("binding the jail {}: {e}", jail_root.display()))?;
+    rustix::mount::mount_bind_recursive(jail_root, jail_root).map_err(|errno| {
+        ViewError::BindJail {
+            jail: jail_root.to_path_buf(),
+            errno,
+        }
+    })?;
     let root = c_path(Path::new("/"))?;
     sys::mount_setattr(
         rustix::fs::CWD,
@@ -97,7 +219,7 @@ pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> 
         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
         0,
     )
-    .map_err(|e| format!("making every mount read-only: {e}"))?;
+    .map_err(ViewError::ReadOnly)?;
     let jail = c_path(jail_root)?;
     // No setuid program and no device node in the jail is honoured in the view.
     sys::mount_setattr(
@@ -107,11 +229,11 @@ pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> 
         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
         0,
     )
-    .map_err(|e| format!("making the jail nosuid,nodev: {e}"))?;
+    .map_err(ViewError::JailNosuid)?;
     // Write access back for the jail's own mount only: a mount nested in the jail stays
     // read-only (it may be read-only on the host too, and its flags are not known here).
     sys::mount_setattr(rustix::fs::CWD, &jail, 0, 0, MOUNT_ATTR_RDONLY)
-        .map_err(|e| format!("making the jail writable: {e}"))?;
+        .map_err(ViewError::JailWritable)?;
     protect_repositories(jail_root, known)
 }
 
@@ -127,13 +249,13 @@ pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> 
 /// (a linked worktree's, a submodule's) is protected the same way when it is in the jail.
 /// Lookups go through `openat2(RESOLVE_BENEATH | NO_SYMLINKS)` from the jail, so a symlink
 /// swapped in by a concurrent command cannot point a mount elsewhere.
-fn protect_repositories(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, String> {
+fn protect_repositories(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, ViewError> {
     let jail = rustix::fs::open(
         jail_root,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| format!("opening the jail in the view: {e}"))?;
+    .map_err(ViewError::OpenJail)?;
     let mut found: Vec<PathBuf> = known
         .iter()
         .filter(|p| p.file_name().is_some_and(|n| n == ".git") && is_plain_relative(p))
@@ -245,7 +367,7 @@ fn pin_ancestors(
     jail: BorrowedFd<'_>,
     path: &Path,
     pinned: &mut std::collections::BTreeSet<PathBuf>,
-) -> Result<(), String> {
+) -> Result<(), ViewError> {
     let mut ancestor = PathBuf::new();
     let parents: Vec<_> = path
         .parent()
@@ -266,8 +388,8 @@ fn pin_ancestors(
 /// Bind `relative` (beneath `jail`) onto itself, read-only when asked, with the new mount
 /// API: the handle that is cloned is the handle the clone is attached to, so nothing is
 /// looked up twice.
-fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(), String> {
-    let what = relative.display();
+fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(), ViewError> {
+    let path = || relative.to_path_buf();
     let target: OwnedFd = rustix::fs::openat2(
         jail,
         relative,
@@ -275,7 +397,10 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(),
         Mode::empty(),
         ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
     )
-    .map_err(|e| format!("opening {what}: {e}"))?;
+    .map_err(|errno| ViewError::Open {
+        path: path(),
+        errno,
+    })?;
     let tree = rustix::mount::open_tree(
         &target,
         "",
@@ -283,7 +408,10 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(),
             | OpenTreeFlags::OPEN_TREE_CLOEXEC
             | OpenTreeFlags::AT_EMPTY_PATH,
     )
-    .map_err(|e| format!("cloning {what}: {e}"))?;
+    .map_err(|errno| ViewError::Clone {
+        path: path(),
+        errno,
+    })?;
     if read_only {
         let empty = c_path(Path::new(""))?;
         sys::mount_setattr(
@@ -293,7 +421,10 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(),
             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
             0,
         )
-        .map_err(|e| format!("making {what} read-only: {e}"))?;
+        .map_err(|source| ViewError::ProtectReadOnly {
+            path: path(),
+            source,
+        })?;
     }
     rustix::mount::move_mount(
         &tree,
@@ -302,20 +433,27 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(),
         "",
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
     )
-    .map_err(|e| format!("mounting {what} read-only: {e}"))
+    .map_err(|errno| ViewError::Mount {
+        path: path(),
+        errno,
+    })
 }
 
 /// Enter the call's working folder in the view: `relative` beneath the jail, looked up in
 /// this namespace (a folder handle opened before the view, or sent by the server, names the
 /// host's mount, on which nothing here is read-only), and checked to be the folder `before`
 /// names, so a folder renamed or swapped meanwhile is refused rather than entered.
-pub fn enter_cwd(jail_root: &Path, relative: &Path, before: BorrowedFd<'_>) -> Result<(), String> {
+pub fn enter_cwd(
+    jail_root: &Path,
+    relative: &Path,
+    before: BorrowedFd<'_>,
+) -> Result<(), ViewError> {
     let jail = rustix::fs::open(
         jail_root,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| format!("opening the jail in the view: {e}"))?;
+    .map_err(ViewError::OpenJail)?;
     let relative = if relative.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -330,13 +468,13 @@ pub fn enter_cwd(jail_root: &Path, relative: &Path, before: BorrowedFd<'_>) -> R
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| format!("opening the working folder in the view: {e}"))?;
+    .map_err(ViewError::OpenWorkingFolderInView)?;
     let (a, b) = (
-        rustix::fs::fstat(&here).map_err(|e| e.to_string())?,
-        rustix::fs::fstat(before).map_err(|e| e.to_string())?,
+        rustix::fs::fstat(&here).map_err(ViewError::Stat)?,
+        rustix::fs::fstat(before).map_err(ViewError::Stat)?,
     );
     if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) {
-        return Err("the working folder was moved or replaced while the call started".into());
+        return Err(ViewError::WorkingFolderReplaced);
     }
-    rustix::process::fchdir(&here).map_err(|e| format!("entering the working folder: {e}"))
+    rustix::process::fchdir(&here).map_err(ViewError::EnterWorkingFolder)
 }
