@@ -3,14 +3,6 @@
 //! process tree, server death taking its commands with it, and the start-up summary line.
 //! Kernel features are checked through the server's own report; a missing one is a loud
 //! SKIP (a failure under STRICT_SANDBOX_TESTS=1).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use safe_mcp::{bench_sandbox, client};
 

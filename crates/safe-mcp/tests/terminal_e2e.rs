@@ -1,13 +1,5 @@
 //! End-to-end tests of the terminal server: the real binary, driven through the official
 //! rmcp client over stdio, against temporary folders only.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 

@@ -1,13 +1,5 @@
 //! End to end through `scan::cli::run`: exit codes, formats, the parse-error path, ignores,
 //! the size cap, SARIF schema validation, and a self-scan of this repository.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::fs;
 use std::path::{Path, PathBuf};
