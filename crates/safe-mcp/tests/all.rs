@@ -11,6 +11,16 @@
 )]
 #![allow(unreachable_pub, reason = "test helpers are not an API")]
 
+// The benchmark's code, compiled here too so `sandbox_e2e` and `terminal_e2e` run it a few
+// rounds against the built binary (and its unit tests run); `examples/bench/main.rs` is
+// its command line.
+#[path = "../examples/bench/bench.rs"]
+mod bench;
+#[path = "../examples/bench/bench_sandbox.rs"]
+mod bench_sandbox;
+#[path = "../examples/bench/line_client.rs"]
+mod line_client;
+
 mod audit_cli;
 mod audit_tamper;
 mod files_e2e;

@@ -4,7 +4,8 @@
 //! Kernel features are checked through the server's own report; a missing one is a loud
 //! SKIP (a failure under STRICT_SANDBOX_TESTS=1).
 
-use safe_mcp::{bench_sandbox, client};
+use crate::bench_sandbox;
+use safe_mcp::client;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -273,5 +274,5 @@ async fn sandbox_benchmark_runs_both_servers() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    bench_sandbox::run_with(&bin(), rounds).await.unwrap();
+    bench_sandbox::run(&bin(), rounds).await.unwrap();
 }

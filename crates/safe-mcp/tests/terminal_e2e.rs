@@ -835,7 +835,7 @@ async fn no_shell_is_ever_invoked_sandbox_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_benchmark_measures_every_figure_in_each_run() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp"));
-    let runs = safe_mcp::bench::run_with(&bin, 3, 2).await.unwrap();
+    let runs = crate::bench::run(&bin, 3, 2).await.unwrap();
     assert_eq!(runs.len(), 2);
     for f in &runs {
         assert_eq!(f.iterations, 3);

@@ -345,7 +345,7 @@ const EXPLAINED: [(&str, &str, &str); 5] = [
         "the demo starts the server binary it was given",
     ),
     (
-        "crates/safe-mcp/src/line_client",
+        "crates/safe-mcp/examples/bench/line_client",
         "exec_file_dynamic",
         "the benchmarks' line client starts the server binary it was given",
     ),
