@@ -23,7 +23,7 @@ use clap::Parser;
 
 /// Print benchmark figures, each beside its baseline measured in the same run.
 #[derive(Parser)]
-#[command(name = "bench", about, long_about = None)]
+#[command(name = "bench")]
 struct Args {
     /// Interleaved rounds per measurement.
     #[arg(long, default_value_t = 300)]
