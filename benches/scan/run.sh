@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed benchmark for `safe-mcp scan` (issue 5, item 8): installs real JavaScript (npm) and
+# Speed benchmark for `safe-mcp scan`: installs real JavaScript (npm) and
 # Python (pip) trees into a temporary folder, then scans them with our scanner (release build),
 # semgrep (equivalent rules: benches/scan/semgrep-rules.yml) and bandit (Python part only), and
 # prints files/s, lines/s and the ratios. Not a test: numbers depend on the machine.
@@ -15,7 +15,7 @@ if [[ "${KEEP:-}" != 1 ]]; then trap 'rm -rf "$work"' EXIT; fi
 echo "work folder: $work"
 load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/target-scan}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 (cd "$repo" && cargo build --quiet --release -p scan --example scan)
 scanner="$CARGO_TARGET_DIR/release/examples/scan"
 

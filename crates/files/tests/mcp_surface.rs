@@ -2,16 +2,6 @@
 //! tool list (schemas, annotations), envelopes as structuredContent plus the same JSON as
 //! text, `isError == !ok`, envelopes for unknown tools and bad arguments, and progress
 //! notifications from apply_plan.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-// The fixture builds a sandbox with std::fs; the crate itself may not (clippy.toml).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::sync::{Arc, Mutex};
 

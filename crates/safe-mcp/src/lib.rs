@@ -1,11 +1,8 @@
 //! The `safe-mcp` binary's library half: the MCP client used by `safe-mcp demo`, the
-//! benchmark and the end-to-end tests. The subcommands themselves dispatch to the crates
-//! `safety`, `terminal`, `files` and `scan`.
+//! benchmark (`examples/bench`) and the end-to-end tests. The subcommands themselves
+//! dispatch to the crates `safety`, `terminal`, `files` and `scan`.
 #![forbid(unsafe_code)]
 
-pub mod bench;
-pub mod bench_sandbox;
 pub mod client;
 pub mod demo;
 pub mod demo_files;
-pub mod line_client;

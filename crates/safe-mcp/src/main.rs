@@ -41,19 +41,6 @@ enum Command {
         #[arg(long)]
         keep: bool,
     },
-    /// Print benchmark figures, each beside its baseline measured in the same run.
-    Bench {
-        /// Interleaved rounds per measurement.
-        #[arg(long, default_value_t = 300)]
-        iterations: usize,
-        /// Compare run_command "true" with the full kernel sandbox against the sandbox off.
-        #[arg(long)]
-        sandbox: bool,
-        /// Repeat the whole benchmark this many times and end with how many runs met each
-        /// target (the machine's noise, in one command).
-        #[arg(long, default_value_t = 1, conflicts_with = "sandbox")]
-        repeat: usize,
-    },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
 }
@@ -110,9 +97,9 @@ fn runtime() -> tokio::runtime::Runtime {
     build_runtime(tokio::runtime::Builder::new_multi_thread())
 }
 
-/// One thread for the terminal server and the benchmark client: a request is read, judged
-/// and answered without a hand-off between threads (the blocking parts, fsync and spawn,
-/// take well under a millisecond, and the syncer and child processes run beside it).
+/// One thread for the terminal server: a request is read, judged and answered without a
+/// hand-off between threads (the blocking parts, fsync and spawn, take well under a
+/// millisecond, and the syncer and child processes run beside it).
 fn single_thread_runtime() -> tokio::runtime::Runtime {
     build_runtime(tokio::runtime::Builder::new_current_thread())
 }
@@ -204,23 +191,6 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fatal(format!("{e:#}")),
         },
-        Command::Bench {
-            iterations,
-            sandbox,
-            repeat,
-        } => {
-            let result = if sandbox {
-                single_thread_runtime().block_on(safe_mcp::bench_sandbox::run(iterations))
-            } else {
-                single_thread_runtime()
-                    .block_on(safe_mcp::bench::run(iterations, repeat))
-                    .map(drop)
-            };
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fatal(format!("{e:#}")),
-            }
-        }
         Command::Scan(args) => ExitCode::from(u8::try_from(scan::cli::run(args)).unwrap_or(2)),
     }
 }

@@ -1,13 +1,5 @@
 //! `safe-mcp audit verify FILE`: exit 0 and `ok: N records` when intact, exit 1 naming the
 //! first broken record, exit 2 when the file cannot be read (SPEC §10).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::process::Command;
 use std::sync::Arc;

@@ -3,14 +3,6 @@
 //! closed (AUDIT_UNAVAILABLE, nothing runs), or, with `audit_on_replaced = "reopen"`, go on
 //! in the file at the path whose first new record explains the gap, which `safe-mcp audit
 //! verify` then reports. The real binary, driven through the rmcp client, temporary folders.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

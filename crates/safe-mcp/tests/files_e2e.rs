@@ -2,14 +2,6 @@
 //! The demo sequence gives the documented envelopes (docs/files.md), and a server SIGKILLed in the
 //! middle of apply_plan (frozen first, so the journal and the files on disk show the step
 //! in progress at the moment of the kill) recovers on restart.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 

@@ -3,14 +3,6 @@
 //! would run a program, write a named file or set host state, and still lets normal
 //! read-only use through. explain_command runs nothing, so this holds whatever uid the
 //! server would run commands as.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use safe_mcp::client;
 

@@ -2,14 +2,6 @@
 //! with raw lines on its stdin: every malformed line gets its JSON-RPC error and the server
 //! keeps serving; an over-long argument is INVALID_REQUEST without being echoed (in the
 //! reply or the audit log); `max_concurrent_commands` answers over-limit calls BUSY at once.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

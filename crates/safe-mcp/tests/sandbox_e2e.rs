@@ -3,16 +3,9 @@
 //! process tree, server death taking its commands with it, and the start-up summary line.
 //! Kernel features are checked through the server's own report; a missing one is a loud
 //! SKIP (a failure under STRICT_SANDBOX_TESTS=1).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
-use safe_mcp::{bench_sandbox, client};
+use crate::bench_sandbox;
+use safe_mcp::client;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -281,5 +274,5 @@ async fn sandbox_benchmark_runs_both_servers() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    bench_sandbox::run_with(&bin(), rounds).await.unwrap();
+    bench_sandbox::run(&bin(), rounds).await.unwrap();
 }

@@ -6,14 +6,6 @@
 //!
 //! As root (as on CI) the commands run as `nobody` (the jail's owner). A missing kernel
 //! mechanism is a loud SKIP, and a failure under STRICT_SANDBOX_TESTS=1.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

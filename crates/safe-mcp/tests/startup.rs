@@ -1,13 +1,5 @@
 //! Every fatal start-up condition of SPEC §3 prints its own `fatal: ...` line naming the
 //! problem and exits non-zero. These start the real binary.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

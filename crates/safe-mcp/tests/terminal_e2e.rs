@@ -1,13 +1,5 @@
 //! End-to-end tests of the terminal server: the real binary, driven through the official
 //! rmcp client over stdio, against temporary folders only.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 
@@ -843,7 +835,7 @@ async fn no_shell_is_ever_invoked_sandbox_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_benchmark_measures_every_figure_in_each_run() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_safe-mcp"));
-    let runs = safe_mcp::bench::run_with(&bin, 3, 2).await.unwrap();
+    let runs = crate::bench::run(&bin, 3, 2).await.unwrap();
     assert_eq!(runs.len(), 2);
     for f in &runs {
         assert_eq!(f.iterations, 3);

@@ -1,21 +1,11 @@
 //! Audit log: chained, redacted, durable records; `verify` names the first broken record for
 //! every kind of tampering; the log fails closed when it really cannot be written.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-mod audit_common;
-
-use audit_common::{hashed_line, parse, redactor, tempdir};
+use crate::audit_common::{hashed_line, parse, redactor, tempdir};
 use safety::audit::{AuditError, AuditLog, GENESIS_PREV, verify};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};

@@ -2,21 +2,11 @@
 //! full and a new file continues the same hash chain; nothing is lost or deleted, several
 //! writers follow each other's rotations, a rotation cut short by a crash is finished by the
 //! next append, and `verify` checks the rotated files and the log as one chain.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-mod audit_common;
-
-use audit_common::{hashed_line, parse, redactor, tempdir};
+use crate::audit_common::{hashed_line, parse, redactor, tempdir};
 use safety::audit::{AuditLog, verify};
 use safety::config::MIN_ROTATE_BYTES;
 use serde_json::{Map, Value, json};

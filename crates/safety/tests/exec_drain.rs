@@ -6,20 +6,10 @@
 //! The sandbox is OFF here on purpose: with it on, the call's cgroup (or PID namespace) kills
 //! the escaped process before the drain, and the deadline is never reached. Real processes;
 //! each escaped `sleep` carries a unique marker argument and is killed by the test at the end.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod sandbox_common;
 
 use std::time::{Duration, Instant};
 
-use sandbox_common::*;
+use crate::sandbox_common::*;
 use serde_json::{Value, json};
 
 /// The escaped process sleeps 1000+ s; a call that waited for it would take that long.

@@ -1,14 +1,6 @@
 //! The start gate: a command's process is created (and, with the sandbox, confined) while
 //! the audit intent record is being synced, but it does not `execve` until the gate opens.
 //! Real processes in temporary folders, with the sandbox off and through the launcher.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,21 +1,11 @@
 //! Attack tests against the files organiser with real files in temporary folders
 //! (SPEC §4.3, §5.2; research §2a). Each test checks the refusal code and that nothing
 //! outside the workspace was read, created or moved.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod files_sandbox;
 
 use std::sync::mpsc;
 use std::time::Duration;
 
-use files_sandbox::Sandbox;
+use crate::files_sandbox::Sandbox;
 use safety::result::ResultCode;
 use serde_json::json;
 

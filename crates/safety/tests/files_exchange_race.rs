@@ -5,23 +5,13 @@
 //! back anything that is not the planned file: after every round no symlink sits at any
 //! destination, the outside file is untouched, and the journal records as done only moves
 //! whose destination holds the recorded inode.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod files_sandbox;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use files_sandbox::Sandbox;
+use crate::files_sandbox::Sandbox;
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use safety::result::ResultCode;
 

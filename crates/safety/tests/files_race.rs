@@ -1,21 +1,11 @@
 //! The TOCTOU swap race (research §2a #14): another thread flips a folder between a real
 //! folder and a symlink to the outside while moves into and out of it run. With every
 //! operation relative to a handle opened with RESOLVE_NO_SYMLINKS, nothing escapes.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod files_sandbox;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use files_sandbox::Sandbox;
+use crate::files_sandbox::Sandbox;
 use safety::result::ResultCode;
 
 const MOVES: usize = 800;

@@ -1,16 +1,6 @@
 //! Undo and redo sequences of the files organiser, including every refusal (SPEC §5.2, §10).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
-mod files_sandbox;
-
-use files_sandbox::Sandbox;
+use crate::files_sandbox::Sandbox;
 use safety::result::ResultCode;
 use serde_json::json;
 

@@ -6,15 +6,7 @@
 //! Each seed folder must exist and hold at least one file: a missing or empty folder
 //! fails the test instead of passing it with nothing replayed.
 //!
-//! Run: `cargo test -p safety --test fuzz_replay`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
+//! Run: `cargo test -p safety --test all fuzz_replay::`.
 
 use std::path::{Path, PathBuf};
 

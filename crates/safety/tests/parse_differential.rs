@@ -14,15 +14,7 @@
 //! and carriage return anywhere). An unbalanced-quote refusal is checked against
 //! `sh -n`, which must report a syntax error too.
 //!
-//! Run: `cargo test -p safety --test parse_differential`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
+//! Run: `cargo test -p safety --test all parse_differential::`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,13 +1,5 @@
 //! The allow form of argument rules (`allow_options`, `subcommand`, `max_operands`,
 //! `operand_patterns`) and the shipped policies that use it (issue 12, point 4).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 

@@ -2,14 +2,6 @@
 //! `git diff --no-index --word-diff=color` over files of fake keys, run in a temporary
 //! folder, go through `Redactor::strip_redact_then_truncate` (what the terminal server does to
 //! every command's output). No key survives, and no escape byte is left.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 use std::process::Command;

@@ -1,13 +1,5 @@
 //! Built-in redaction rules: every rule's example is redacted to its own marker, common
 //! non-secrets are left alone, operator patterns and the entropy fallback behave as documented.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use safety::redact::{
     BUILTIN_RULES, ExtraPattern, RedactError, RedactionSettings, Redactor, builtin_rule_names,

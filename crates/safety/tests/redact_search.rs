@@ -1,14 +1,6 @@
 //! The literal search that finds rule candidates (SIMD prefilters over the text and over its
 //! lower-cased copy, in chunks) misses nothing: `Redactor::redact` is compared with a naive
 //! reference that tries every anchor of every rule at every position of the text.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::sync::LazyLock;
 

@@ -1,13 +1,5 @@
 //! Redaction, then truncation: head + tail kept, the marker says how much was dropped, and a
 //! secret straddling any cut is removed whole (no fragment of it is ever emitted).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use proptest::prelude::*;
 use safety::redact::{CAPTURE_MARGIN, Captured, RedactionSettings, Redactor, Truncated};

@@ -3,22 +3,12 @@
 //! cp). Each test first asks the start-up probe whether the kernel feature it relies on is
 //! there, and skips LOUDLY when it is not (set STRICT_SANDBOX_TESTS=1 to turn a skip
 //! into a failure, as CI on a capable host should).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod sandbox_common;
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use sandbox_common::*;
+use crate::sandbox_common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,20 +3,10 @@
 //! become the command, then waits on its channel for the call (its spec, working folder and
 //! gate). These tests start one explicitly and check that a call taken that way is confined
 //! exactly like one whose launcher starts with it. Real processes, temporary folders.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
-
-mod sandbox_common;
 
 use std::path::PathBuf;
 
-use sandbox_common::Marker;
+use crate::sandbox_common::Marker;
 
 use safety::exec::profile::{Profile, effective_limits};
 use safety::exec::{ExecRequest, Executor, Gate, SandboxConfig};

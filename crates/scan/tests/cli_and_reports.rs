@@ -1,13 +1,5 @@
 //! End to end through `scan::cli::run`: exit codes, formats, the parse-error path, ignores,
 //! the size cap, SARIF schema validation, and a self-scan of this repository.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -353,7 +345,7 @@ const EXPLAINED: [(&str, &str, &str); 5] = [
         "the demo starts the server binary it was given",
     ),
     (
-        "crates/safe-mcp/src/line_client",
+        "crates/safe-mcp/examples/bench/line_client",
         "exec_file_dynamic",
         "the benchmarks' line client starts the server binary it was given",
     ),

@@ -1,18 +1,8 @@
 //! JavaScript/TypeScript rules: a positive case per rule, every alias form of item 1 of the
 //! issue, and the clean traps the peer scanner got wrong.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
+use crate::common::hits;
 use std::path::Path;
-
-mod common;
-use common::hits;
 
 fn rule_ids(file: &str, source: &str) -> Vec<&'static str> {
     let mut ids: Vec<_> = hits(file, source).into_iter().map(|(id, _)| id).collect();

@@ -1,19 +1,9 @@
 //! Python: each mapped rule, alias resolution, shadowing traps, taint and pragmas.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 
-mod common;
-
 fn hits(source: &str) -> Vec<(&'static str, usize)> {
-    common::hits("server.py", source)
+    crate::common::hits("server.py", source)
 }
 
 #[test]

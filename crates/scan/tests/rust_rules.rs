@@ -1,20 +1,10 @@
 //! Rust: `Command::new` with a non-literal program, shells with a non-literal `-c` script,
 //! the local-`Command` trap, `#[tool]` taint and pragmas.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap is a failed test"
-)]
-#![allow(unreachable_pub, reason = "test helpers are not an API")]
 
 use std::path::Path;
 
-mod common;
-
 fn hits(source: &str) -> Vec<(&'static str, usize)> {
-    common::hits("main.rs", source)
+    crate::common::hits("main.rs", source)
 }
 
 #[test]

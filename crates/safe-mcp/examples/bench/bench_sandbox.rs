@@ -1,4 +1,4 @@
-//! `safe-mcp bench --sandbox`: what the kernel sandbox costs. `run_command "true"` through
+//! `--example bench -- --sandbox`: what the kernel sandbox costs. `run_command "true"` through
 //! two servers on the same policy, one with the full sandbox (launcher, cgroups,
 //! namespaces, Landlock, seccomp, rlimits) and one with `SAFE_MCP_SANDBOX_ENABLED=false`,
 //! interleaved round by round, medians side by side and their ratio (target ≤ 1.5×).
@@ -11,13 +11,13 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Result, ensure};
 use serde_json::json;
 
 use crate::bench::{micros, percentile, timed, timed_async};
-use crate::client;
-use crate::demo::make_sandbox;
 use crate::line_client::LineClient;
+use safe_mcp::client;
+use safe_mcp::demo::make_sandbox;
 
 /// `e` when its call ran and succeeded.
 fn succeeded(e: serde_json::Value) -> Result<serde_json::Value> {
@@ -30,14 +30,9 @@ fn took_ahead(e: &serde_json::Value) -> usize {
     usize::from(e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true)
 }
 
-/// Run the comparison with `iterations` interleaved rounds.
-pub async fn run(iterations: usize) -> Result<()> {
-    let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
-    run_with(&bin, iterations).await
-}
-
-/// [`run`] against an explicit `safe-mcp` binary (the end-to-end tests pass theirs).
-pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
+/// Run the comparison against the `safe-mcp` binary `bin` with `iterations` interleaved
+/// rounds.
+pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("safe-mcp-bench-sandbox-")
         .tempdir()?;
@@ -143,7 +138,7 @@ pub async fn run_with(bin: &std::path::Path, iterations: usize) -> Result<()> {
     );
     let (w50, o50) = (percentile(&mut with, 0.5), percentile(&mut without, 0.5));
     let (w90, o90) = (percentile(&mut with, 0.9), percentile(&mut without, 0.9));
-    println!("safe-mcp bench --sandbox ({iterations} interleaved rounds)");
+    println!("bench --sandbox ({iterations} interleaved rounds)");
     println!("  interleaved call by call, through the lean line client:");
     println!(
         "  run_command \"true\", sandbox off : p50 {:>9.1} µs",

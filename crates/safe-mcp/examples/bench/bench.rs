@@ -1,5 +1,5 @@
-//! `safe-mcp bench`: measured figures, each side by side with its baseline in one run
-//! (ratios, not absolute timings, are the claim; machines are noisy).
+//! The benchmark's main set (`--example bench`): measured figures, each side by side with
+//! its baseline in one run (ratios, not absolute timings, are the claim; machines are noisy).
 #![allow(
     clippy::expect_used,
     clippy::unwrap_used,
@@ -11,22 +11,22 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{Value, json};
 
-use crate::client;
-use crate::demo::make_sandbox;
 use crate::line_client::LineClient;
+use safe_mcp::client;
+use safe_mcp::demo::make_sandbox;
 
 /// The `p`-quantile (0.0–1.0) of `samples` (sorted in place).
-pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+pub(crate) fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples.get(index).copied().unwrap_or_default()
 }
 
 /// Run `f`, adding the time it took to `samples`.
-pub fn timed<T>(samples: &mut Vec<Duration>, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(samples: &mut Vec<Duration>, f: impl FnOnce() -> T) -> T {
     let t = Instant::now();
     let value = f();
     samples.push(t.elapsed());
@@ -34,7 +34,7 @@ pub fn timed<T>(samples: &mut Vec<Duration>, f: impl FnOnce() -> T) -> T {
 }
 
 /// Await `fut`, adding the time it took to `samples`.
-pub async fn timed_async<T>(samples: &mut Vec<Duration>, fut: impl Future<Output = T>) -> T {
+pub(crate) async fn timed_async<T>(samples: &mut Vec<Duration>, fut: impl Future<Output = T>) -> T {
     let t = Instant::now();
     let value = fut.await;
     samples.push(t.elapsed());
@@ -42,7 +42,7 @@ pub async fn timed_async<T>(samples: &mut Vec<Duration>, fut: impl Future<Output
 }
 
 /// A duration in microseconds.
-pub fn micros(d: Duration) -> f64 {
+pub(crate) fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
@@ -110,55 +110,55 @@ impl Pair {
 
 /// One run's figures: medians (µs, unless named otherwise) of interleaved rounds.
 #[derive(Debug, Clone, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Rounds per measurement.
-    pub iterations: usize,
+    pub(crate) iterations: usize,
     /// The floor: spawn-and-collect of `echo hi` plus two write+fsync.
-    pub floor: f64,
+    pub(crate) floor: f64,
     /// A bare spawn-and-collect of `echo hi`.
-    pub bare: f64,
+    pub(crate) bare: f64,
     /// `run_command "echo hi"`, sandbox off, through the lean client and through rmcp.
-    pub run_lean: f64,
+    pub(crate) run_lean: f64,
     /// The same through the rmcp client.
-    pub run_rmcp: f64,
+    pub(crate) run_rmcp: f64,
     /// The same flow in-process (no MCP).
-    pub run_in_process: f64,
+    pub(crate) run_in_process: f64,
     /// `explain_command` between `run_command` calls: p50, p99, and p50 through rmcp.
-    pub explain_between: (f64, f64, f64),
+    pub(crate) explain_between: (f64, f64, f64),
     /// `explain_command` back to back.
     pub explain_b2b: f64,
     /// The unknown tool back to back.
     pub unknown_b2b: f64,
     /// The same two over only the first [`BURST`] calls of their loops.
-    pub burst: (f64, f64),
+    pub(crate) burst: (f64, f64),
     /// `explain_command` after 2 ms idle.
-    pub explain_paced: f64,
+    pub(crate) explain_paced: f64,
     /// The unknown tool after 2 ms idle.
-    pub unknown_paced: f64,
+    pub(crate) unknown_paced: f64,
     /// The unknown tool between `run_command` calls: lean, rmcp.
-    pub unknown_between: (f64, f64),
+    pub(crate) unknown_between: (f64, f64),
     /// Phase 2: `run_command` with the full sandbox, through the lean client and rmcp.
-    pub run_sandboxed: (f64, f64),
+    pub(crate) run_sandboxed: (f64, f64),
     /// Phase 2: `run_command`, sandbox off, call by call with the sandboxed one.
     pub run_off_phase2: f64,
     /// Phase 2: `explain_command` on the sandboxed server between its runs.
-    pub explain_sandboxed: f64,
+    pub(crate) explain_sandboxed: f64,
     /// `TerminalCore::explain_command` in-process.
-    pub explain_core: f64,
+    pub(crate) explain_core: f64,
     /// One audit append, and a bare write+fdatasync of a line of the same size.
-    pub audit: (f64, f64),
+    pub(crate) audit: (f64, f64),
     /// Redaction MB/s, and a plain copy's MB/s.
-    pub redaction: (f64, f64),
+    pub(crate) redaction: (f64, f64),
 }
 
 impl Figures {
     /// `run_command` through the lean client over the floor (target ≤ 1.15).
-    pub fn run_ratio(&self) -> f64 {
+    pub(crate) fn run_ratio(&self) -> f64 {
         self.run_lean / self.floor
     }
 
     /// One audit append over a bare write+fsync (target ≤ 1.1).
-    pub fn audit_ratio(&self) -> f64 {
+    pub(crate) fn audit_ratio(&self) -> f64 {
         self.audit.0 / self.audit.1
     }
 
@@ -175,7 +175,7 @@ impl Figures {
         let (ex_between, ex_p99, ex_rmcp) = self.explain_between;
         let (mcp_lean, mcp_rmcp) = self.unknown_between;
         let (on_lean, on_rmcp) = self.run_sandboxed;
-        println!("safe-mcp bench ({iterations} interleaved rounds, medians)");
+        println!("bench ({iterations} interleaved rounds, medians)");
         println!("  round trips through the lean line client (rmcp client in brackets)");
         println!("  phase 1: sandbox-off servers only");
         println!("  floor: spawn echo + 2 × write+fsync   : {floor:>9.1} µs");
@@ -245,17 +245,12 @@ fn b2b_calls(iterations: usize) -> usize {
 /// The first calls of a back-to-back loop, also reported on their own: on the 2-vCPU VM a
 /// short burst often runs in a faster scheduling regime (client and server handing over on
 /// one vCPU, the unknown tool at ~20-30 µs) that longer loops leave (~100 µs).
-pub const BURST: usize = 200;
+pub(crate) const BURST: usize = 200;
 
-/// Run the benchmark `repeat` times with `iterations` rounds of each measurement,
-/// interleaved; print each run, and with more than one a summary of how many met each target.
-pub async fn run(iterations: usize, repeat: usize) -> Result<Vec<Figures>> {
-    let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
-    run_with(&bin, iterations, repeat).await
-}
-
-/// [`run`] against an explicit `safe-mcp` binary (the end-to-end tests pass theirs).
-pub async fn run_with(bin: &Path, iterations: usize, repeat: usize) -> Result<Vec<Figures>> {
+/// Run the benchmark against the `safe-mcp` binary `bin`, `repeat` times with `iterations`
+/// rounds of each measurement, interleaved; print each run, and with more than one a summary
+/// of how many met each target.
+pub(crate) async fn run(bin: &Path, iterations: usize, repeat: usize) -> Result<Vec<Figures>> {
     let mut all = Vec::new();
     for n in 0..repeat.max(1) {
         if repeat > 1 {
@@ -273,7 +268,7 @@ pub async fn run_with(bin: &Path, iterations: usize, repeat: usize) -> Result<Ve
 
 /// The median of `values` (sorted in place): the middle one, or the mean of the two in the
 /// middle for an even count.
-pub fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {
         0 => 0.0,
@@ -282,7 +277,7 @@ pub fn median(values: &mut [f64]) -> f64 {
 }
 
 /// The p50 of the first `n` samples, in the order they were taken (`samples` is not sorted).
-pub fn first_p50(samples: &[Duration], n: usize) -> f64 {
+pub(crate) fn first_p50(samples: &[Duration], n: usize) -> f64 {
     micros(percentile(
         &mut samples[..n.min(samples.len())].to_vec(),
         0.5,

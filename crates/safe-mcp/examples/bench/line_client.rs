@@ -2,7 +2,7 @@
 //! blocking pipes. It measures the server's round trip without the `rmcp` client's own task
 //! hand-offs and untagged-enum decoding, which on a 2-vCPU VM cost more than the server's
 //! work does. The end-to-end tests and the demo use the real `rmcp` client
-//! ([`crate::client`]); the benchmarks print figures from both.
+//! (`safe_mcp::client`); the benchmarks print figures from both.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -12,7 +12,7 @@ use anyhow::{Context, Result, anyhow, ensure};
 use serde_json::{Value, json};
 
 /// A server started as a child process, spoken to line by line.
-pub struct LineClient {
+pub(crate) struct LineClient {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -24,7 +24,7 @@ impl LineClient {
     /// Start `bin ARGS...` with exactly `env` (plus `PATH`) and complete the MCP handshake.
     /// The server logs at its default level, as it would for a user; its stderr is
     /// discarded so the bench's output stays readable.
-    pub fn start(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<LineClient> {
+    pub(crate) fn start(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<LineClient> {
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .env_clear()
@@ -73,7 +73,7 @@ impl LineClient {
     }
 
     /// One request; returns its `result` (an error response is an error).
-    pub fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
@@ -100,7 +100,7 @@ impl LineClient {
     }
 
     /// `tools/call`; returns the envelope (`structuredContent`), checking `isError == !ok`.
-    pub fn call(&mut self, tool: &str, arguments: &Value) -> Result<Value> {
+    pub(crate) fn call(&mut self, tool: &str, arguments: &Value) -> Result<Value> {
         let mut result = self.request(
             "tools/call",
             json!({ "name": tool, "arguments": arguments }),
