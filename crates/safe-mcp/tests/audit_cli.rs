@@ -1,5 +1,5 @@
 //! `safe-mcp audit verify FILE`: exit 0 and `ok: N records` when intact, exit 1 naming the
-//! first broken record, exit 2 when the file cannot be read (SPEC §10).
+//! first broken record, exit 2 when the file cannot be read.
 
 use std::process::Command;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The audit log taken away from a running terminal server (issue 12, attack 6): renamed,
+//! The audit log taken away from a running terminal server: renamed,
 //! deleted, replaced or truncated in place while the server runs. The next call must fail
 //! closed (AUDIT_UNAVAILABLE, nothing runs), or, with `audit_on_replaced = "reopen"`, go on
 //! in the file at the path whose first new record explains the gap, which `safe-mcp audit

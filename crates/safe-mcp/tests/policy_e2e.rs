@@ -1,5 +1,5 @@
 //! The shipped `policy.example.toml` through the built binary: `explain_command` refuses each
-//! attack of issue 12 with POLICY_DENIED and a reason naming the option (or operand) that
+//! attack on an option that runs code with POLICY_DENIED and a reason naming the option (or operand) that
 //! would run a program, write a named file or set host state, and still lets normal
 //! read-only use through. explain_command runs nothing, so this holds whatever uid the
 //! server would run commands as.
@@ -97,7 +97,7 @@ async fn shipped_policy_refuses_each_attack_naming_the_option() {
         );
         assert!(e.to_string().contains("rules["), "{attack}: {e}");
     }
-    // Normal read-only use still passes, with the exact reason of SPEC §4.2.
+    // Normal read-only use still passes, with its exact documented reason.
     for command in [
         "git status",
         "git log --oneline -n 5",

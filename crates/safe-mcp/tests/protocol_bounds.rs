@@ -1,4 +1,4 @@
-//! Protocol and input bounds (issue 12, point 9; docs/protocol.md), through the built binary
+//! Protocol and input bounds (docs/protocol.md), through the built binary
 //! with raw lines on its stdin: every malformed line gets its JSON-RPC error and the server
 //! keeps serving; an over-long argument is INVALID_REQUEST without being echoed (in the
 //! reply or the audit log); `max_concurrent_commands` answers over-limit calls BUSY at once.

@@ -1,4 +1,4 @@
-//! Every fatal start-up condition of SPEC §3 prints its own `fatal: ...` line naming the
+//! Every fatal start-up condition prints its own `fatal: ...` line naming the
 //! problem and exits non-zero. These start the real binary.
 
 use std::path::{Path, PathBuf};
@@ -375,7 +375,7 @@ fn both_servers_exit_cleanly_when_stdin_closes_before_initialize() {
     }
 }
 
-// ---- Each remaining fatal condition (SPEC §3, config.rs, policy, journal, audit). ----
+// ---- Each remaining fatal condition (config.rs, policy, journal, audit). ----
 
 /// A files-server policy beside [`GOOD`]: workspace `ws`, journal in `state/`.
 fn files_policy(s: &Sandbox, extra: &str) -> PathBuf {

@@ -1,4 +1,4 @@
-//! Files-server benchmark, side by side in one run (issue 3 "Speed"):
+//! Files-server benchmark, side by side in one run:
 //! - `plan_organize` over a workspace of 100 000 files (target < 0.3 s);
 //! - `apply_plan` of 10 000 moves (journaled, durable, crash-safe) vs a naive loop of plain
 //!   `rename(2)` calls over the same files (target <= 1.5x);

@@ -517,7 +517,7 @@ fn append_then_on_a_log_that_cannot_be_written_fails_without_telling() {
     );
 }
 
-// ---- The log replaced under a running writer (issue 12, attack 6). ----
+// ---- The log replaced under a running writer . ----
 
 /// How a test takes the log away from a writer that has it open.
 #[derive(Debug, Clone, Copy)]

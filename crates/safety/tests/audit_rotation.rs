@@ -1,4 +1,4 @@
-//! Audit log rotation (SPEC §4.6, `audit_rotate_bytes`): the log is renamed `<log>.<n>` once
+//! Audit log rotation (`audit_rotate_bytes`): the log is renamed `<log>.<n>` once
 //! full and a new file continues the same hash chain; nothing is lost or deleted, several
 //! writers follow each other's rotations, a rotation cut short by a crash is finished by the
 //! next append, and `verify` checks the rotated files and the log as one chain.

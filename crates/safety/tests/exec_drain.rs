@@ -1,4 +1,4 @@
-//! The drain deadline (SPEC §4.4, `exec::drain`): after a timeout, an overflow or a normal
+//! The drain deadline (`exec::capture::drain`): after a timeout, an overflow or a normal
 //! exit, the process group is killed and the pipes are drained for at most
 //! [`safety::exec::DRAIN_DEADLINE`]. A process that left the group with `setsid` and still
 //! holds stdout open must not hang the call; the result then says `output_incomplete`.

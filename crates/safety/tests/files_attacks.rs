@@ -1,5 +1,5 @@
-//! Attack tests against the files organiser with real files in temporary folders
-//! (SPEC §4.3, §5.2; research §2a). Each test checks the refusal code and that nothing
+//! Attack tests against the files organiser with real files in temporary folders.
+//! Each test checks the refusal code and that nothing
 //! outside the workspace was read, created or moved.
 
 use std::sync::mpsc;

@@ -1,4 +1,4 @@
-//! Crash safety and concurrency of the files organiser (SPEC §5.2 "crash safety").
+//! Crash safety and concurrency of the files organiser: a kill at any moment leaves every file in one of its two places.
 //!
 //! The tests re-execute this test binary as a child process (`crash_child` below does
 //! nothing unless `FILES_CRASH_MODE` is set): the child opens the organiser on a shared

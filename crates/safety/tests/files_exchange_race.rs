@@ -1,4 +1,4 @@
-//! The exchange race (issue 12, attack 7): between `apply_plan`'s re-check of a planned
+//! The exchange race: between `apply_plan`'s re-check of a planned
 //! file and its rename, another thread swaps the file with a symlink to an outside file by
 //! `renameat2(RENAME_EXCHANGE)`, which is atomic, so no check before the rename can close the
 //! window. The organiser checks what arrived at the destination (device and inode) and puts

@@ -1,4 +1,4 @@
-//! The TOCTOU swap race (research §2a #14): another thread flips a folder between a real
+//! The TOCTOU swap race: another thread flips a folder between a real
 //! folder and a symlink to the outside while moves into and out of it run. With every
 //! operation relative to a handle opened with RESOLVE_NO_SYMLINKS, nothing escapes.
 

@@ -1,4 +1,4 @@
-//! Undo and redo sequences of the files organiser, including every refusal (SPEC §5.2, §10).
+//! Undo and redo sequences of the files organiser, including every refusal.
 
 use crate::files_sandbox::Sandbox;
 use safety::result::ResultCode;

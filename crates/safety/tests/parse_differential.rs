@@ -1,9 +1,9 @@
-//! Differential and robustness tests of the command parser (SPEC §4.1).
+//! Differential and robustness tests of the command parser.
 //!
 //! For every string `parse_command` ACCEPTS, the real `/bin/sh` is asked to split the
 //! very same string (appended to `printf '%s\0' `) and the NUL-separated words it prints
 //! must equal our argv. The shell runs in an empty temporary folder with a scrubbed
-//! environment and `set -f` (no pathname expansion): SPEC §4.1 passes glob characters
+//! environment and `set -f` (no pathname expansion): the parser passes glob characters
 //! literally, which is what `sh` does under `set -f`, so glob characters stay in the
 //! alphabet instead of being excluded. Tilde expansion needs no switch: a word-initial
 //! `~` is refused by the parser.

@@ -1,5 +1,5 @@
 //! The allow form of argument rules (`allow_options`, `subcommand`, `max_operands`,
-//! `operand_patterns`) and the shipped policies that use it (issue 12, point 4).
+//! `operand_patterns`) and the shipped policies that use it.
 
 use std::path::Path;
 
@@ -355,7 +355,7 @@ fn shipped(name: &str) -> TerminalSettings {
     terminal(&std::fs::read_to_string(path).unwrap())
 }
 
-/// The attacks of issue 12 and the option each reason must name.
+/// Options that run code or write a named file, and the option each reason must name.
 const ATTACKS: &[(&str, &str)] = &[
     (
         "git grep --no-index '--open-files-in-pager=id;' x",
@@ -456,7 +456,7 @@ fn shipped_policies_allow_normal_read_only_use() {
     ] {
         let d = judge(&p, command);
         assert!(d.allowed, "{command}: {}", d.reason);
-        // An allowed command keeps the exact reason of SPEC §4.2 (the demo prints it).
+        // An allowed command keeps its exact documented reason (the demo prints it).
         assert_eq!(d.reason, format!("'{}' is allowed", d.program));
     }
 }

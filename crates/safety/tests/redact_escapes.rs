@@ -1,4 +1,4 @@
-//! Colour defeats redaction (issue 12, attack 4): the real bytes of `grep --color=always` and
+//! Colour must not defeat redaction: the real bytes of `grep --color=always` and
 //! `git diff --no-index --word-diff=color` over files of fake keys, run in a temporary
 //! folder, go through `Redactor::strip_redact_then_truncate` (what the terminal server does to
 //! every command's output). No key survives, and no escape byte is left.

@@ -6,7 +6,7 @@
 //! is set, and every hook we need (`setsid`, parent-death signal, entering the folder by
 //! handle, the gate) is one. A `fork` of the server copies its page tables and then takes a
 //! page fault on every page the server writes afterwards: on a 2-vCPU VM that was a
-//! measurable part of every `run_command` (`safe-mcp bench`).
+//! measurable part of every `run_command` (the `bench` example of the `safe-mcp` crate).
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};

@@ -1,4 +1,4 @@
-//! Workspace file operations through a directory handle (SPEC §4.3, §5.2).
+//! Workspace file operations through a directory handle (the files server's only way to touch the workspace).
 //!
 //! The files server never hands a path string to the kernel from the root of the file
 //! system. The workspace root is opened once; every later lookup is relative to that
@@ -254,7 +254,7 @@ impl fmt::Display for ContainedPath {
     }
 }
 
-/// NFC form of a name (SPEC §5.2: `café` typed and `café` stored decomposed are one file).
+/// NFC form of a name (`café` typed and `café` stored decomposed are one file).
 pub fn nfc(name: &str) -> String {
     nfc_cow(name).into_owned()
 }

@@ -82,7 +82,7 @@ impl Sandbox {
         std::fs::write(p, content).unwrap();
     }
 
-    /// The demo workspace of SPEC §5.2 (as scripts/make_demo_sandbox.sh seeds it).
+    /// The demo workspace (as scripts/make_demo_sandbox.sh lays it out).
     pub fn demo(&self) {
         self.write("photo.png", "PNG demo image bytes, not a real picture\n");
         self.write("report.pdf", "PDF demo report\n");
