@@ -329,12 +329,12 @@ pub struct TerminalSettings {
 }
 
 /// Default `[terminal] max_concurrent_commands`.
-pub const DEFAULT_MAX_CONCURRENT_COMMANDS: u64 = 4;
+pub(crate) const DEFAULT_MAX_CONCURRENT_COMMANDS: u64 = 4;
 
 /// Default `PATH` for commands.
-pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// Default `LANG` for commands.
-pub const DEFAULT_LANG: &str = "C.UTF-8";
+pub(crate) const DEFAULT_LANG: &str = "C.UTF-8";
 
 impl TerminalSettings {
     /// `PATH` given to commands.
@@ -342,7 +342,7 @@ impl TerminalSettings {
         self.path.as_deref().unwrap_or(DEFAULT_PATH)
     }
     /// `LANG` given to commands.
-    pub fn lang(&self) -> &str {
+    pub(crate) fn lang(&self) -> &str {
         self.lang.as_deref().unwrap_or(DEFAULT_LANG)
     }
     /// How many commands may run at once.
@@ -471,7 +471,7 @@ impl Config {
 
 /// What kind of value an environment override carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnvKind {
+pub(crate) enum EnvKind {
     /// A string (paths included).
     Str,
     /// A non-negative integer.
@@ -481,7 +481,7 @@ pub enum EnvKind {
 }
 
 /// Every `SAFE_MCP_*` override: variable, TOML key path, kind. docs/configuration.md lists this table.
-pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
+pub(crate) const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     ("SAFE_MCP_AUDIT_LOG", &["audit_log"], EnvKind::Str),
     (
         "SAFE_MCP_AUDIT_FAIL_MODE",
@@ -579,7 +579,7 @@ pub const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
 ];
 
 /// `SAFE_MCP_*` variables that are not policy overrides.
-pub const OTHER_ENV: &[&str] = &["SAFE_MCP_POLICY_FILE", "SAFE_MCP_LOG"];
+pub(crate) const OTHER_ENV: &[&str] = &["SAFE_MCP_POLICY_FILE", "SAFE_MCP_LOG"];
 
 /// Choose the policy file: `--config` wins; else `SAFE_MCP_POLICY_FILE`; else fatal.
 pub fn choose_policy_file(

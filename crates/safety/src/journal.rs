@@ -327,7 +327,7 @@ impl Locked<'_> {
     }
 
     /// A fresh action id.
-    pub fn next_action_id(&self) -> u64 {
+    pub(crate) fn next_action_id(&self) -> u64 {
         self.cache.history.next_id
     }
 
@@ -534,7 +534,7 @@ impl Locked<'_> {
 
     /// Rewrite the journal as one snapshot line: temp file, fsync, rename over the
     /// journal, fsync the folder. A crash at any point leaves the old or the new journal.
-    pub fn compact(&mut self) -> Result<(), JournalError> {
+    pub(crate) fn compact(&mut self) -> Result<(), JournalError> {
         if self.cache.interrupted.is_some() {
             return Ok(());
         }
@@ -577,7 +577,7 @@ impl Locked<'_> {
 
 /// What recovery found for an interrupted step.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// The step's direction.
     pub op: Direction,
     /// The action's id.
@@ -592,7 +592,7 @@ pub struct Recovered {
 
 /// End an interrupted step with the truth: each file is looked for at its target place
 /// (same device and inode, never following a link); found there, the move happened.
-pub fn recover(
+pub(crate) fn recover(
     locked: &mut Locked<'_>,
     workspace: &Workspace,
 ) -> Result<Option<Recovered>, JournalError> {

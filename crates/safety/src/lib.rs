@@ -28,6 +28,26 @@
 //! `audit`, `journal` → `terminal`, `organizer`. `config` validates the limits the lower
 //! layers enforce (it owns them, e.g. the smallest audit rotation size); the containment
 //! test `jail::is_within` belongs to the jail.
+//!
+//! ## The surface
+//!
+//! A server loads its [`Config`] once, starts the core of its server ([`TerminalCore`] or
+//! [`Organizer`]) from it, and hands each tool call's raw JSON arguments to that core,
+//! which answers with an [`Envelope`]: everything else is internal. The items below are
+//! re-exported here; the modules stay public for library users who need a single step
+//! (for example [`parse_command`] or [`Redactor`] alone).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use safety::{Server, TerminalCore, load_config};
+//! let config = load_config(std::path::Path::new("policy.toml"), Server::Terminal, &[])?;
+//! let core = TerminalCore::start(config)?;
+//! let args = serde_json::json!({ "command": "git status" });
+//! let envelope = core.explain_command(args.as_object());
+//! println!("{} {}", envelope.code.as_str(), envelope.reason);
+//! # Ok(())
+//! # }
+//! ```
 // `unsafe` is denied everywhere but `exec::sys`, the one module that wraps the
 // fork-to-exec hook no safe API offers.
 #![deny(unsafe_code)]
@@ -48,3 +68,11 @@ mod recorder;
 pub mod redact;
 pub mod result;
 pub mod terminal;
+
+pub use audit::{AuditLog, VerifyReport, verify as verify_audit_log};
+pub use config::{Config, Server, load as load_config};
+pub use organizer::{Organizer, OrganizerError};
+pub use parse::{ParseError, parse_command};
+pub use redact::{RedactionSettings, Redactor};
+pub use result::{Envelope, ResultCode};
+pub use terminal::{StartError, TerminalCore};

@@ -24,35 +24,35 @@ use tokio::task::JoinHandle;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Deepest nesting of arrays and objects in a message. MCP messages nest a handful of
 /// levels; serde_json would stop at 128 with an error the SDK ignores.
-pub const MAX_JSON_DEPTH: usize = 64;
+pub(crate) const MAX_JSON_DEPTH: usize = 64;
 /// Longest `method` name; MCP's longest is 36 bytes. The SDK quotes an unknown method
 /// in its `-32601` answer, so a 4 MiB name would come back whole.
-pub const MAX_METHOD_BYTES: usize = 128;
+pub(crate) const MAX_METHOD_BYTES: usize = 128;
 /// Longest string `id`: every answer repeats the id, so a huge one would come back too.
-pub const MAX_ID_BYTES: usize = 128;
+pub(crate) const MAX_ID_BYTES: usize = 128;
 /// Longest path-like argument (`cwd`, `subdir`, `src`, `dest`), in bytes: Linux `PATH_MAX`.
-pub const MAX_PATH_ARG_BYTES: usize = 4096;
+pub(crate) const MAX_PATH_ARG_BYTES: usize = 4096;
 /// Longest `plan_id`, in bytes: plan ids are hyphenated UUIDs (36 characters).
-pub const MAX_PLAN_ID_BYTES: usize = 36;
+pub(crate) const MAX_PLAN_ID_BYTES: usize = 36;
 /// Longest argument name (key) of any tool; every real one is under 20.
-pub const MAX_ARG_NAME_BYTES: usize = 64;
+pub(crate) const MAX_ARG_NAME_BYTES: usize = 64;
 /// At most this many bytes (escapes included) of a client's value are quoted in a reason.
-pub const MAX_QUOTE_BYTES: usize = 48;
+pub(crate) const MAX_QUOTE_BYTES: usize = 48;
 /// Longest reason an envelope carries; a longer one is cut (with a note of how much).
 pub const MAX_REASON_BYTES: usize = 1024;
 /// A value the audit record keeps whole when no bound is named for it.
-pub const MAX_AUDIT_VALUE_BYTES: usize = 256;
+pub(crate) const MAX_AUDIT_VALUE_BYTES: usize = 256;
 /// At most this many argument names are kept in an audit record.
-pub const MAX_AUDIT_KEYS: usize = 16;
+pub(crate) const MAX_AUDIT_KEYS: usize = 16;
 
 /// JSON-RPC "Parse error": the line is not one JSON value.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "Invalid Request": JSON, but not a JSON-RPC 2.0 message.
 pub const INVALID_REQUEST: i64 = -32600;
 
 /// What to do with one line from the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineVerdict {
+pub(crate) enum LineVerdict {
     /// A well-formed JSON-RPC message: hand these bytes (without newline) to the SDK.
     Forward(Vec<u8>),
     /// A blank line: no message, no answer.
@@ -62,7 +62,7 @@ pub enum LineVerdict {
 }
 
 /// The JSON-RPC error line for `code` with `id` (`Value::Null` when it cannot be read).
-pub fn error_line(code: i64, id: &Value, message: &str) -> Vec<u8> {
+pub(crate) fn error_line(code: i64, id: &Value, message: &str) -> Vec<u8> {
     let reply = json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -74,7 +74,7 @@ pub fn error_line(code: i64, id: &Value, message: &str) -> Vec<u8> {
 }
 
 /// The answer to a line longer than [`MAX_LINE_BYTES`] (its id is never read).
-pub fn too_long_line() -> Vec<u8> {
+pub(crate) fn too_long_line() -> Vec<u8> {
     error_line(
         PARSE_ERROR,
         &Value::Null,
@@ -121,7 +121,7 @@ fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
 ///   string of at most [`MAX_METHOD_BYTES`], `params` not an object,
 ///   a response without exactly one of `result`/`error`): `-32600` with the id when it
 ///   could be read, else `null`.
-pub fn check_line(line: &[u8]) -> LineVerdict {
+pub(crate) fn check_line(line: &[u8]) -> LineVerdict {
     // RFC 8259 §8.1 lets a parser ignore a byte order mark (the SDK does too).
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
@@ -248,7 +248,7 @@ fn shape_error(value: &Value) -> Option<(Value, String)> {
 }
 
 /// `a string`, `an array`, ... for reasons.
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -278,7 +278,7 @@ pub fn quote(s: &str) -> String {
 /// and only a short escaped prefix of the text (never the value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum TooLong {
+pub(crate) enum TooLong {
     /// A string argument's value.
     #[error("'{name}' is {len} bytes; the limit is {max} bytes (it starts \"{start}\")")]
     Value {
@@ -304,7 +304,7 @@ pub enum TooLong {
 }
 
 /// Refuse a string argument longer than `max` bytes.
-pub fn check_len(name: &str, value: &str, max: usize) -> Result<(), TooLong> {
+pub(crate) fn check_len(name: &str, value: &str, max: usize) -> Result<(), TooLong> {
     if value.len() <= max {
         return Ok(());
     }
@@ -318,7 +318,7 @@ pub fn check_len(name: &str, value: &str, max: usize) -> Result<(), TooLong> {
 
 /// Check the named string arguments of `args` against their bounds, and every argument
 /// name against [`MAX_ARG_NAME_BYTES`]; the first violation is the reason.
-pub fn check_arguments(
+pub(crate) fn check_arguments(
     args: Option<&Map<String, Value>>,
     bounds: &[(&str, usize)],
 ) -> Result<(), TooLong> {
@@ -340,12 +340,12 @@ pub fn check_arguments(
 }
 
 /// Cut a reason to [`MAX_REASON_BYTES`] (on a character boundary), saying how much went.
-pub fn clip_reason(reason: String) -> String {
+pub(crate) fn clip_reason(reason: String) -> String {
     clip(reason, MAX_REASON_BYTES)
 }
 
 /// Cut `text` to at most `max` bytes (plus a short note of how many were cut).
-pub fn clip(mut text: String, max: usize) -> String {
+pub(crate) fn clip(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }
@@ -363,7 +363,10 @@ pub fn clip(mut text: String, max: usize) -> String {
 /// `bounds`, else [`MAX_AUDIT_VALUE_BYTES`]) whole, any longer value as its size and a
 /// short quoted prefix, argument names past [`MAX_ARG_NAME_BYTES`] or [`MAX_AUDIT_KEYS`]
 /// only counted. A refused 1 MiB argument must not become a 1 MiB audit line.
-pub fn audit_arguments(args: Option<&Map<String, Value>>, bounds: &[(&str, usize)]) -> Value {
+pub(crate) fn audit_arguments(
+    args: Option<&Map<String, Value>>,
+    bounds: &[(&str, usize)],
+) -> Value {
     let mut kept = Map::new();
     let mut omitted_keys = 0usize;
     for (key, value) in args.into_iter().flatten() {

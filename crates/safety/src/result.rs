@@ -98,7 +98,7 @@ impl<D> Envelope<D> {
     }
 
     /// The same envelope with its detail turned into another type.
-    pub fn map_detail<E>(self, f: impl FnOnce(D) -> E) -> Envelope<E> {
+    pub(crate) fn map_detail<E>(self, f: impl FnOnce(D) -> E) -> Envelope<E> {
         Envelope {
             ok: self.ok,
             code: self.code,
@@ -113,7 +113,7 @@ impl<D> Envelope<D> {
 impl<D: Serialize> Envelope<D> {
     /// The wire form: the detail as a JSON object with its keys in sorted order (a detail
     /// that is not an object, which no tool's is, becomes `{}`).
-    pub fn into_wire(self) -> Envelope {
+    pub(crate) fn into_wire(self) -> Envelope {
         self.map_detail(|detail| match serde_json::to_value(detail) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
@@ -144,17 +144,12 @@ impl Envelope {
         map.insert("reason".into(), Value::String(self.reason));
         Value::Object(map)
     }
-
-    /// Pretty JSON with sorted keys and two-space indentation (the demo's format).
-    pub fn to_pretty_json(&self) -> String {
-        serde_json::to_string_pretty(&self.to_value()).unwrap_or_default()
-    }
 }
 
 /// A tool's detail as it leaves: the tool's own fields and, when a record of the call
 /// could not be written (`audit_fail_mode = "open"`), the recorder's note about it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Recorded<D> {
+pub(crate) struct Recorded<D> {
     /// The tool's fields.
     #[serde(flatten)]
     pub fields: D,
@@ -165,7 +160,7 @@ pub struct Recorded<D> {
 
 /// Detail of an answer that carries none: a refusal before anything ran, an unknown tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct NoDetail {}
+pub(crate) struct NoDetail {}
 
 /// The `outputSchema` of a tool whose detail is `D`: the envelope with that detail and the
 /// recorder's note, for what `Serialize` writes (an `Option` field that is skipped when
@@ -358,7 +353,7 @@ mod tests {
             ResultCode::PolicyDenied,
             "'rm' is on the denylist",
         );
-        let text = env.to_pretty_json();
+        let text = serde_json::to_string_pretty(&env.to_value()).unwrap();
         let action = text.find("\"action\"").unwrap();
         let code = text.find("\"code\"").unwrap();
         let ok = text.find("\"ok\"").unwrap();

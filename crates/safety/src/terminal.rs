@@ -74,7 +74,7 @@ pub enum StartError {
 /// Why the arguments of a terminal tool were refused (`INVALID_REQUEST`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ArgumentError {
+pub(crate) enum ArgumentError {
     /// A name the tool does not take (quoted as a short prefix: a 1 MiB key must not come
     /// back).
     #[error("unknown argument '{}' (expected {})", quote(.name), .expected.join(", "))]
@@ -108,7 +108,7 @@ pub enum ArgumentError {
 /// Arguments of `run_command` / `explain_command`, checked by hand so that every malformed
 /// request still gets an envelope (`INVALID_REQUEST`) instead of a protocol error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandArgs {
+pub(crate) struct CommandArgs {
     /// The command string.
     pub command: String,
     /// Optional working folder inside the jail.
@@ -119,7 +119,10 @@ pub struct CommandArgs {
 
 impl CommandArgs {
     /// Read the arguments object; unknown fields and wrong types are refused with a reason.
-    pub fn from_json(tool: &str, args: Option<&Map<String, Value>>) -> Result<Self, ArgumentError> {
+    pub(crate) fn from_json(
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+    ) -> Result<Self, ArgumentError> {
         let empty = Map::new();
         let args = args.unwrap_or(&empty);
         let allowed: &'static [&'static str] = if tool == RUN_COMMAND {
@@ -177,7 +180,7 @@ const ARGUMENT_BOUNDS: &[(&str, usize)] =
 /// `detail` of `run_command`. A call refused before anything ran has none of these fields
 /// (only `audit`, when its record is missing).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct RunCommandDetail {
+pub(crate) struct RunCommandDetail {
     /// The exit status, present when the command ran: `null` when a signal ended it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<Option<i32>>,
@@ -223,7 +226,7 @@ pub enum Decision {
 
 /// Where the mechanisms in explain_command's `detail.sandbox` come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-pub enum ReportSource {
+pub(crate) enum ReportSource {
     /// What the probe at start-up found for a profile with the same network setting.
     #[serde(rename = "start-up probe")]
     StartUpProbe,
@@ -232,7 +235,7 @@ pub enum ReportSource {
 /// explain_command's `detail.sandbox`: the sandbox report a run would have, with where its
 /// mechanisms come from.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct ExpectedSandbox {
+pub(crate) struct ExpectedSandbox {
     /// The call's profile and limits, the mechanisms of the start-up probe.
     #[serde(flatten)]
     pub report: SandboxReport,
@@ -243,7 +246,7 @@ pub struct ExpectedSandbox {
 /// `detail` of `explain_command`. Never holds stdout, stderr or an exit code; an
 /// unreadable request has none of these fields.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct ExplainCommandDetail {
+pub(crate) struct ExplainCommandDetail {
     /// Whether the command would run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,

@@ -252,7 +252,7 @@ impl AuditLog {
     /// opened is the error the server refuses to start with; under "open" the server starts
     /// without it (`Ok((None, Some(why)))`, warned on stderr) and says so in its results.
     /// Every server starts through this, so none says "ready" with a log it cannot write.
-    pub fn open_for_server(
+    pub(crate) fn open_for_server(
         config: &crate::config::Config,
         redactor: Arc<Redactor>,
     ) -> Result<(Option<AuditLog>, Option<String>), AuditError> {
@@ -267,7 +267,7 @@ impl AuditLog {
     }
 
     /// [`AuditLog::open`] with the policy's rotation size and `audit_on_replaced`.
-    pub fn open_configured(
+    pub(crate) fn open_configured(
         config: &crate::config::Config,
         redactor: Arc<Redactor>,
     ) -> Result<AuditLog, AuditError> {

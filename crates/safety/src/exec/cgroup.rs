@@ -182,7 +182,7 @@ impl LimitHits {
 /// The cgroup folders of one call. Dropping it without [`CallCgroup::finish`] kills and
 /// removes them anyway (best effort, synchronously).
 #[derive(Debug)]
-pub struct CallCgroup {
+pub(crate) struct CallCgroup {
     dirs: Vec<(Kind, PathBuf)>,
     /// What these folders provide.
     pub report: CgroupReport,
@@ -435,7 +435,7 @@ impl Cgroups {
     /// Take fresh folders for a call (made ahead of time, else now), limits not yet written:
     /// each call gets folders no process has ever been in. A launcher started ahead of its
     /// call joins them first; [`ReservedCall::limit`] writes the limits when the call comes.
-    pub fn reserve(&self) -> ReservedCall {
+    pub(crate) fn reserve(&self) -> ReservedCall {
         ReservedCall {
             set: Some(
                 self.pool
@@ -460,7 +460,7 @@ pub struct Beside {
 
 /// Fresh call folders, limits not yet written. Dropped unused, they are removed.
 #[derive(Debug)]
-pub struct ReservedCall {
+pub(crate) struct ReservedCall {
     set: Option<FolderSet>,
     pool: Arc<Pool>,
 }
@@ -475,7 +475,7 @@ impl Drop for ReservedCall {
 
 impl ReservedCall {
     /// The v1 `tasks` files a launcher started ahead of the call joins.
-    pub fn v1_task_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn v1_task_files(&self) -> Vec<PathBuf> {
         self.set
             .iter()
             .flatten()
@@ -485,7 +485,7 @@ impl ReservedCall {
     }
 
     /// The v2 folder a launcher started ahead joins (through `cgroup.procs`, before its call).
-    pub fn v2_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn v2_dir(&self) -> Option<PathBuf> {
         self.set
             .iter()
             .flatten()
@@ -495,7 +495,7 @@ impl ReservedCall {
 
     /// True when the v2 folder was made and has `cgroup.kill`: the call's
     /// [`CallCgroup::kills_tree`] will say the same.
-    pub fn kills_tree(&self) -> bool {
+    pub(crate) fn kills_tree(&self) -> bool {
         self.pool.v2_kills && self.v2_dir().is_some()
     }
 
@@ -503,7 +503,7 @@ impl ReservedCall {
     /// processes live in the folders beside the command's tree ([`Beside::default`] for a
     /// launcher started ahead, which becomes the command): `pids.max` is `processes` plus
     /// those, per hierarchy.
-    pub fn limit(mut self, processes: u64, memory_bytes: u64, beside: Beside) -> CallCgroup {
+    pub(crate) fn limit(mut self, processes: u64, memory_bytes: u64, beside: Beside) -> CallCgroup {
         let set = self.set.take().unwrap_or_default();
         let mut call = CallCgroup {
             dirs: Vec::new(),
@@ -569,7 +569,7 @@ impl ReservedCall {
 impl CallCgroup {
     /// The call's cgroup v2 folder: the launcher clones the command's PID 1 straight into
     /// it (`CLONE_INTO_CGROUP`).
-    pub fn v2_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn v2_dir(&self) -> Option<PathBuf> {
         self.dirs
             .iter()
             .find(|(k, _)| *k == Kind::V2)
@@ -579,7 +579,7 @@ impl CallCgroup {
     /// The call's v1 `tasks` files: the launcher writes `0` (itself, one thread) to each,
     /// which the kernel does without its global threadgroup lock (moving a whole process
     /// through `cgroup.procs` waits for an RCU grace period, ~10 ms).
-    pub fn v1_task_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn v1_task_files(&self) -> Vec<PathBuf> {
         self.dirs
             .iter()
             .filter(|(k, _)| *k != Kind::V2)
@@ -588,13 +588,13 @@ impl CallCgroup {
     }
 
     /// True when the whole tree can be killed by the cgroup, escapees included.
-    pub fn kills_tree(&self) -> bool {
+    pub(crate) fn kills_tree(&self) -> bool {
         self.report.kill
     }
 
     /// The same folders under other limits (a launcher started ahead had its folders
     /// limited for the previous call's profile; it becomes the command, so nothing beside).
-    pub fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
+    pub(crate) fn relimit(mut self, processes: u64, memory_bytes: u64) -> CallCgroup {
         self.finished = true;
         let set: FolderSet = std::mem::take(&mut self.dirs)
             .into_iter()
@@ -612,14 +612,14 @@ impl CallCgroup {
     }
 
     /// After the command ended: kill whatever it left in the folders, if anything.
-    pub fn kill_leftovers(&mut self) {
+    pub(crate) fn kill_leftovers(&mut self) {
         if !self.all_empty() {
             self.kill();
         }
     }
 
     /// Kill every process of the call (v2 `cgroup.kill`, else signal each listed pid).
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         let v2 = self.dirs.iter().find(|(k, _)| *k == Kind::V2);
         if let Some((_, dir)) = v2
             && kill_dir(dir).is_ok()
@@ -650,7 +650,7 @@ impl CallCgroup {
 
     /// Kill what is left, wait (bounded) until the folders are empty, read the limit
     /// counters, remove the folders (after the answer). Returns the counters.
-    pub async fn finish(mut self) -> LimitHits {
+    pub(crate) async fn finish(mut self) -> LimitHits {
         self.finished = true;
         let started = Instant::now();
         if !self.all_empty() {

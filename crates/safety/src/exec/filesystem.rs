@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// Why Landlock could not be prepared or applied.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum LandlockError {
+pub(crate) enum LandlockError {
     /// The ruleset could not be built (the text is the landlock crate's).
     #[error(transparent)]
     Ruleset(#[from] landlock::RulesetError),
@@ -35,12 +35,12 @@ const TARGET_ABI: ABI = ABI::V9;
 
 /// The oldest ABI that carries the guarantee "no write outside the jail": ABI 3 adds
 /// `truncate`, without which a command could empty any file it can name.
-pub const MINIMUM_ABI: u32 = 3;
+pub(crate) const MINIMUM_ABI: u32 = 3;
 
 /// Read and execute access every ordinary program needs: the system's programs and
 /// libraries, and the few `/etc` files libc, locales, TLS and git read. `/etc` as a whole is
 /// not here on purpose (`/etc/shadow`, keys and tokens live there).
-pub const DEFAULT_READ_PATHS: &[&str] = &[
+pub(crate) const DEFAULT_READ_PATHS: &[&str] = &[
     "/usr",
     "/bin",
     "/sbin",
@@ -85,7 +85,7 @@ pub const DEFAULT_READ_PATHS: &[&str] = &[
 ];
 
 /// Device files a command may also write to (`> /dev/null` style sinks).
-pub const DEVICE_WRITE_PATHS: &[&str] = &["/dev/null", "/dev/full"];
+pub(crate) const DEVICE_WRITE_PATHS: &[&str] = &["/dev/null", "/dev/full"];
 
 /// What Landlock did for one command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -105,7 +105,7 @@ pub struct LandlockReport {
 
 impl LandlockReport {
     /// True when the guarantee "no write outside the jail" holds.
-    pub fn confines_writes(&self) -> bool {
+    pub(crate) fn confines_writes(&self) -> bool {
         self.status != "not_enforced" && self.abi >= MINIMUM_ABI
     }
 }
@@ -160,7 +160,7 @@ fn build(rules: &FsRules) -> Result<landlock::RulesetCreated, LandlockError> {
 /// Build the ruleset and restrict the calling thread (the launcher is single-threaded).
 /// Also sets `no_new_privs`, so a setuid binary cannot regain what the ruleset took.
 /// The fallback when the server could not hand over a [`Prepared`] ruleset.
-pub fn restrict_self(rules: &FsRules) -> Result<LandlockReport, LandlockError> {
+pub(crate) fn restrict_self(rules: &FsRules) -> Result<LandlockReport, LandlockError> {
     let status = build(rules)?.restrict_self()?;
     let abi = kernel_abi(&status);
     let status = match status.ruleset {
@@ -196,7 +196,7 @@ fn report(rules: &FsRules, abi: u32, status: &str) -> LandlockReport {
 /// the launcher only calls `landlock_restrict_self`. The ruleset is never changed after it
 /// is built, so sharing it between concurrent commands is sound.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The ruleset descriptor (close-on-exec in the server; inherited by the launcher only).
     pub fd: std::os::fd::OwnedFd,
     /// What applying it gives, as [`restrict_self`] would report it.
@@ -205,7 +205,7 @@ pub struct Prepared {
 
 /// Build the ruleset for `rules` in the server, without applying it. `Err` when Landlock
 /// is unavailable (the launcher then tries, and reports, on its own).
-pub fn prepare(rules: &FsRules) -> Result<Prepared, LandlockError> {
+pub(crate) fn prepare(rules: &FsRules) -> Result<Prepared, LandlockError> {
     let abi = super::sys::landlock_abi();
     if abi < 1 {
         return Err(LandlockError::Unavailable);
@@ -228,7 +228,7 @@ pub fn prepare(rules: &FsRules) -> Result<Prepared, LandlockError> {
 }
 
 /// Apply a ruleset the server prepared: `no_new_privs`, then `landlock_restrict_self`.
-pub fn restrict_with(
+pub(crate) fn restrict_with(
     fd: std::os::fd::BorrowedFd<'_>,
     report: &LandlockReport,
 ) -> Result<LandlockReport, LandlockError> {

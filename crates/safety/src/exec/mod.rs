@@ -82,7 +82,7 @@ pub struct ExecLimits {
 impl ExecLimits {
     /// A stream that produces more than this is cut off and the process group killed, so an
     /// endless writer (`yes`) cannot hold the call: 16 × the cap, at least 1 MiB.
-    pub fn overflow_kill_bytes(&self) -> u64 {
+    pub(crate) fn overflow_kill_bytes(&self) -> u64 {
         (self.max_output_bytes as u64)
             .saturating_mul(16)
             .max(1 << 20)

@@ -15,7 +15,7 @@ use super::launcher::LaunchEvent;
 use super::profile::Profile;
 
 /// The most `.git` entries a server remembers between calls.
-pub const MAX_KNOWN_REPOSITORIES: usize = 1024;
+pub(crate) const MAX_KNOWN_REPOSITORIES: usize = 1024;
 
 /// How the server confines commands; built once from the policy.
 #[derive(Debug, Clone)]
@@ -272,7 +272,7 @@ impl LimitsReport {
 }
 
 /// The report of a call that ran without the launcher (sandbox disabled by policy).
-pub fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxReport {
+pub(crate) fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxReport {
     SandboxReport {
         profile,
         limits: LimitsReport::of(limits),
@@ -294,7 +294,7 @@ pub fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxRepor
 }
 
 /// What the server knows before the launcher runs: the cgroup layer's downgrades.
-pub fn cgroup_downgrades(
+pub(crate) fn cgroup_downgrades(
     limits: &ExecLimits,
     cgroup: &CgroupReport,
     problems: &[String],
@@ -321,7 +321,7 @@ pub fn cgroup_downgrades(
 }
 
 /// Merge the launcher's report lines with what the server set up.
-pub fn build_report(
+pub(crate) fn build_report(
     profile: Profile,
     limits: &ExecLimits,
     cgroup: CgroupReport,

@@ -304,7 +304,7 @@ pub fn build(choice: FilterChoice) -> Result<Vec<BpfProgram>, SeccompError> {
 
 /// Install the compiled filters on the calling thread (which must be the only one). Sets
 /// `no_new_privs` first, so a setuid program cannot shed the filter.
-pub fn install(programs: &[BpfProgram]) -> Result<(), SeccompError> {
+pub(crate) fn install(programs: &[BpfProgram]) -> Result<(), SeccompError> {
     for program in programs {
         seccompiler::apply_filter(program)?;
     }

@@ -50,10 +50,10 @@ pub struct Spawned {
 }
 
 /// Why a command cannot become `execve` arguments.
-pub const NUL_IN_COMMAND: &str = "a NUL byte in the command";
+pub(crate) const NUL_IN_COMMAND: &str = "a NUL byte in the command";
 
 /// A command's program, argv and `KEY=value` environment as C strings for `execve`.
-pub struct ExecStrings {
+pub(crate) struct ExecStrings {
     /// The executable.
     pub program: CString,
     /// The full argv, argv\[0\] first.
@@ -64,7 +64,7 @@ pub struct ExecStrings {
 
 impl ExecStrings {
     /// Fails with [`NUL_IN_COMMAND`] when any part holds a NUL byte.
-    pub fn new(
+    pub(crate) fn new(
         program: &Path,
         argv: &[String],
         env: &[(String, String)],
@@ -120,7 +120,7 @@ pub fn spawn(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
 /// Start `request` with no output to collect (stdout and stderr are `/dev/null`, opened
 /// read-only: writes fail) and no runtime: wait with [`Spawned::try_wait`]. Dropped
 /// unfinished, the child is killed and reaped like any [`Spawned`].
-pub fn spawn_detached(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
+pub(crate) fn spawn_detached(request: &SpawnRequest<'_>) -> std::io::Result<Spawned> {
     let (pid, _) = start(request, false)?;
     Ok(Spawned {
         pid,

@@ -27,7 +27,7 @@ use super::sys;
 /// Why the view could not be made, or the working folder not entered in it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ViewError {
+pub(crate) enum ViewError {
     /// A path holds a NUL byte.
     #[error("{}: a NUL byte in the path", .0.display())]
     NulInPath(PathBuf),
@@ -115,11 +115,11 @@ pub enum ViewError {
 }
 
 /// How deep below the jail root `.git` entries are looked for and made read-only.
-pub const SCAN_DEPTH: usize = 4;
+pub(crate) const SCAN_DEPTH: usize = 4;
 
 /// The most folders the scan for `.git` reads (a jail holding a huge tree is not walked
 /// whole on every call; the report says when the scan stopped early).
-pub const SCAN_FOLDERS: usize = 4096;
+pub(crate) const SCAN_FOLDERS: usize = 4096;
 
 /// What the view holds, reported with each call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -147,7 +147,7 @@ fn c_path(path: &Path) -> Result<std::ffi::CString, ViewError> {
 /// Why a new user namespace's id maps could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {source}")]
-pub struct IdMapError {
+pub(crate) struct IdMapError {
     /// `setgroups`, `uid_map` or `gid_map`.
     file: &'static str,
     /// Why.
@@ -169,7 +169,7 @@ pub(crate) fn write_id_maps(proc_dir: &Path, uid: u32, gid: u32) -> Result<(), I
 }
 
 /// Does this process hold `CAP_SYS_ADMIN` (root, or root of its own user namespace)?
-pub fn holds_sys_admin() -> bool {
+pub(crate) fn holds_sys_admin() -> bool {
     rustix::thread::capabilities(None)
         .map(|sets| {
             sets.effective
@@ -181,7 +181,7 @@ pub fn holds_sys_admin() -> bool {
 /// Move this (single-threaded) process into a new mount namespace and build the view.
 /// A process without `CAP_SYS_ADMIN` first makes a user namespace that maps its own uid and
 /// gid to themselves (and no other), in which it may mount.
-pub fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, ViewError> {
+pub(crate) fn enter(jail_root: &Path, known: &[PathBuf]) -> Result<ViewReport, ViewError> {
     if holds_sys_admin() {
         sys::unshare(libc::CLONE_NEWNS).map_err(|source| ViewError::Unshare {
             namespaces: "CLONE_NEWNS",
@@ -443,7 +443,7 @@ fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(),
 /// this namespace (a folder handle opened before the view, or sent by the server, names the
 /// host's mount, on which nothing here is read-only), and checked to be the folder `before`
 /// names, so a folder renamed or swapped meanwhile is refused rather than entered.
-pub fn enter_cwd(
+pub(crate) fn enter_cwd(
     jail_root: &Path,
     relative: &Path,
     before: BorrowedFd<'_>,

@@ -17,7 +17,7 @@ use rustix::io::Errno;
 
 /// Is `inner` equal to or beneath `root`? Compared by components, never by string prefix:
 /// `/srv/jail_evil` starts with `/srv/jail` as a string but is not inside it.
-pub fn is_within(root: &Path, inner: &Path) -> bool {
+pub(crate) fn is_within(root: &Path, inner: &Path) -> bool {
     let mut r = root.components();
     let mut i = inner.components();
     loop {
@@ -79,7 +79,7 @@ impl ContainedDir {
         &self.absolute
     }
     /// The open handle on the folder (the child enters it with `fchdir`).
-    pub fn handle_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+    pub(crate) fn handle_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.handle.as_fd()
     }
 }
@@ -221,7 +221,7 @@ impl Jail {
     /// a `..` in the part that does not exist is refused: the kernel never saw it, and a
     /// program that creates folders (`mkdir -p`, `git init`) or normalises the path itself
     /// would climb out with it (`sub/missing/../../../x`).
-    pub fn check_path(&self, cwd: &ContainedDir, path: &str) -> Result<(), JailError> {
+    pub(crate) fn check_path(&self, cwd: &ContainedDir, path: &str) -> Result<(), JailError> {
         let escape = || JailError::Escape {
             path: path.to_string(),
         };
@@ -271,7 +271,7 @@ impl Jail {
     /// holding `/` or a `..` component, the value of `--opt=value`, the attached value of a
     /// short option (`-o/tmp/x`), values after `:` (`host:/etc`), and any argument that names
     /// an existing entry relative to the working folder.
-    pub fn check_args(&self, cwd: &ContainedDir, args: &[String]) -> Result<(), JailError> {
+    pub(crate) fn check_args(&self, cwd: &ContainedDir, args: &[String]) -> Result<(), JailError> {
         for arg in args {
             for candidate in path_candidates(arg) {
                 let path_like = candidate.starts_with('/')
@@ -288,7 +288,7 @@ impl Jail {
 }
 
 /// The parts of one argument that could be a path.
-pub fn path_candidates(arg: &str) -> Vec<&str> {
+pub(crate) fn path_candidates(arg: &str) -> Vec<&str> {
     let mut out = vec![arg];
     if let Some((_, value)) = arg.split_once('=') {
         out.push(value);

@@ -25,9 +25,9 @@ use serde::{Deserialize, Serialize};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 /// Longest single name the kernel accepts (bytes).
-pub const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
 /// Longest path the kernel accepts (bytes, without the NUL).
-pub const MAX_PATH_BYTES: usize = 4095;
+pub(crate) const MAX_PATH_BYTES: usize = 4095;
 /// Bytes handed to each `getdents64` call when a folder is read (one call returns a few
 /// thousand entries, so a folder of 100 000 names takes a few dozen calls).
 const GETDENTS_BUFFER: usize = 64 * 1024;
@@ -208,35 +208,35 @@ impl FileIdentity {
 /// component, no `..` above the root, each component NFC-normalised. Only this module
 /// constructs one. The empty path is the workspace root itself.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct ContainedPath {
+pub(crate) struct ContainedPath {
     parts: Vec<String>,
 }
 
 impl ContainedPath {
     /// Is this the workspace root itself?
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.parts.is_empty()
     }
 
     /// The last component, `None` for the root.
-    pub fn leaf(&self) -> Option<&str> {
+    pub(crate) fn leaf(&self) -> Option<&str> {
         self.parts.last().map(String::as_str)
     }
 
     /// The folder holding this entry (the root's parent is the root).
-    pub fn parent(&self) -> ContainedPath {
+    pub(crate) fn parent(&self) -> ContainedPath {
         let mut parts = self.parts.clone();
         parts.pop();
         ContainedPath { parts }
     }
 
     /// The components, outermost first.
-    pub fn components(&self) -> &[String] {
+    pub(crate) fn components(&self) -> &[String] {
         &self.parts
     }
 
     /// This path with one more validated component.
-    pub fn join(&self, name: &str) -> Result<ContainedPath, JailError> {
+    pub(crate) fn join(&self, name: &str) -> Result<ContainedPath, JailError> {
         validate_component(name, name)?;
         let mut parts = self.parts.clone();
         parts.push(name.to_string());
@@ -255,13 +255,13 @@ impl fmt::Display for ContainedPath {
 }
 
 /// NFC form of a name (`café` typed and `café` stored decomposed are one file).
-pub fn nfc(name: &str) -> String {
+pub(crate) fn nfc(name: &str) -> String {
     nfc_cow(name).into_owned()
 }
 
 /// [`nfc`] without a copy when the name is already in NFC (every ASCII name, and any name
 /// the quick check proves normalised), which is nearly every name in a real folder.
-pub fn nfc_cow(name: &str) -> Cow<'_, str> {
+pub(crate) fn nfc_cow(name: &str) -> Cow<'_, str> {
     if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
         Cow::Borrowed(name)
     } else {
@@ -271,7 +271,7 @@ pub fn nfc_cow(name: &str) -> Cow<'_, str> {
 
 /// Can `name` be one component of a [`ContainedPath`]? The same check
 /// [`ContainedPath::join`] makes, without building a path.
-pub fn check_component(name: &str) -> Result<(), JailError> {
+pub(crate) fn check_component(name: &str) -> Result<(), JailError> {
     validate_component(name, name)
 }
 
@@ -309,38 +309,32 @@ fn validate_component(part: &str, shown: &str) -> Result<(), JailError> {
 /// An open folder inside the workspace, reached without following any symlink. Only the
 /// [`Workspace`] hands these out.
 #[derive(Debug)]
-pub struct WorkspaceDir {
+pub(crate) struct WorkspaceDir {
     fd: OwnedFd,
     path: ContainedPath,
 }
 
 /// One entry of a folder, as `lstat` saw it. Never opened.
 #[derive(Debug, Clone)]
-pub struct WorkspaceEntry {
+pub(crate) struct WorkspaceEntry {
     name: String,
     utf8: bool,
     identity: FileIdentity,
-    path: Option<ContainedPath>,
 }
 
 impl WorkspaceEntry {
     /// The name as stored (lossily decoded if it is not UTF-8).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
     /// Whether the stored name is valid UTF-8 (a name that is not cannot be named by a
     /// client, and is never moved).
-    pub fn is_utf8(&self) -> bool {
+    pub(crate) fn is_utf8(&self) -> bool {
         self.utf8
     }
     /// What `lstat` reported.
-    pub fn identity(&self) -> &FileIdentity {
+    pub(crate) fn identity(&self) -> &FileIdentity {
         &self.identity
-    }
-    /// The entry's workspace-relative path (`None` for a name that is not UTF-8 or not
-    /// a valid single name).
-    pub fn path(&self) -> Option<&ContainedPath> {
-        self.path.as_ref()
     }
 }
 
@@ -363,12 +357,12 @@ impl ScannedEntry<'_> {
         &self.name
     }
     /// Whether the stored name is valid UTF-8.
-    pub fn is_utf8(&self) -> bool {
+    pub(crate) fn is_utf8(&self) -> bool {
         self.utf8
     }
     /// The entry's type as the folder read reported it; `None` when the file system does
     /// not record types in folders (`DT_UNKNOWN`), so only `lstat` can tell.
-    pub fn kind_hint(&self) -> Option<EntryKind> {
+    pub(crate) fn kind_hint(&self) -> Option<EntryKind> {
         self.kind
     }
 }
@@ -422,7 +416,7 @@ impl Scan {
 
 /// A sorted, bounded folder listing.
 #[derive(Debug, Clone)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// Entries in byte order of their names, at most the requested limit.
     pub entries: Vec<WorkspaceEntry>,
     /// How many entries the folder holds in all.
@@ -467,7 +461,7 @@ fn open_child_dir(parent: BorrowedFd<'_>, name: &str, shown: &str) -> Result<Own
 
 impl WorkspaceDir {
     /// This folder's workspace-relative path (with the names as stored).
-    pub fn path(&self) -> &ContainedPath {
+    pub(crate) fn path(&self) -> &ContainedPath {
         &self.path
     }
 
@@ -480,7 +474,7 @@ impl WorkspaceDir {
     }
 
     /// `lstat` of one name in this folder; `Ok(None)` when nothing is there.
-    pub fn stat(&self, name: &str) -> Result<Option<FileIdentity>, JailError> {
+    pub(crate) fn stat(&self, name: &str) -> Result<Option<FileIdentity>, JailError> {
         let shown = self.shown(name);
         validate_component(name, &shown)?;
         match rustix::fs::statat(self.fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -496,7 +490,7 @@ impl WorkspaceDir {
 
     /// Find `name` in this folder: first exactly, then by NFC-equal stored name.
     /// Returns the name as stored and its identity.
-    pub fn find(&self, name: &str) -> Result<Option<(String, FileIdentity)>, JailError> {
+    pub(crate) fn find(&self, name: &str) -> Result<Option<(String, FileIdentity)>, JailError> {
         if let Some(id) = self.stat(name)? {
             return Ok(Some((name.to_string(), id)));
         }
@@ -520,12 +514,12 @@ impl WorkspaceDir {
 
     /// Is `name` free here, also under NFC comparison (a stored decomposed `café` makes a
     /// composed `café` taken: two names that look the same are one name)?
-    pub fn is_free(&self, name: &str) -> Result<bool, JailError> {
+    pub(crate) fn is_free(&self, name: &str) -> Result<bool, JailError> {
         Ok(self.find(name)?.is_none())
     }
 
     /// The NFC forms of every name in this folder (for checking many destinations at once).
-    pub fn nfc_names(&self) -> Result<HashSet<String>, JailError> {
+    pub(crate) fn nfc_names(&self) -> Result<HashSet<String>, JailError> {
         Ok(self
             .raw_names()?
             .into_iter()
@@ -565,7 +559,7 @@ impl WorkspaceDir {
 
     /// Read this folder without inspecting any entry: every name with the type the folder
     /// records for it, sorted by bytes, cut to `limit`.
-    pub fn scan(&self, limit: usize) -> Result<Scan, JailError> {
+    pub(crate) fn scan(&self, limit: usize) -> Result<Scan, JailError> {
         let mut names: Vec<u8> = Vec::new();
         let mut items: Vec<ScanItem> = Vec::new();
         self.read_folder(|name, file_type| {
@@ -591,7 +585,10 @@ impl WorkspaceDir {
 
     /// `lstat` of a scanned entry (by its stored bytes, never following a link);
     /// `Ok(None)` when it was removed since the folder was read.
-    pub fn identity_of(&self, entry: &ScannedEntry<'_>) -> Result<Option<FileIdentity>, JailError> {
+    pub(crate) fn identity_of(
+        &self,
+        entry: &ScannedEntry<'_>,
+    ) -> Result<Option<FileIdentity>, JailError> {
         match rustix::fs::statat(self.fd.as_fd(), entry.raw, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Ok(Some(FileIdentity::from_stat(&st))),
             Err(Errno::NOENT) => Ok(None),
@@ -605,7 +602,7 @@ impl WorkspaceDir {
 
     /// List this folder: every name, sorted by bytes, cut to `limit`; each kept entry is
     /// inspected with `lstat` (never opened, so a FIFO cannot block the listing).
-    pub fn list(&self, limit: usize) -> Result<Listing, JailError> {
+    pub(crate) fn list(&self, limit: usize) -> Result<Listing, JailError> {
         let scan = self.scan(limit)?;
         let mut entries = Vec::with_capacity(scan.items.len());
         for scanned in scan.entries() {
@@ -613,17 +610,10 @@ impl WorkspaceDir {
             let Some(identity) = self.identity_of(&scanned)? else {
                 continue;
             };
-            let utf8 = scanned.is_utf8();
-            let path = if utf8 {
-                self.path.join(&scanned.name).ok()
-            } else {
-                None
-            };
             entries.push(WorkspaceEntry {
+                utf8: scanned.is_utf8(),
                 name: scanned.name.into_owned(),
-                utf8,
                 identity,
-                path,
             });
         }
         Ok(Listing {
@@ -636,14 +626,14 @@ impl WorkspaceDir {
 
 /// The workspace: its canonical root and an open handle to it.
 #[derive(Debug)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     root: PathBuf,
     root_fd: OwnedFd,
 }
 
 impl Workspace {
     /// Open the (already canonical) workspace root.
-    pub fn open(root: &Path) -> Result<Workspace, JailError> {
+    pub(crate) fn open(root: &Path) -> Result<Workspace, JailError> {
         let fd = rustix::fs::open(root, dir_flags() | OFlags::NOFOLLOW, Mode::empty()).map_err(
             |errno| JailError::Io {
                 op: "open workspace",
@@ -658,14 +648,14 @@ impl Workspace {
     }
 
     /// The canonical root.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Turn a client's name into a [`ContainedPath`], lexically. The kernel checks again at
     /// every use (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`); this layer gives the precise
     /// error and refuses what must never reach it.
-    pub fn contain(&self, raw: &str) -> Result<ContainedPath, JailError> {
+    pub(crate) fn contain(&self, raw: &str) -> Result<ContainedPath, JailError> {
         // Empty: names nothing.
         if raw.is_empty() {
             return Err(JailError::Invalid("the name is empty".into()));
@@ -737,7 +727,7 @@ impl Workspace {
 
     /// Open a folder of the workspace without following any symlink. Each component is
     /// looked up exactly, then by NFC-equal stored name.
-    pub fn open_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
+    pub(crate) fn open_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
         let mut fd = rustix::io::dup(self.root_fd.as_fd()).map_err(|errno| JailError::Io {
             op: "dup",
             path: ".".into(),
@@ -772,7 +762,7 @@ impl Workspace {
 
     /// Open a folder, creating each missing component with `mkdirat` relative to the
     /// already-checked parent handle (never by a path from the root).
-    pub fn ensure_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
+    pub(crate) fn ensure_dir(&self, path: &ContainedPath) -> Result<WorkspaceDir, JailError> {
         let mut dir = self.open_dir(&ContainedPath::default())?;
         for part in &path.parts {
             let shown = dir.path.join(part)?.to_string();
@@ -813,7 +803,10 @@ impl Workspace {
     }
 
     /// `lstat` of a path; `Ok(None)` if it or a parent folder is missing.
-    pub fn stat_path(&self, path: &ContainedPath) -> Result<Option<FileIdentity>, JailError> {
+    pub(crate) fn stat_path(
+        &self,
+        path: &ContainedPath,
+    ) -> Result<Option<FileIdentity>, JailError> {
         let Some(leaf) = path.leaf() else {
             return Err(JailError::Invalid(
                 "the workspace root itself cannot be named here".into(),
@@ -830,7 +823,7 @@ impl Workspace {
     /// destination is refused by the kernel atomically (never overwritten, never renamed
     /// around), a cross-device move is refused (never copied and deleted), and a file
     /// system without NOREPLACE support is refused (never a plain rename instead).
-    pub fn rename_noreplace(
+    pub(crate) fn rename_noreplace(
         &self,
         from_dir: &WorkspaceDir,
         from: &str,
@@ -879,7 +872,7 @@ impl Workspace {
     /// (`RENAME_NOREPLACE` to the source name, or, when that name was taken meanwhile, to a
     /// free `<name>.swapped-N` beside it), never left at the destination, and
     /// [`JailError::Swapped`] says where it is; the caller then treats the move as not made.
-    pub fn rename_checked(
+    pub(crate) fn rename_checked(
         &self,
         from_dir: &WorkspaceDir,
         from: &str,

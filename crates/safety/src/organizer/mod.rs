@@ -46,12 +46,12 @@ pub use plan::{ApplyPlanDetail, Change, PlanMove, PlanOrganizeDetail, Skip};
 use plan::PlanBook;
 
 /// Default `[files] max_plan_moves`.
-pub const DEFAULT_MAX_PLAN_MOVES: u64 = 500;
+pub(crate) const DEFAULT_MAX_PLAN_MOVES: u64 = 500;
 /// Default `[files] max_list_entries`.
-pub const DEFAULT_MAX_LIST_ENTRIES: u64 = 10_000;
+pub(crate) const DEFAULT_MAX_LIST_ENTRIES: u64 = 10_000;
 
 /// The six tool names, in the order the server lists them.
-pub const TOOL_NAMES: [&str; 6] = [
+pub(crate) const TOOL_NAMES: [&str; 6] = [
     "list_files",
     "plan_organize",
     "apply_plan",
@@ -71,7 +71,7 @@ const ARGUMENT_BOUNDS: &[(&str, usize)] = &[
 /// Arguments of `list_files`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListFilesArgs {
+pub(crate) struct ListFilesArgs {
     /// A folder inside the workspace to list instead of its top level (workspace-relative).
     #[serde(default)]
     pub subdir: Option<String>,
@@ -80,7 +80,7 @@ pub struct ListFilesArgs {
 /// Arguments of `apply_plan`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ApplyPlanArgs {
+pub(crate) struct ApplyPlanArgs {
     /// The `plan_id` that `plan_organize` returned (single use).
     pub plan_id: String,
 }
@@ -88,7 +88,7 @@ pub struct ApplyPlanArgs {
 /// Arguments of `move_file`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MoveFileArgs {
+pub(crate) struct MoveFileArgs {
     /// The entry to move (workspace-relative).
     pub src: String,
     /// The full destination path, not a folder (workspace-relative); missing parent
@@ -100,7 +100,7 @@ pub struct MoveFileArgs {
 /// `redo_last_action`).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 /// The `inputSchema` of a files tool (`None` for a name this server does not have).
 pub fn input_schema(tool: &str) -> Option<Map<String, Value>> {

@@ -22,18 +22,18 @@ use crate::jail::workspace::EntryKind;
 use crate::result::ResultCode;
 
 /// Reason for an entry that matches no allow rule.
-pub const DENY_BY_DEFAULT_REASON: &str =
+pub(crate) const DENY_BY_DEFAULT_REASON: &str =
     "'organize' is not permitted by any rule (deny by default)";
 
 /// The action every skip rule governs (reported as a skip's `rule`).
-pub const RULE_ORGANIZE: &str = "organize";
+pub(crate) const RULE_ORGANIZE: &str = "organize";
 
 /// Reason the planner gives for a file no category claims, when no rule said so first.
-pub const NO_CATEGORY_REASON: &str = "no category matches this file's extension";
+pub(crate) const NO_CATEGORY_REASON: &str = "no category matches this file's extension";
 
 /// Which tool is asking: the planner enforces both layers, a named request only PROTECTION.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// `plan_organize`: the automatic classifier.
     Planner,
     /// `move_file`, `list_files`' "would the organiser act": a user named the entry.
@@ -42,7 +42,7 @@ pub enum Scope {
 
 impl Scope {
     /// Does this scope enforce rules of `layer`?
-    pub fn enforces(self, layer: Layer) -> bool {
+    pub(crate) fn enforces(self, layer: Layer) -> bool {
         match layer {
             Layer::Protection => true,
             Layer::Restraint => self == Scope::Planner,
@@ -52,7 +52,7 @@ impl Scope {
 
 /// What the rules look at for one entry.
 #[derive(Debug, Clone, Copy)]
-pub struct Subject<'a> {
+pub(crate) struct Subject<'a> {
     /// The entry's name (its last component).
     pub name: &'a str,
     /// Whether the stored name is valid UTF-8.
@@ -63,7 +63,7 @@ pub struct Subject<'a> {
 
 /// Why an entry is skipped or refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// Which layer decided.
     pub layer: Layer,
     /// `POLICY_DENIED` for PROTECTION, `NEEDS_EXPLICIT_REQUEST` for RESTRAINT.
@@ -125,7 +125,7 @@ const SYSTEM_NAMES: &[&str] = &[
 /// Does `c` hide or disguise what a name says? Control characters (Cc), format
 /// characters (Cf) including every bidirectional control and zero-width character, and
 /// the line/paragraph separators.
-pub fn is_unsafe_char(c: char) -> bool {
+pub(crate) fn is_unsafe_char(c: char) -> bool {
     let u = u32::from(c);
     c.is_control()
         || matches!(
@@ -178,7 +178,7 @@ fn extension_cow(name: &str) -> Option<Cow<'_, str>> {
 
 /// The compiled skip policy: categories plus the layered rules, in file order.
 #[derive(Debug, Clone)]
-pub struct SkipPolicy {
+pub(crate) struct SkipPolicy {
     rules: Vec<SkipRule>,
     by_extension: BTreeMap<String, String>,
 }
@@ -186,7 +186,7 @@ pub struct SkipPolicy {
 impl SkipPolicy {
     /// Build from `[files]`. Categories are matched case-insensitively; when two categories
     /// list one extension, the first in name order wins.
-    pub fn new(settings: &FilesSettings) -> Self {
+    pub(crate) fn new(settings: &FilesSettings) -> Self {
         let mut by_extension = BTreeMap::new();
         for (category, extensions) in &settings.categories {
             for ext in extensions {
@@ -206,7 +206,7 @@ impl SkipPolicy {
     }
 
     /// The category a regular file falls into, by extension.
-    pub fn category_of(&self, name: &str, kind: EntryKind) -> Option<&str> {
+    pub(crate) fn category_of(&self, name: &str, kind: EntryKind) -> Option<&str> {
         if kind != EntryKind::File {
             return None;
         }
@@ -215,7 +215,7 @@ impl SkipPolicy {
     }
 
     /// The rules of one layer, derived by filtering the full rule set.
-    pub fn rules_in(&self, layer: Layer) -> impl Iterator<Item = &SkipRule> {
+    pub(crate) fn rules_in(&self, layer: Layer) -> impl Iterator<Item = &SkipRule> {
         self.rules.iter().filter(move |r| r.layer == layer)
     }
 
@@ -246,7 +246,7 @@ impl SkipPolicy {
     /// The first refusal for `subject` in `scope`, or `None` when the tool may act.
     /// Order: deny-by-default, then PROTECTION rules, then (planner only) RESTRAINT rules,
     /// each in file order; a rule matches when ANY of its predicates does.
-    pub fn evaluate(&self, subject: &Subject<'_>, scope: Scope) -> Option<Refusal> {
+    pub(crate) fn evaluate(&self, subject: &Subject<'_>, scope: Scope) -> Option<Refusal> {
         // A symlink (or FIFO, socket, device) is never followed, opened or moved, however
         // explicitly it is named: it matches no allow rule (CVE-2025-53109 shape).
         if !Self::allowed(subject) {
@@ -285,7 +285,7 @@ impl SkipPolicy {
     /// PROTECTION for a name that is about to be created (a move's destination and the
     /// folders made for it): a move must not produce a name the rules would protect
     /// against, such as one with bidi characters that disguise its extension.
-    pub fn check_new_name(&self, name: &str, kind: EntryKind) -> Option<Refusal> {
+    pub(crate) fn check_new_name(&self, name: &str, kind: EntryKind) -> Option<Refusal> {
         let subject = Subject {
             name,
             utf8: true,

@@ -170,7 +170,7 @@ pub struct TerminalPolicy {
 
 /// The forms under which an argument can match a deny token: itself, the name part of
 /// `--flag=value`, and every flag of a short-flag cluster (`-fu` holds `-f` and `-u`).
-pub fn token_forms(arg: &str) -> Vec<String> {
+pub(crate) fn token_forms(arg: &str) -> Vec<String> {
     let mut forms = vec![arg.to_string()];
     if let Some(long) = arg.strip_prefix("--") {
         if let Some((name, _value)) = long.split_once('=') {
@@ -484,7 +484,7 @@ impl TerminalPolicy {
     /// Stage two: find the file that would run. A path form (`/bin/ls`, `./ls`) must be the
     /// same file as the bare name on PATH: a look-alike `./ls` in the jail is not `ls`.
     /// A pinned `executable` must match. `cwd` is the folder a relative path form is taken from.
-    pub fn resolve_program(&self, argv0: &str, cwd: &Path) -> Result<PathBuf, Decision> {
+    pub(crate) fn resolve_program(&self, argv0: &str, cwd: &Path) -> Result<PathBuf, Decision> {
         let program = basename(argv0);
         let on_path = self.which(program).ok_or_else(|| Decision {
             allowed: false,

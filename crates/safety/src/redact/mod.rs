@@ -70,7 +70,7 @@ use spans::render;
 
 /// Compiled-size limit for one operator pattern (a pathological pattern is refused at start-up
 /// instead of eating memory on every call).
-pub const EXTRA_PATTERN_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const EXTRA_PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// An operator-supplied pattern (`[redaction] extra_patterns`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -60,10 +60,10 @@ use report::Reporter;
 pub const LAUNCHER_ARG: &str = "__sandbox-exec";
 
 /// Exit code of a launcher that refused to run the command.
-pub const REFUSED_EXIT: u8 = 126;
+pub(crate) const REFUSED_EXIT: u8 = 126;
 
 /// The hidden first argument of a launcher started ahead of its call ([`WarmSpec`]).
-pub const WARM_ARG: &str = "__sandbox-warm";
+pub(crate) const WARM_ARG: &str = "__sandbox-warm";
 
 /// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
 /// runtime exists; it returns `None` when the process was not started as a launcher.
