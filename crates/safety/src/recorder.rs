@@ -149,7 +149,7 @@ impl Recorder {
 /// An intent whose line is written while its `fdatasync` is still under way
 /// ([`Call::intent_gated`]); [`Call::settle`] learns how the sync ended.
 pub(crate) struct PendingIntent {
-    synced: Arc<OnceLock<Result<(), String>>>,
+    synced: Arc<OnceLock<Result<(), crate::audit::SyncError>>>,
     gated: bool,
 }
 
@@ -215,10 +215,9 @@ impl Call<'_> {
         opener: GateOpener,
     ) -> Result<PendingIntent, Unrecorded> {
         let fail_open = self.recorder.fail_mode() == AuditFailMode::Open;
-        let synced: Arc<OnceLock<Result<(), String>>> = Arc::default();
+        let synced: Arc<OnceLock<Result<(), crate::audit::SyncError>>> = Arc::default();
         let told = synced.clone();
         let then = move |result: Result<(), crate::audit::SyncError>| {
-            let result = result.map_err(|e| e.to_string());
             let ok = result.is_ok();
             let _ = told.set(result);
             if ok || fail_open {
@@ -244,7 +243,7 @@ impl Call<'_> {
     /// failed, so the gate refused and nothing ran.
     pub(crate) fn settle(&mut self, pending: PendingIntent) -> Result<(), Unrecorded> {
         match pending.synced.get() {
-            Some(Err(e)) => self.unrecorded(Unrecorded(e.clone())),
+            Some(Err(e)) => self.unrecorded(Unrecorded(e.to_string())),
             _ => Ok(()),
         }
     }
