@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
         Some(code) => code,
         None => {
             eprintln!(
-                "usage: safe-mcp-sandbox-exec {} SPEC (started by the terminal server only)",
+                "usage: safe-mcp-sandbox-exec {} LAUNCH_SPEC (started by the terminal server only)",
                 safety::exec::LAUNCHER_ARG
             );
             std::process::ExitCode::from(2)
