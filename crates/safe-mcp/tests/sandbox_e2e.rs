@@ -44,9 +44,9 @@ fn marker() -> String {
     format!("1000.{}{}", std::process::id(), nanos % 1_000_000_000)
 }
 
-/// pids and command lines of live processes whose argv\[0\] is `program` and that carry
-/// `marker` (the launcher's own command line also holds the marker, inside its spec).
-fn processes(program: &str, marker: &str) -> Vec<(i32, String)> {
+/// pids and argv of live processes (a zombie, exited but not yet reaped by whoever
+/// adopted it, is not live; its command line is empty anyway).
+fn live_processes() -> Vec<(i32, Vec<String>)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
@@ -56,18 +56,35 @@ fn processes(program: &str, marker: &str) -> Vec<(i32, String)> {
         else {
             continue;
         };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        {
+            continue;
+        }
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        let args: Vec<String> = cmdline
+        let args = cmdline
             .split(|b| *b == 0)
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if args.first().is_some_and(|a| a == program) && args.iter().any(|a| a.contains(marker)) {
-            out.push((pid, args.join(" ")));
-        }
+        out.push((pid, args));
     }
     out
+}
+
+/// pids and command lines of live processes whose argv\[0\] is `program` and that carry
+/// `marker` (the launcher's own command line also holds the marker, inside its spec).
+fn processes(program: &str, marker: &str) -> Vec<(i32, String)> {
+    live_processes()
+        .into_iter()
+        .filter(|(_, args)| {
+            args.first().is_some_and(|a| a == program) && args.iter().any(|a| a.contains(marker))
+        })
+        .map(|(pid, args)| (pid, args.join(" ")))
+        .collect()
 }
 
 async fn wait_until(deadline: Duration, mut done: impl FnMut() -> bool) -> bool {
@@ -238,6 +255,83 @@ async fn a_killed_server_takes_its_running_commands_with_it() {
         processes("sleep", &m)
     );
     call.abort();
+}
+
+/// The cgroup reapers (`<launcher> __reaper <folder>...`) a server with pid `server`
+/// started: their command line names its `safe-mcp.<server>.` folders.
+fn reapers_of(server: u32) -> Vec<(i32, String)> {
+    let folder = format!("/safe-mcp.{server}.");
+    live_processes()
+        .into_iter()
+        .filter(|(_, args)| {
+            args.get(1).is_some_and(|a| a == "__reaper") && args.iter().any(|a| a.contains(&folder))
+        })
+        .map(|(pid, args)| (pid, args.join(" ")))
+        .collect()
+}
+
+/// A server that ends normally (its stdin closed) leaves no reaper behind: the reaper sees
+/// EOF on its pipe and exits on its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reaper_exits_when_its_server_exits_normally() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy(dir.path(), "");
+    let mut server = tokio::process::Command::new(bin())
+        .args(["terminal", "--config"])
+        .arg(&policy)
+        .env_clear()
+        .env("SAFE_MCP_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = server.id().unwrap();
+    let started = wait_until(Duration::from_secs(20), || !reapers_of(pid).is_empty()).await;
+    let report = tokio::time::timeout(Duration::from_secs(20), async {
+        let probe = client::connect(
+            &bin(),
+            &["terminal", "--config", &policy.to_string_lossy()],
+            &[],
+        )
+        .await
+        .unwrap();
+        let e = client::call(&probe, "run_command", json!({"command": "true"}))
+            .await
+            .unwrap();
+        probe.cancel().await.ok();
+        e["detail"]["sandbox"].clone()
+    })
+    .await
+    .unwrap();
+    if !skip_unless(
+        &report,
+        "cgroup v2 cgroup.kill (the reaper's host)",
+        report["mechanisms"]["cgroup"]["kill"] == true,
+    ) {
+        return;
+    }
+    assert!(started, "the server started no cgroup reaper");
+    let reapers = reapers_of(pid);
+    assert_eq!(reapers.len(), 1, "{reapers:?}");
+    // A clean end: stdin closed, the server returns from main.
+    drop(server.stdin.take());
+    let status = tokio::time::timeout(Duration::from_secs(20), server.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        None,
+        "the server did not exit on its own: {status}"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || reapers_of(pid).is_empty()).await,
+        "the reaper outlived its server's clean exit: {:?}",
+        reapers_of(pid)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,13 @@
 //! Layout: `<hierarchy>/<our own cgroup>/safe-mcp.<server pid>.<k>/call-<n>` in each usable
 //! hierarchy: the v2 one (kill, `populated`), v1 `pids` and v1 `memory` (limits, on hybrid
 //! hosts where those controllers are bound to v1), or v2 controllers where delegated.
-//! Stale folders of servers that died are removed at start-up.
+//! Stale folders of servers that died are removed at start-up; the server's own are
+//! killed and removed by its reaper ([`reaper`]) as soon as the server is gone.
+
+mod reaper;
+
+pub use reaper::REAPER_ARG;
+pub(crate) use reaper::reaper_main;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,6 +73,9 @@ struct Pool {
     v2_kills: bool,
     counter: AtomicU64,
     spare: Mutex<Vec<FolderSet>>,
+    /// The reaper that kills what is left in these folders once the server is gone
+    /// (dropped after the folders are removed), or why there is none.
+    reaper: Mutex<Result<reaper::Reaper, String>>,
 }
 
 impl Pool {
@@ -83,6 +92,18 @@ impl Pool {
             v2_kills,
             counter: AtomicU64::new(0),
             spare: Mutex::new(Vec::new()),
+            reaper: Mutex::new(Err("no cgroup reaper was started".into())),
+        }
+    }
+
+    /// Why a command's tree would outlive a server killed by SIGKILL: no reaper is running.
+    fn unreaped(&self) -> Option<String> {
+        let Ok(mut reaper) = self.reaper.lock() else {
+            return Some("the cgroup reaper's lock is poisoned".into());
+        };
+        match &mut *reaper {
+            Ok(running) => running.gone(),
+            Err(why) => Some(why.clone()),
         }
     }
 
@@ -151,6 +172,10 @@ pub struct CgroupReport {
     /// How the memory limit is enforced, if at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    /// Why no reaper kills the tree when the server itself is killed, where the cgroup
+    /// kills it (reported among the downgrades, not as a field of its own).
+    #[serde(skip)]
+    pub unreaped: Option<String>,
 }
 
 /// Counters read after the call: how often a limit stopped something.
@@ -293,16 +318,36 @@ fn sweep_stale(parent: &Path) {
         if pid_alive(pid) {
             continue;
         }
-        let dir = entry.path();
-        if let Ok(calls) = std::fs::read_dir(&dir) {
-            for call in calls.flatten().take(10_000) {
-                if call.path().is_dir() {
-                    let _ = kill_dir(&call.path());
-                    let _ = std::fs::remove_dir(call.path());
-                }
+        reap_base(&entry.path(), Duration::ZERO);
+    }
+}
+
+/// Kill every call folder in a base folder (`safe-mcp.<pid>.<k>`) and remove them, then the
+/// base: a folder that still holds processes once `wait` has passed stays. Used by the
+/// start-up sweep of dead servers' folders (no wait) and by the reaper.
+fn reap_base(dir: &Path, wait: Duration) {
+    if let Ok(calls) = std::fs::read_dir(dir) {
+        for call in calls.flatten().take(10_000) {
+            let call = call.path();
+            if call.is_dir() {
+                let _ = kill_dir(&call);
+                remove_when_empty(&call, wait);
             }
         }
-        let _ = std::fs::remove_dir(&dir);
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Remove a killed folder, retrying while its dying tasks keep it busy, for up to `wait`.
+fn remove_when_empty(dir: &Path, wait: Duration) {
+    let started = Instant::now();
+    loop {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound && started.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            _ => return,
+        }
     }
 }
 
@@ -362,9 +407,11 @@ fn read_number(path: &Path) -> u64 {
 }
 
 impl Cgroups {
-    /// Find the usable hierarchies and create our base folder in each. Nothing here is
-    /// fatal: a hierarchy we cannot write to is a reported downgrade.
-    pub fn discover() -> Cgroups {
+    /// Find the usable hierarchies, create our base folder in each and start the reaper
+    /// of those folders from the launcher binary `launcher` ([`reaper`]). Nothing here is
+    /// fatal: a hierarchy we cannot write to, or a reaper that cannot start, is a reported
+    /// downgrade.
+    pub fn discover(launcher: &Path) -> Cgroups {
         let mut bases = Vec::new();
         let mut problems = Vec::new();
         // One folder per executor: a process may hold several (tests do).
@@ -414,9 +461,24 @@ impl Cgroups {
                 )),
             }
         }
-        let pool = Arc::new(Pool::with(bases));
+        let pool = Pool::with(bases);
+        if !pool.bases.is_empty() {
+            let dirs: Vec<PathBuf> = pool.bases.iter().map(|b| b.dir.clone()).collect();
+            let started = reaper::Reaper::start(launcher, &dirs)
+                .map_err(|e| format!("the cgroup reaper could not be started ({e})"));
+            if let Ok(mut slot) = pool.reaper.lock() {
+                *slot = started;
+            }
+        }
+        let pool = Arc::new(pool);
         pool.refill();
         Cgroups { pool, problems }
+    }
+
+    /// The pid of the running reaper, if one runs (tests).
+    pub fn reaper_pid(&self) -> Option<u32> {
+        let reaper = self.pool.reaper.lock().ok()?;
+        reaper.as_ref().ok().map(reaper::Reaper::pid)
     }
 
     /// No cgroup at all (sandbox off, or tests of the fallback paths).
@@ -525,6 +587,9 @@ impl ReservedCall {
             match kind {
                 Kind::V2 => {
                     call.report.kill = self.pool.v2_kills;
+                    if call.report.kill {
+                        call.report.unreaped = self.pool.unreaped();
+                    }
                     if !call.report.kill {
                         call.problems
                             .push("cgroup v2 has no cgroup.kill (kernel < 5.14)".into());
@@ -776,6 +841,30 @@ mod tests {
         let pids = std::fs::read_to_string(tmp.path().join("call-0/pids.max")).expect("pids");
         assert_eq!(pids, "32");
         drop(call);
+    }
+
+    /// A pool without a running reaper says why, so the call's report can list it: none
+    /// was started, or the one started has exited.
+    #[test]
+    fn a_reaper_that_is_not_running_is_reported() {
+        let pool = Pool::empty();
+        assert_eq!(
+            pool.unreaped().as_deref(),
+            Some("no cgroup reaper was started")
+        );
+        // `true` ends at once, as a reaper that died would.
+        let reaper = reaper::Reaper::start(Path::new("/bin/true"), &[]).expect("start true");
+        *pool.reaper.lock().expect("lock") = Ok(reaper);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut why = pool.unreaped();
+        while why.is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            why = pool.unreaped();
+        }
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("reaper exited")),
+            "{why:?}"
+        );
     }
 
     /// Each hierarchy's `pids.max` allows for exactly the launcher's own processes that

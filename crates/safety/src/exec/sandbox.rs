@@ -57,7 +57,7 @@ impl Sandbox {
     /// Find the cgroup hierarchies (creating our base folders).
     pub fn new(config: SandboxConfig) -> Sandbox {
         let cgroups = if config.cgroups {
-            Cgroups::discover()
+            Cgroups::discover(&config.launcher)
         } else {
             Cgroups::none()
         };
@@ -315,6 +315,14 @@ pub(crate) fn cgroup_downgrades(
         out.push(format!(
             "memory limit of {} bytes enforced per process only (RLIMIT_DATA): no memory cgroup{why}",
             limits.memory_bytes
+        ));
+    }
+    if cgroup.kill
+        && let Some(e) = &cgroup.unreaped
+    {
+        out.push(format!(
+            "a command's tree can outlive a server killed by SIGKILL: {e}; its cgroup is \
+             killed only when the next server starts"
         ));
     }
     out

@@ -65,12 +65,17 @@ pub(crate) const REFUSED_EXIT: u8 = 126;
 /// The hidden first argument of a launcher started ahead of its call ([`WarmSpec`]).
 pub(crate) const WARM_ARG: &str = "__sandbox-warm";
 
-/// Entry point of the sandbox launcher mode. `main` calls this first, before any thread or
-/// runtime exists; it returns `None` when the process was not started as a launcher.
+/// Entry point of the sandbox launcher mode (and of the cgroup reaper,
+/// [`super::cgroup::REAPER_ARG`], which the same binary runs). `main` calls this first,
+/// before any thread or runtime exists; it returns `None` when the process was not started
+/// as a launcher or a reaper.
 pub fn launcher_main() -> Option<ExitCode> {
     let mut args = std::env::args_os();
     let _self = args.next();
     let mode = args.next()?;
+    if mode == super::cgroup::REAPER_ARG {
+        return Some(super::cgroup::reaper_main(args));
+    }
     if mode == WARM_ARG {
         sys::restore_default_signals();
         let warm: Option<WarmSpec> = args
