@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed a demo sandbox next to a policy file: sandbox/terminal, sandbox/files, state/.
+# Lay out a demo sandbox next to a policy file: sandbox/terminal, sandbox/files, state/.
 # Usage: scripts/make_demo_sandbox.sh [DIR]   (DIR defaults to the repository root)
 # The layout matches the relative paths in policy.example.toml.
 set -euo pipefail

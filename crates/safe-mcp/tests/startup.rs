@@ -751,7 +751,7 @@ fn audit_log_with_a_broken_last_record_is_fatal_for_files() {
     assert_fatal(&out, "is broken at its end");
 }
 
-// ---- Issue 12: where the audit log is, and that it opens, decided at start-up. ----
+// ---- Where the audit log is, and that it opens, decided at start-up. ----
 
 #[test]
 fn dangling_symlink_audit_log_into_the_jail_is_fatal() {

@@ -15,7 +15,7 @@ mod parse_command;
 #[path = "../../../fuzz/checks/request.rs"]
 mod request;
 
-/// The seed files of one fuzz target, sorted by name.
+/// The committed inputs of one fuzz target (`fuzz/seeds/<target>/`), sorted by name.
 fn seeds(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fuzz/seeds")

@@ -271,7 +271,7 @@ fn secret() -> impl Strategy<Value = Secret> {
 }
 
 /// `len` bytes (about) of filler text: lower-case words, blanks, newlines and multibyte
-/// characters, drawn from a seed (fast even unoptimised; proptest varies the seed).
+/// characters, drawn from one random number (fast even unoptimised; proptest varies it).
 fn filler(len: usize) -> impl Strategy<Value = String> {
     any::<u64>().prop_map(move |seed| {
         let mut state = seed | 1;
