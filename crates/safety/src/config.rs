@@ -3,7 +3,7 @@
 //!
 //! Order of work, each step fatal on doubt:
 //! 1. choose the file: `--config` wins over `SAFE_MCP_POLICY_FILE`; neither is fatal;
-//! 2. parse the TOML into a tree and apply every `SAFE_MCP_*` override from [`ENV_OVERRIDES`];
+//! 2. parse the TOML into a tree and apply every `SAFE_MCP_*` override from `ENV_OVERRIDES`;
 //! 3. deserialize with unknown keys rejected (a typo must not silently disable a rule);
 //! 4. resolve relative paths against the policy file's folder;
 //! 5. validate the section of the server being started: its roots exist; every path the
@@ -323,7 +323,7 @@ pub struct TerminalSettings {
     /// Kernel sandbox settings.
     pub sandbox: SandboxSettings,
     /// How many `run_command` calls may run at once (default
-    /// [`DEFAULT_MAX_CONCURRENT_COMMANDS`], at least 1); a call over the limit is answered
+    /// `DEFAULT_MAX_CONCURRENT_COMMANDS`, at least 1); a call over the limit is answered
     /// `BUSY` at once and runs nothing.
     pub max_concurrent_commands: Option<u64>,
 }

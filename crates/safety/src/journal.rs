@@ -14,7 +14,7 @@
 //! One begin and one end per step, whatever its size: a plan of 10 000 moves costs two
 //! fsyncs, not 10 000.
 //!
-//! Recovery ([`recover`]): a `begin` without `end` is a step a crash interrupted. Each of
+//! Recovery (`recover`): a `begin` without `end` is a step a crash interrupted. Each of
 //! its files is looked for (by device and inode, never following a link) at the step's
 //! target place: found there, the move happened; otherwise it did not. The truth is
 //! written as the step's `end`, so every file is at exactly one of its two places and the
@@ -321,7 +321,7 @@ impl Locked<'_> {
         &self.cache.history
     }
 
-    /// A step a crash interrupted, until [`recover`] ends it.
+    /// A step a crash interrupted, until `recover` ends it.
     pub fn interrupted(&self) -> Option<&Interrupted> {
         self.cache.interrupted.as_ref()
     }

@@ -3,24 +3,34 @@
 //! Every decision that could do harm lives in this crate; the server crates
 //! (`terminal`, `files`) are wiring and cannot reach around it.
 //!
-//! A request flows through the modules in the order of the folder list:
+//! Every tool call of every server goes through the same six steps, each a module:
 //!
-//! 1. [`config`] — load and validate `policy.toml` once at start-up (fatal on any doubt).
-//! 2. [`parse`] — turn a command string into an argv list, refusing shell syntax.
-//! 3. [`policy`] — allow or deny; deny always wins, nothing is allowed by default.
-//! 4. [`jail`] — contain every path beneath the root through a directory handle.
-//! 5. [`exec`] — run the argv with no shell, a scrubbed environment, limits and a
-//!    whole-process-group kill.
-//! 6. [`redact`] — remove secrets from everything that leaves, *then* truncate.
-//! 7. [`audit`] — append a hash-chained, fsync'ed record before and after acting.
-//! 8. [`result`] — the one envelope every tool answers with.
+//! 1. **Parse** ([`parse`]): the command string becomes an argv list; shell syntax
+//!    (pipes, redirection, `;`, `$VAR`, `$(...)`, ...) is refused, never interpreted.
+//! 2. **Evaluate** ([`policy`]): allow or deny; deny always wins, nothing is allowed by
+//!    default, and an allowed program takes only the options listed for it.
+//! 3. **Contain** ([`jail`]): every path resolves beneath the root through a directory
+//!    handle (`openat2` with `RESOLVE_BENEATH`); a path that leaves is `PATH_ESCAPE`.
+//! 4. **Act** ([`exec`]): no shell, a scrubbed environment, never as root, a read-only view
+//!    of everything but the jail, Landlock, seccomp, per-call cgroup limits, a timeout and
+//!    a whole-tree kill.
+//! 5. **Strip terminal escapes, redact, then truncate** ([`redact`]): in that order, on
+//!    everything that leaves.
+//! 6. **Record** ([`audit`]): an intent record before acting and an outcome record after,
+//!    hash-chained and fsync'ed; a record that cannot be written stops the call
+//!    (fail-closed).
 //!
-//! [`protocol`] bounds what reaches step 1 at all: message framing on stdio and the
-//! length of every string argument.
+//! Around them: [`config`] loads and validates the policy once at start-up (fatal on any
+//! doubt); [`protocol`] bounds what reaches step 1 at all (message framing on stdio and the
+//! length of every string argument); [`result`] is the one envelope every tool answers
+//! with, each tool's `detail` a typed struct whose JSON Schema is its `outputSchema`.
 //!
-//! [`terminal`] ties steps 2–8 together for the terminal server, and [`organizer`]
+//! [`terminal`] ties the six steps together for the terminal server, and [`organizer`]
 //! (with [`journal`], [`jail::workspace`] and [`policy::layers`]) does the same for the
-//! files server, so that the MCP wiring only converts arguments and returns the envelope.
+//! files server; one audited-call recorder (intent record, act, outcome record, envelope)
+//! serves both. The MCP wiring crates (`terminal`, `files`) only convert arguments and
+//! return the envelope, and a lint list keeps them from the file system, processes and
+//! sockets. The architecture in full: `docs/architecture.md`.
 //!
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):

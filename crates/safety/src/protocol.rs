@@ -4,7 +4,7 @@
 //!
 //! The MCP SDK (`rmcp`) ignores a line that is not JSON and drops an over-long one without a
 //! word, so a client that sent it waits forever on its id. [`guard`] puts a line-framing
-//! front before the SDK: every line read from the client is checked by [`check_line`]; a bad
+//! front before the SDK: every line read from the client is checked by `check_line`; a bad
 //! one is answered here (`-32700` or `-32600`), a good one is handed on unchanged. Answers
 //! written here and the SDK's own go through one writer behind a mutex, whole lines at a time,
 //! so they never interleave. Nothing here touches the file system.
@@ -260,7 +260,7 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 }
 
 /// `s` as a reason may quote it: escaped (control, quote and bidi characters become
-/// `\u{..}` escapes) and at most [`MAX_QUOTE_BYTES`] bytes of that, `…` when cut.
+/// `\u{..}` escapes) and at most `MAX_QUOTE_BYTES` bytes of that, `…` when cut.
 pub fn quote(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {

@@ -1,7 +1,7 @@
 //! The audit log: append-only JSONL, every record fdatasync'ed, SHA-256 hash chain
 //! (docs/terminal.md "Audit log", docs/audit.md).
 //!
-//! - [`AuditLog::open`] continues an existing chain; [`AuditLog::open_for_server`] is how
+//! - [`AuditLog::open`] continues an existing chain; `AuditLog::open_for_server` is how
 //!   every server opens its log at start-up.
 //! - [`AuditLog::append`] adds `seq`, `ts`, `prev` (hash of the previous record) and `hash`,
 //!   redacts every string, writes one line and fdatasyncs it. Thread-safe (`&self`).

@@ -6,7 +6,7 @@
 //! hierarchy: the v2 one (kill, `populated`), v1 `pids` and v1 `memory` (limits, on hybrid
 //! hosts where those controllers are bound to v1), or v2 controllers where delegated.
 //! Stale folders of servers that died are removed at start-up; the server's own are
-//! killed and removed by its reaper ([`reaper`]) as soon as the server is gone.
+//! killed and removed by its reaper (`reaper`) as soon as the server is gone.
 
 mod reaper;
 
@@ -408,7 +408,7 @@ fn read_number(path: &Path) -> u64 {
 
 impl Cgroups {
     /// Find the usable hierarchies, create our base folder in each and start the reaper
-    /// of those folders from the launcher binary `launcher` ([`reaper`]). Nothing here is
+    /// of those folders from the launcher binary `launcher` (`reaper`). Nothing here is
     /// fatal: a hierarchy we cannot write to, or a reaper that cannot start, is a reported
     /// downgrade.
     pub fn discover(launcher: &Path) -> Cgroups {

@@ -117,7 +117,7 @@ pub enum Stop {
     Exited,
     /// It ran past the timeout; the whole tree was killed.
     TimedOut,
-    /// A stream passed [`ExecLimits::overflow_kill_bytes`]; the whole tree was killed.
+    /// A stream passed `ExecLimits::overflow_kill_bytes`; the whole tree was killed.
     Overflowed,
     /// The caller cancelled; the whole tree was killed.
     Cancelled,

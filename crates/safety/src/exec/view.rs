@@ -2,7 +2,7 @@
 //! before it confines itself, in which
 //! - every mount is read-only and `nosuid` (`mount_setattr(AT_RECURSIVE)` on `/`),
 //! - the jail alone is writable, and `nosuid,nodev` (a recursive bind of it onto itself),
-//! - every repository's `.git` in the jail (to [`SCAN_DEPTH`] folders deep) is read-only
+//! - every repository's `.git` in the jail (to `SCAN_DEPTH` folders deep) is read-only
 //!   again, and a mount point, so it cannot be renamed, removed or replaced either.
 //!
 //! Landlock (every ABI to date) does not mediate `chmod`, `chown`, `utimensat` or
@@ -126,7 +126,7 @@ pub(crate) const SCAN_FOLDERS: usize = 4096;
 pub struct ViewReport {
     /// The jail-relative `.git` entries made read-only.
     pub protected: Vec<String>,
-    /// The scan for `.git` stopped at [`SCAN_FOLDERS`] folders: repositories deeper in a
+    /// The scan for `.git` stopped at `SCAN_FOLDERS` folders: repositories deeper in a
     /// large tree may be writable.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub scan_truncated: bool,

@@ -8,8 +8,8 @@
 //! `mkdirat` relative to a checked handle, and moves use `renameat2(RENAME_NOREPLACE)`, so
 //! "the destination exists" is decided atomically by the kernel.
 //!
-//! Values that name something inside the workspace ([`ContainedPath`], [`WorkspaceDir`],
-//! [`WorkspaceEntry`]) can only be constructed by this module: a caller that holds a plain
+//! Values that name something inside the workspace (`ContainedPath`, `WorkspaceDir`,
+//! `WorkspaceEntry`) can only be constructed by this module: a caller that holds a plain
 //! `String` cannot move a file.
 
 use std::borrow::Cow;
@@ -341,7 +341,7 @@ impl WorkspaceEntry {
 /// One entry of a folder as reading the folder reported it: the name and the type the
 /// file system stored beside it (`d_type`), nothing opened and nothing `lstat`-ed yet. The
 /// planner classifies by this type and `lstat`s only the entries it will plan
-/// ([`WorkspaceDir::identity_of`]); anything it records for `apply_plan` comes from
+/// (`WorkspaceDir::identity_of`); anything it records for `apply_plan` comes from
 /// `lstat`, never from the folder read.
 #[derive(Debug, Clone)]
 pub struct ScannedEntry<'a> {
@@ -375,7 +375,7 @@ struct ScanItem {
     file_type: FileType,
 }
 
-/// A sorted, bounded folder read without `lstat` ([`WorkspaceDir::scan`]). The names live
+/// A sorted, bounded folder read without `lstat` (`WorkspaceDir::scan`). The names live
 /// in one buffer, so a folder of 100 000 entries costs a handful of allocations, not
 /// 100 000.
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! The files server's request flow: six tools, each answered with an [`Envelope`]. None of
 //! them deletes; none overwrites.
 //!
-//! Every tool parses its arguments into workspace names ([`Workspace::contain`]:
-//! `INVALID_REQUEST`, `PATH_ESCAPE`), evaluates the layered rules ([`SkipPolicy`]:
+//! Every tool parses its arguments into workspace names (`Workspace::contain`:
+//! `INVALID_REQUEST`, `PATH_ESCAPE`), evaluates the layered rules (`SkipPolicy`:
 //! `POLICY_DENIED`, `NEEDS_EXPLICIT_REQUEST`), acts through directory handles
-//! ([`Workspace`]) under the journal's lock ([`Journal`]), and is recorded by the audited-call
+//! (`Workspace`) under the journal's lock ([`Journal`]), and is recorded by the audited-call
 //! recorder: a tool that changes something writes an intent record first (with
 //! `audit_fail_mode = "closed"` a failed intent record means `AUDIT_UNAVAILABLE` and
 //! nothing moves), then the outcome record; in `"open"` mode a missing record is reported
@@ -12,8 +12,8 @@
 //!
 //! One file per part of the flow: `list` (list_files), `plan` (plan_organize and
 //! apply_plan, which share the plan book), `moves` (move_file and the journaled step every
-//! move goes through) and `history` (undo and redo). A tool's refusals are [`ToolError`]s
-//! inside, turned into the envelope in one place ([`ToolError::envelope`]); its detail is
+//! move goes through) and `history` (undo and redo). A tool's refusals are `ToolError`s
+//! inside, turned into the envelope in one place (`ToolError::envelope`); its detail is
 //! a struct, whose schema is the tool's `outputSchema` ([`output_schema`]).
 
 mod history;

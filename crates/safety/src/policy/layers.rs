@@ -4,7 +4,7 @@
 //! names are UTF-8. Everything else (a symlink, FIFO, socket, device, a name that is not
 //! UTF-8) matches no allow rule and falls to deny-by-default, which is classified as
 //! PROTECTION on purpose: `POLICY_DENIED`, rule `null`,
-//! [`DENY_BY_DEFAULT_REASON`].
+//! `DENY_BY_DEFAULT_REASON`.
 //!
 //! The operator's `[[files.skip]]` rules each declare a layer:
 //! - PROTECTION is enforced by every tool, without override;
@@ -12,7 +12,7 @@
 //!   `NEEDS_EXPLICIT_REQUEST`; `move_file` moves such an entry when the user names it.
 //!
 //! The PROTECTION set is derived by filtering the one rule list by layer
-//! ([`SkipPolicy::rules_in`]); there is no second list that could drift.
+//! (`SkipPolicy::rules_in`); there is no second list that could drift.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

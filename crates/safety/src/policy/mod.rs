@@ -3,7 +3,7 @@
 //!
 //! Evaluation has two stages so that examples can be checked at start-up without a file system:
 //! [`TerminalPolicy::evaluate_argv`] (names and arguments only) and
-//! [`TerminalPolicy::resolve_program`] (PATH resolution and pinned executables).
+//! `TerminalPolicy::resolve_program` (PATH resolution and pinned executables).
 
 mod allow;
 pub mod layers;
