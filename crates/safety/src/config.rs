@@ -1,4 +1,4 @@
-//! Configuration (docs/configuration.md): load, override, resolve and validate `policy.toml`
+//! Configuration (docs/policy.md, the reference of every key): load, override, resolve and validate `policy.toml`
 //! once at start-up.
 //!
 //! Order of work, each step fatal on doubt:
@@ -143,7 +143,7 @@ pub enum ConfigError {
 }
 
 /// `audit_fail_mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuditFailMode {
     /// No record, no operation (default).
@@ -155,7 +155,7 @@ pub enum AuditFailMode {
 /// `audit_on_replaced`: what a writer does when it finds, before an append, that the log's
 /// path no longer names the file it has open (renamed, deleted, replaced) or that the file
 /// shrank (truncated in place).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuditOnReplaced {
     /// Refuse the append, and every later one until the server restarts (default): under
@@ -168,7 +168,7 @@ pub enum AuditOnReplaced {
 }
 
 /// A string or a list of strings (for `executable`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// One value.
@@ -188,7 +188,7 @@ impl OneOrMany {
 }
 
 /// `[terminal.limits]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Wall-clock limit per command.
@@ -207,7 +207,7 @@ impl Default for Limits {
 }
 
 /// `[terminal.allowlist]` / `[terminal.denylist]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CommandList {
     /// Program names (basenames).
@@ -215,7 +215,7 @@ pub struct CommandList {
 }
 
 /// `[terminal.sandbox]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SandboxSettings {
     /// The profile commands run under unless a rule names another.
@@ -253,7 +253,7 @@ impl Default for SandboxSettings {
 }
 
 /// One `[[terminal.rules]]` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRule {
     /// The program this rule is about (basename).
@@ -303,7 +303,7 @@ pub struct CommandRule {
 }
 
 /// `[terminal]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TerminalSettings {
     /// REQUIRED: the folder commands run in and cannot leave.
@@ -353,7 +353,7 @@ impl TerminalSettings {
 }
 
 /// Which layer a `[[files.skip]]` rule belongs to (required, no default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
     /// Enforced by every tool, without override.
@@ -363,7 +363,7 @@ pub enum Layer {
 }
 
 /// A predicate usable in `when = [...]`; unknown names are a start-up error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Predicate {
     /// Control, bidi or other format characters in the name.
@@ -383,7 +383,7 @@ pub enum Predicate {
 }
 
 /// One `[[files.skip]]` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkipRule {
     /// Required layer.
@@ -395,7 +395,7 @@ pub struct SkipRule {
 }
 
 /// `[files]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilesSettings {
     /// REQUIRED: the folder the organiser works in.
@@ -416,7 +416,7 @@ pub struct FilesSettings {
 pub const MIN_ROTATE_BYTES: u64 = 4096;
 
 /// The whole policy file as written (after env overrides).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyFile {
     /// Shared audit log path.
@@ -480,7 +480,8 @@ pub(crate) enum EnvKind {
     Bool,
 }
 
-/// Every `SAFE_MCP_*` override: variable, TOML key path, kind. docs/configuration.md lists this table.
+/// Every `SAFE_MCP_*` override: variable, TOML key path, kind. docs/policy.md lists this table
+/// (a unit test keeps the two equal).
 pub(crate) const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
     ("SAFE_MCP_AUDIT_LOG", &["audit_log"], EnvKind::Str),
     (
@@ -581,6 +582,99 @@ pub(crate) const ENV_OVERRIDES: &[(&str, &[&str], EnvKind)] = &[
 /// `SAFE_MCP_*` variables that are not policy overrides.
 pub(crate) const OTHER_ENV: &[&str] = &["SAFE_MCP_POLICY_FILE", "SAFE_MCP_LOG"];
 
+/// Every key the policy file accepts, as a dotted path: `terminal.limits.timeout_seconds` is
+/// `timeout_seconds` under `[terminal.limits]`, and `[]` marks an array of tables
+/// (`terminal.rules[].command`). Read from the JSON Schema of [`PolicyFile`], whose structs
+/// refuse unknown fields, so the list is the one the loader accepts; a table is not listed,
+/// its keys are. docs/policy.md documents exactly these (a test keeps the two equal).
+pub fn policy_keys() -> Vec<String> {
+    let schema = serde_json::Value::from(schemars::schema_for!(PolicyFile));
+    let defs = schema.get("$defs").cloned().unwrap_or_default();
+    let mut keys = Vec::new();
+    collect_keys(&schema, &defs, "", &mut keys);
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// Every `SAFE_MCP_*` variable the servers read: each override with the dotted key it sets
+/// (the notation of [`policy_keys`]), then the others with `None`.
+pub fn environment_variables() -> Vec<(&'static str, Option<String>)> {
+    ENV_OVERRIDES
+        .iter()
+        .map(|(name, path, _)| (*name, Some(path.join("."))))
+        .chain(OTHER_ENV.iter().map(|name| (*name, None)))
+        .collect()
+}
+
+/// The object schemas a property's schema stands for: through `$ref`, `anyOf`/`oneOf`/`allOf`
+/// (an `Option` or an untagged enum) and array `items`; the flag says an array was crossed.
+fn object_schemas<'a>(
+    schema: &'a serde_json::Value,
+    defs: &'a serde_json::Value,
+    in_array: bool,
+    out: &mut Vec<(&'a serde_json::Value, bool)>,
+) {
+    if let Some(name) = schema
+        .get("$ref")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        if let Some(target) = defs.get(name) {
+            object_schemas(target, defs, in_array, out);
+        }
+        return;
+    }
+    for combinator in ["anyOf", "oneOf", "allOf"] {
+        for branch in schema
+            .get(combinator)
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            object_schemas(branch, defs, in_array, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        object_schemas(items, defs, true, out);
+    }
+    if schema.get("properties").is_some() {
+        out.push((schema, in_array));
+    }
+}
+
+/// Add the dotted path of every key below `schema` (an object schema) to `keys`.
+fn collect_keys(
+    schema: &serde_json::Value,
+    defs: &serde_json::Value,
+    prefix: &str,
+    keys: &mut Vec<String>,
+) {
+    let Some(properties) = schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return;
+    };
+    for (name, property) in properties {
+        let path = format!("{prefix}{name}");
+        let mut tables = Vec::new();
+        object_schemas(property, defs, false, &mut tables);
+        if tables.is_empty() {
+            keys.push(path);
+            continue;
+        }
+        for (table, in_array) in tables {
+            let below = if in_array {
+                format!("{path}[].")
+            } else {
+                format!("{path}.")
+            };
+            collect_keys(table, defs, &below, keys);
+        }
+    }
+}
+
 /// Choose the policy file: `--config` wins; else `SAFE_MCP_POLICY_FILE`; else fatal.
 pub fn choose_policy_file(
     flag: Option<&Path>,
@@ -645,8 +739,7 @@ fn apply_env_overrides(
         let Some((_, key_path, kind)) = ENV_OVERRIDES.iter().find(|(n, _, _)| n == name) else {
             return Err(ConfigError::BadEnv {
                 name: name.clone(),
-                message: "unknown SAFE_MCP_ variable (see docs/configuration.md for the list)"
-                    .into(),
+                message: "unknown SAFE_MCP_ variable (see docs/policy.md for the list)".into(),
             });
         };
         let parsed = match kind {

@@ -18,6 +18,7 @@ mod sandbox_common;
 
 mod audit_log;
 mod audit_rotation;
+mod docs;
 mod exec_drain;
 mod exec_gate;
 mod files_attacks;

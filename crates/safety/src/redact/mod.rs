@@ -73,7 +73,7 @@ use spans::render;
 pub(crate) const EXTRA_PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// An operator-supplied pattern (`[redaction] extra_patterns`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtraPattern {
     /// Rule name used in `[REDACTED:<name>]`.
@@ -83,7 +83,7 @@ pub struct ExtraPattern {
 }
 
 /// The `[redaction]` section of the policy.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedactionSettings {
     /// Redaction on or off (on by default).
