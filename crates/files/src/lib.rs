@@ -8,7 +8,7 @@
 //! block, with `isError` exactly when `ok` is false. `clippy.toml` forbids this crate
 //! the file system and processes, so it cannot reach around the core.
 //!
-//! Annotations (hints for clients; see README):
+//! Annotations (hints for clients; see docs/files.md):
 //! - `list_files`, `plan_organize`: read-only (a plan changes nothing in the workspace).
 //! - `apply_plan`, `move_file`, `undo_last_action`, `redo_last_action`: not read-only,
 //!   **not destructive** (nothing is ever deleted or overwritten, and every move can be

@@ -10,7 +10,7 @@ use safety::result::ResultCode;
 use serde_json::json;
 
 #[test]
-fn demo_workspace_gives_the_seed_envelopes() {
+fn demo_workspace_gives_the_documented_envelopes() {
     let sb = Sandbox::new();
     sb.demo();
     let org = sb.organizer();

@@ -1,5 +1,5 @@
 //! The audit log: append-only JSONL, every record fdatasync'ed, SHA-256 hash chain
-//! (docs/terminal.md "Audit log", docs/audit.md).
+//! (docs/audit.md).
 //!
 //! - [`AuditLog::open`] continues an existing chain; `AuditLog::open_for_server` is how
 //!   every server opens its log at start-up.
