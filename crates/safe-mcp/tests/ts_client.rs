@@ -38,7 +38,10 @@ fn skip(why: &str) {
     if std::env::var_os("STRICT_SANDBOX_TESTS").is_some() {
         panic!("{message}");
     }
-    eprintln!("\n!!!!!!!! {message} !!!!!!!!\n");
+    // Past the test harness's capture (which takes only the print macros), so that a
+    // skip shows in a plain `cargo test` run.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n!!!!!!!! {message} !!!!!!!!\n");
 }
 
 /// Run `cmd` to its end or until `limit`, whichever is first (then it is killed); its
@@ -79,11 +82,17 @@ fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(bool, String, Strin
 }
 
 /// The client folder with its packages installed (`npm ci` when they are missing), or
-/// `None` after [`skip`].
+/// `None` after [`skip`] when node or the packages are not to be had.
 fn installed_client() -> Option<PathBuf> {
     let dir = PathBuf::from(CLIENT_DIR);
     let marker = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
     let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+    let mut version = Command::new("node");
+    version.arg("--version");
+    if !matches!(run_bounded(version, CLIENT_TIMEOUT), Ok((true, _, _))) {
+        skip("`node --version` does not run (Node.js 18 or later is needed)");
+        return None;
+    }
     if marker.exists() {
         return Some(dir);
     }
