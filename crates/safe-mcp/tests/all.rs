@@ -30,3 +30,5 @@ mod sandbox_e2e;
 mod sandbox_escape;
 mod startup;
 mod terminal_e2e;
+mod tool_schemas;
+mod ts_client;

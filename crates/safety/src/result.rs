@@ -6,7 +6,8 @@
 //! when the call is finished. Because the detail is a type, the tool's `outputSchema`
 //! ([`output_schema`]) describes exactly what a client gets.
 
-use schemars::JsonSchema;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -166,34 +167,32 @@ pub(crate) struct NoDetail {}
 /// recorder's note, for what `Serialize` writes (an `Option` field that is skipped when
 /// empty is optional, one that is written as `null` is required and nullable). Every
 /// object schema is closed (`additionalProperties: false`: a client can reject any field
-/// the schema does not name) and carries no `format` keys (`uint64` and friends are not
-/// JSON Schema formats; strict clients warn on them).
+/// the schema does not name). Portable as [`tool_schema`] makes every schema.
 pub fn output_schema<D: JsonSchema>() -> Map<String, Value> {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator();
-    let mut schema = to_object(generator.into_root_schema_for::<Envelope<Recorded<D>>>());
-    close_objects(&mut schema);
-    schema
+    tool_schema::<Envelope<Recorded<D>>>(
+        schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .with_transform(RecursiveTransform(close_object)),
+    )
 }
 
-/// The `inputSchema` of a tool whose arguments are `T` (what `Deserialize` accepts),
-/// without the root's `title` and `description` (the Rust type's name and doc, noise to a
-/// model) and without `format` keys.
+/// The `inputSchema` of a tool whose arguments are `T` (what `Deserialize` accepts).
+/// Portable as [`tool_schema`] makes every schema.
 pub fn input_schema<T: JsonSchema>() -> Map<String, Value> {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let mut schema = to_object(generator.into_root_schema_for::<T>());
-    schema.remove("title");
-    schema.remove("description");
-    schema
+    tool_schema::<T>(schemars::generate::SchemaSettings::draft2020_12())
 }
 
-/// A generated schema as a JSON object, the root's `title` and `description` removed,
-/// `format` keys stripped.
-fn to_object(schema: schemars::Schema) -> Map<String, Value> {
-    let mut value = schema.to_value();
-    strip_formats(&mut value);
-    match value {
+/// The one generator of every tool schema of both servers. On top of `settings` every
+/// subschema is made portable ([`portable`]): no `format` keys (`uint64` and friends are
+/// not JSON Schema formats; the TypeScript SDK's validator prints a warning for each) and
+/// no `type` arrays (a nullable field is `anyOf` a typed branch and `{"type": "null"}`,
+/// which single-type dialects and MCP Inspector's `--strict` lint accept). The root loses
+/// its `title` and `description` (the Rust type's name and doc, noise to a model).
+fn tool_schema<T: JsonSchema>(settings: schemars::generate::SchemaSettings) -> Map<String, Value> {
+    let generator = settings
+        .with_transform(RecursiveTransform(portable))
+        .into_generator();
+    match generator.into_root_schema_for::<T>().to_value() {
         Value::Object(mut map) => {
             map.remove("title");
             map.remove("description");
@@ -203,38 +202,150 @@ fn to_object(schema: schemars::Schema) -> Map<String, Value> {
     }
 }
 
-fn strip_formats(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.get("format").is_some_and(Value::is_string) {
-                map.remove("format");
-            }
-            map.values_mut().for_each(strip_formats);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_formats),
-        _ => {}
-    }
+/// Keywords that say something about a value, never constrain it, and those that belong
+/// to the document rather than to a value: they stay on a nullable schema when
+/// [`portable`] splits its types into `anyOf` branches.
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Keywords that constrain only values of one JSON type (`number` covers `integer`):
+/// a branch of another type does not carry them.
+const TYPE_KEYWORDS: &[(&str, &[&str])] = &[
+    (
+        "string",
+        &[
+            "minLength",
+            "maxLength",
+            "pattern",
+            "contentEncoding",
+            "contentMediaType",
+            "contentSchema",
+        ],
+    ),
+    (
+        "number",
+        &[
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+        ],
+    ),
+    (
+        "array",
+        &[
+            "items",
+            "prefixItems",
+            "contains",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "minContains",
+            "maxContains",
+            "additionalItems",
+            "unevaluatedItems",
+        ],
+    ),
+    (
+        "object",
+        &[
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+            "dependentRequired",
+            "dependentSchemas",
+            "dependencies",
+            "unevaluatedProperties",
+        ],
+    ),
+];
+
+/// Whether `keyword` constrains values of JSON type `ty`.
+fn applies_to(keyword: &str, ty: &str) -> bool {
+    let ty = if ty == "integer" { "number" } else { ty };
+    TYPE_KEYWORDS
+        .iter()
+        .find(|(_, keywords)| keywords.contains(&keyword))
+        .is_none_or(|(owner, _)| *owner == ty)
 }
 
-/// `additionalProperties: false` on every object schema that lists its properties and
-/// does not say otherwise: the details are structs, which write exactly their fields.
-fn close_objects(schema: &mut Map<String, Value>) {
-    if schema.contains_key("properties")
-        && !schema.contains_key("additionalProperties")
-        && !schema.contains_key("unevaluatedProperties")
-    {
-        schema.insert("additionalProperties".into(), Value::Bool(false));
+/// One schema made portable (its subschemas are reached by [`RecursiveTransform`]): its
+/// `format` removed; a `type` array such as `["string", "null"]` replaced by `anyOf` one
+/// branch per type, each with the constraints that apply to its type, the annotations
+/// kept outside. Exactly the same values are valid before and after.
+fn portable(schema: &mut Schema) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    if map.get("format").is_some_and(Value::is_string) {
+        map.remove("format");
     }
-    for value in schema.values_mut() {
-        match value {
-            Value::Object(map) => close_objects(map),
-            Value::Array(items) => items.iter_mut().for_each(|item| {
-                if let Value::Object(map) = item {
-                    close_objects(map);
+    let Some(Value::Array(types)) = map.get("type") else {
+        return;
+    };
+    let types: Vec<String> = types
+        .iter()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect();
+    if let [only] = types.as_slice() {
+        map.insert("type".into(), Value::from(only.as_str()));
+        return;
+    }
+    // `anyOf` alongside the union would need merging; schemars writes none such.
+    if types.is_empty() || map.contains_key("anyOf") {
+        return;
+    }
+    map.remove("type");
+    let constraints: Vec<(String, Value)> = map
+        .iter()
+        .filter(|(key, _)| !ANNOTATIONS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    map.retain(|key, _| ANNOTATIONS.contains(&key.as_str()));
+    let branches = types
+        .iter()
+        .map(|ty| {
+            let mut branch = Map::new();
+            branch.insert("type".into(), Value::from(ty.as_str()));
+            for (key, value) in &constraints {
+                if applies_to(key, ty) {
+                    branch.insert(key.clone(), value.clone());
                 }
-            }),
-            _ => {}
-        }
+            }
+            Value::Object(branch)
+        })
+        .collect();
+    map.insert("anyOf".into(), Value::Array(branches));
+}
+
+/// `additionalProperties: false` on an object schema that lists its properties and does
+/// not say otherwise: the details are structs, which write exactly their fields.
+fn close_object(schema: &mut Schema) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    if map.contains_key("properties")
+        && !map.contains_key("additionalProperties")
+        && !map.contains_key("unevaluatedProperties")
+    {
+        map.insert("additionalProperties".into(), Value::Bool(false));
     }
 }
 
@@ -300,6 +411,98 @@ mod tests {
         assert!(!required.contains(&Value::from("note")), "{schema}");
         assert!(!required.contains(&Value::from("audit")), "{schema}");
         assert!(!schema.to_string().contains("\"format\""), "{schema}");
+    }
+
+    /// Every place in `value` where a schema has a `format` key or a `type` array.
+    fn unportable(value: &Value, path: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("format").is_some_and(Value::is_string) {
+                    found.push(format!("{path}.format"));
+                }
+                if map.get("type").is_some_and(Value::is_array) {
+                    found.push(format!("{path}.type"));
+                }
+                for (key, v) in map {
+                    unportable(v, &format!("{path}.{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    unportable(v, &format!("{path}[{i}]"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "only its schema is used")]
+    struct Args {
+        /// A bounded nullable string.
+        #[schemars(length(max = 8))]
+        cwd: Option<String>,
+        /// At least 1.
+        #[schemars(range(min = 1))]
+        seconds: Option<u64>,
+        count: u32,
+    }
+
+    #[test]
+    fn input_schema_splits_nullable_types_and_keeps_constraints_in_their_branch() {
+        let schema = Value::Object(input_schema::<Args>());
+        let mut found = Vec::new();
+        unportable(&schema, "", &mut found);
+        assert!(found.is_empty(), "{found:?}: {schema}");
+        let cwd = &schema["properties"]["cwd"];
+        assert_eq!(cwd["description"], "A bounded nullable string.", "{schema}");
+        assert_eq!(
+            cwd["anyOf"],
+            serde_json::json!([{"type": "string", "maxLength": 8}, {"type": "null"}]),
+            "{schema}"
+        );
+        assert_eq!(
+            schema["properties"]["seconds"]["anyOf"],
+            serde_json::json!([{"type": "integer", "minimum": 1}, {"type": "null"}]),
+            "{schema}"
+        );
+        assert_eq!(
+            schema["properties"]["count"],
+            serde_json::json!({"type": "integer", "minimum": 0}),
+            "{schema}"
+        );
+        assert!(schema.get("title").is_none(), "{schema}");
+    }
+
+    #[test]
+    fn a_split_type_union_keeps_each_constraint_on_the_branches_it_applies_to() {
+        // Constraints of several types and ones that apply to every type (`enum`).
+        let mut schema = Schema::from(
+            serde_json::json!({
+                "description": "d",
+                "type": ["string", "integer", "null"],
+                "maxLength": 2,
+                "minimum": 3,
+                "enum": ["a", "abc", 2, 5, null],
+                "format": "uint8",
+            })
+            .as_object()
+            .cloned()
+            .unwrap(),
+        );
+        portable(&mut schema);
+        assert_eq!(
+            schema.to_value(),
+            serde_json::json!({
+                "description": "d",
+                "anyOf": [
+                    {"type": "string", "maxLength": 2, "enum": ["a", "abc", 2, 5, null]},
+                    {"type": "integer", "minimum": 3, "enum": ["a", "abc", 2, 5, null]},
+                    {"type": "null", "enum": ["a", "abc", 2, 5, null]},
+                ],
+            })
+        );
     }
 
     #[test]

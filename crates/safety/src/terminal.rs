@@ -172,6 +172,55 @@ impl CommandArgs {
     }
 }
 
+/// The arguments of `run_command` as its `inputSchema` describes them: what
+/// [`CommandArgs::from_json`] accepts, each bound the one it enforces.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(
+    dead_code,
+    reason = "only its schema is used; from_json reads the arguments"
+)]
+struct RunCommandInput {
+    /// One command line, e.g. `git log --oneline -n 5`. Quoting works as in sh; pipes,
+    /// redirection, `;`, `&&`, `$VAR` and `$(...)` are refused. At most 16384 bytes.
+    #[schemars(length(min = 1, max = MAX_COMMAND_BYTES))]
+    command: String,
+    /// Working folder, relative to the jail root (default: the root). Must stay inside it.
+    /// At most 4096 bytes.
+    #[schemars(length(max = MAX_PATH_ARG_BYTES))]
+    cwd: Option<String>,
+    /// Lower the time limit for this call (whole seconds, at least 1); it can never be
+    /// raised above the policy's.
+    #[schemars(range(min = 1))]
+    timeout_seconds: Option<u64>,
+}
+
+/// The arguments of `explain_command` as its `inputSchema` describes them.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(
+    dead_code,
+    reason = "only its schema is used; from_json reads the arguments"
+)]
+struct ExplainCommandInput {
+    /// The command line to judge, exactly as it would be given to run_command. At most
+    /// 16384 bytes.
+    #[schemars(length(min = 1, max = MAX_COMMAND_BYTES))]
+    command: String,
+    /// Working folder, relative to the jail root. At most 4096 bytes.
+    #[schemars(length(max = MAX_PATH_ARG_BYTES))]
+    cwd: Option<String>,
+}
+
+/// The `inputSchema` of a terminal tool (`None` for a name this server does not have).
+pub fn input_schema(tool: &str) -> Option<Map<String, Value>> {
+    match tool {
+        RUN_COMMAND => Some(result::input_schema::<RunCommandInput>()),
+        EXPLAIN_COMMAND => Some(result::input_schema::<ExplainCommandInput>()),
+        _ => None,
+    }
+}
+
 /// The bound of each string argument of the terminal tools (docs/protocol.md); the
 /// audit record keeps a value within it whole and only the size of a longer one.
 const ARGUMENT_BOUNDS: &[(&str, usize)] =

@@ -12,46 +12,21 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use safety::result::{Envelope, input_schema};
+use safety::result::Envelope;
 use safety::terminal::{EXPLAIN_COMMAND, RUN_COMMAND, TerminalCore};
-use schemars::JsonSchema;
 
-/// Input of `run_command` (used for its JSON schema; parsing is the core's job).
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
-struct RunCommandInput {
-    /// One command line, e.g. `git log --oneline -n 5`. Quoting works as in sh; pipes,
-    /// redirection, `;`, `&&`, `$VAR` and `$(...)` are refused.
-    command: String,
-    /// Working folder, relative to the jail root (default: the root). Must stay inside it.
-    cwd: Option<String>,
-    /// Lower the policy's timeout for this call (seconds); it can never be raised.
-    timeout_seconds: Option<u32>,
-}
-
-/// Input of `explain_command`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
-struct ExplainCommandInput {
-    /// The command line to judge, exactly as it would be given to run_command.
-    command: String,
-    /// Working folder, relative to the jail root.
-    cwd: Option<String>,
-}
-
-/// The schemas of a tool, from the core: its input (the struct above) and its output (the
-/// envelope with the tool's own detail).
-fn schemas<T: JsonSchema>(tool: &str) -> (Arc<JsonObject>, Arc<JsonObject>) {
+/// The schemas of a tool, from the core: its input and its output (the envelope with the
+/// tool's own detail).
+fn schemas(tool: &str) -> (Arc<JsonObject>, Arc<JsonObject>) {
+    let input = safety::terminal::input_schema(tool).unwrap_or_default();
     let output = safety::terminal::output_schema(tool).unwrap_or_default();
-    (Arc::new(input_schema::<T>()), Arc::new(output))
+    (Arc::new(input), Arc::new(output))
 }
 
 /// The tool list: names, descriptions, schemas and annotations.
 pub fn tools() -> Vec<Tool> {
-    let (run_input, run_output) = schemas::<RunCommandInput>(RUN_COMMAND);
-    let (explain_input, explain_output) = schemas::<ExplainCommandInput>(EXPLAIN_COMMAND);
+    let (run_input, run_output) = schemas(RUN_COMMAND);
+    let (explain_input, explain_output) = schemas(EXPLAIN_COMMAND);
     vec![
         Tool::new(
             RUN_COMMAND,

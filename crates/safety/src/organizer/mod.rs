@@ -73,7 +73,9 @@ const ARGUMENT_BOUNDS: &[(&str, usize)] = &[
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListFilesArgs {
     /// A folder inside the workspace to list instead of its top level (workspace-relative).
+    /// At most 4096 bytes.
     #[serde(default)]
+    #[schemars(length(max = MAX_PATH_ARG_BYTES))]
     pub subdir: Option<String>,
 }
 
@@ -82,6 +84,7 @@ pub(crate) struct ListFilesArgs {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ApplyPlanArgs {
     /// The `plan_id` that `plan_organize` returned (single use).
+    #[schemars(length(min = 1, max = MAX_PLAN_ID_BYTES))]
     pub plan_id: String,
 }
 
@@ -89,10 +92,12 @@ pub(crate) struct ApplyPlanArgs {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MoveFileArgs {
-    /// The entry to move (workspace-relative).
+    /// The entry to move (workspace-relative). At most 4096 bytes.
+    #[schemars(length(min = 1, max = MAX_PATH_ARG_BYTES))]
     pub src: String,
     /// The full destination path, not a folder (workspace-relative); missing parent
-    /// folders are created.
+    /// folders are created. At most 4096 bytes.
+    #[schemars(length(min = 1, max = MAX_PATH_ARG_BYTES))]
     pub dest: String,
 }
 
