@@ -379,6 +379,18 @@ async fn backgrounded_grandchild_holding_stdout_does_not_hang_the_call() {
     );
 }
 
+/// From a truncation reason, `(kept, read)` of `stream`'s `"{stream}: KEPT of the READ
+/// bytes read are kept"`.
+fn kept_of(reason: &str, stream: &str) -> (u64, u64) {
+    let at = reason
+        .find(&format!("{stream}: "))
+        .unwrap_or_else(|| panic!("no {stream} figures in {reason:?}"));
+    let words: Vec<&str> = reason[at..].split(' ').collect();
+    assert_eq!(&words[2..4], ["of", "the"], "{reason}");
+    assert_eq!(&words[5..9], ["bytes", "read", "are", "kept"], "{reason}");
+    (words[1].parse().unwrap(), words[4].parse().unwrap())
+}
+
 #[tokio::test]
 async fn long_output_keeps_head_and_tail() {
     let f = Fixture::new();
@@ -397,6 +409,22 @@ async fn long_output_keeps_head_and_tail() {
     assert!(out.len() < 4096 + 200, "stdout is {} bytes", out.len());
     assert!(e["detail"]["stdout_truncated_bytes"].as_u64().unwrap() > 500_000);
     assert_eq!(e["detail"]["truncated"], true);
+    // The reason says what the cap is and what was kept, with the figures of the detail.
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "'seq' is allowed; its output was longer than the 4096-byte cap per stream, so the \
+             middle was cut: stdout: "
+        ),
+        "{reason}"
+    );
+    let (kept, read) = kept_of(reason, "stdout");
+    assert_eq!(read, 588_895, "seq 1 100000 writes 588895 bytes");
+    assert_eq!(
+        read - kept,
+        e["detail"]["stdout_truncated_bytes"].as_u64().unwrap()
+    );
+    assert!(!reason.contains("stderr"), "{reason}");
 }
 
 #[tokio::test]
@@ -411,6 +439,22 @@ async fn endless_output_is_cut_and_the_writer_killed() {
     let out = e["detail"]["stdout"].as_str().unwrap();
     assert!(out.starts_with("safe-mcp-flood\n") && out.len() < 4096 + 200);
     assert!(survivors("safe-mcp-flood").is_empty());
+    // Why it was stopped, the cap, and what was kept, in figures that agree with the detail.
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "'yes' was stopped and its whole process tree killed: it kept writing past 1048576 \
+             bytes on one stream, the most that is read from a command (16 times the 4096-byte \
+             output cap, and at least 1 MiB); stdout: "
+        ),
+        "{reason}"
+    );
+    let (kept, read) = kept_of(reason, "stdout");
+    assert!(read > 1_048_576 && kept <= 4096, "{reason}");
+    assert_eq!(
+        read - kept,
+        e["detail"]["stdout_truncated_bytes"].as_u64().unwrap()
+    );
 }
 
 #[tokio::test]

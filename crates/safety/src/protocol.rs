@@ -247,6 +247,15 @@ fn shape_error(value: &Value) -> Option<(Value, String)> {
     }
 }
 
+/// `n` and the noun that agrees with it: `1 entry`, `2 entries`, `0 entries`.
+pub fn count<N>(n: N, one: &str, many: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
 /// `a string`, `an array`, ... for reasons.
 pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {

@@ -294,8 +294,9 @@ enum CallError {
     Arguments(#[from] ArgumentError),
     /// `max_concurrent_commands` commands are running.
     #[error(
-        "{0} commands are already running, the most this server runs at once \
-         ([terminal] max_concurrent_commands); nothing ran: call again when one has finished"
+        "{} already running, the most this server runs at once \
+         ([terminal] max_concurrent_commands); nothing ran: call again when one has finished",
+        protocol::count(*.0, "command is", "commands are")
     )]
     Busy(u64),
     /// Parsing, the policy or the jail refused the command.
@@ -853,15 +854,28 @@ impl TerminalCore {
             Stop::Overflowed => (
                 ResultCode::OutputTruncated,
                 format!(
-                    "'{program}' wrote more than {} bytes; it was stopped and its output cut",
-                    limits.overflow_kill_bytes()
+                    "'{program}' was stopped and its whole process tree killed: it kept writing \
+                     past {} bytes on one stream, the most that is read from a command (16 \
+                     times the {}-byte output cap, and at least 1 MiB); {}",
+                    limits.overflow_kill_bytes(),
+                    limits.max_output_bytes,
+                    kept_streams(&[
+                        ("stdout", outcome.stdout.total, stdout.omitted_bytes),
+                        ("stderr", outcome.stderr.total, stderr.omitted_bytes),
+                    ])
                 ),
             ),
             Stop::Exited if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 => (
                 ResultCode::OutputTruncated,
                 format!(
-                    "{}; output cut to {} bytes per stream",
-                    vetted.reason, limits.max_output_bytes
+                    "{}; its output was longer than the {}-byte cap per stream, so the middle \
+                     was cut: {}",
+                    vetted.reason,
+                    limits.max_output_bytes,
+                    kept_streams(&[
+                        ("stdout", outcome.stdout.total, stdout.omitted_bytes),
+                        ("stderr", outcome.stderr.total, stderr.omitted_bytes),
+                    ])
                 ),
             ),
             Stop::Exited => (ResultCode::Ok, vetted.reason.clone()),
@@ -883,6 +897,23 @@ impl TerminalCore {
         };
         Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
     }
+}
+
+/// What was kept of each cut stream, e.g. `stdout: 65536 of the 1089536 bytes read are kept
+/// (its start and its end)`, for `(name, bytes read, bytes left out)`; uncut streams are
+/// not named.
+fn kept_streams(streams: &[(&str, u64, u64)]) -> String {
+    let cut: Vec<String> = streams
+        .iter()
+        .filter(|(_, _, omitted)| *omitted > 0)
+        .map(|(name, total, omitted)| {
+            format!(
+                "{name}: {} of the {total} bytes read are kept (its start and its end)",
+                total.saturating_sub(*omitted)
+            )
+        })
+        .collect();
+    cut.join("; ")
 }
 
 /// Variables every command gets besides `PATH`, `HOME` and `LANG`: no system or global git
@@ -1005,7 +1036,7 @@ fn parse_identity(text: &str) -> Result<(u32, u32), StartError> {
 /// The code of a containment refusal.
 fn jail_code(e: &JailError) -> ResultCode {
     match e {
-        JailError::Escape { .. } => ResultCode::PathEscape,
+        JailError::Escape { .. } | JailError::ArgEscape { .. } => ResultCode::PathEscape,
         JailError::Invalid { .. } => ResultCode::InvalidRequest,
         JailError::Root { .. } => ResultCode::InternalError,
     }

@@ -16,7 +16,7 @@ fn demo_workspace_gives_the_seed_envelopes() {
     let org = sb.organizer();
     let plan = org.plan_organize();
     assert_eq!(plan.code, ResultCode::Ok);
-    assert_eq!(plan.reason, "proposed 2 move(s), skipped 3");
+    assert_eq!(plan.reason, "proposed 2 moves, skipped 3 entries");
     let d = &plan.detail;
     assert_eq!(
         d["moves"],
@@ -31,7 +31,8 @@ fn demo_workspace_gives_the_seed_envelopes() {
             {"code": "NEEDS_EXPLICIT_REQUEST", "name": ".bashrc",
              "reason": "dotfiles are configuration, not clutter to be filed", "rule": "organize"},
             {"code": "POLICY_DENIED", "name": "link.pdf",
-             "reason": "'organize' is not permitted by any rule (deny by default)", "rule": null},
+             "reason": "'link.pdf' is a symlink; symlinks are never followed or moved, however they are named: no rule permits organizing it (deny by default)",
+             "rule": null},
             {"code": "NEEDS_EXPLICIT_REQUEST", "name": "setup.exe",
              "reason": "installers, executables and application folders are left where the user put them",
              "rule": "organize"}
@@ -44,7 +45,7 @@ fn demo_workspace_gives_the_seed_envelopes() {
 
     let applied = org.apply_plan(&id, &|_, _| {});
     assert_eq!(applied.code, ResultCode::Ok, "{applied:?}");
-    assert_eq!(applied.reason, "moved 2 file(s)");
+    assert_eq!(applied.reason, "moved 2 files");
     assert_eq!(applied.detail["moved"], json!(2));
     assert_eq!(applied.detail["planned"], json!(2));
     assert_eq!(
@@ -58,7 +59,8 @@ fn demo_workspace_gives_the_seed_envelopes() {
     assert!(!link.ok);
     assert_eq!(
         link.reason,
-        "'organize' is not permitted by any rule (deny by default)"
+        "'link.pdf' is a symlink; symlinks are never followed or moved, however they are \
+         named: no rule permits organizing it (deny by default)"
     );
     assert!(link.detail.is_empty());
 
@@ -301,6 +303,24 @@ fn overlong_names_and_nul_bytes_are_invalid_requests() {
 }
 
 #[test]
+fn counts_in_reasons_agree_with_their_nouns() {
+    let sb = Sandbox::new();
+    sb.write("a.pdf", "a");
+    let org = sb.organizer();
+    assert_eq!(org.list_files(None).reason, "listed 1 entry");
+    let plan = org.plan_organize();
+    assert_eq!(plan.reason, "proposed 1 move, skipped 0 entries");
+    let id = plan.detail["plan_id"].as_str().unwrap().to_string();
+    assert_eq!(org.apply_plan(&id, &|_, _| {}).reason, "moved 1 file");
+    assert_eq!(
+        org.undo_last_action().reason,
+        "undo of apply_plan moved 1 file"
+    );
+    // a.pdf is back, beside the Documents folder the plan made.
+    assert_eq!(org.list_files(None).reason, "listed 2 entries");
+}
+
+#[test]
 fn fifo_in_the_workspace_never_hangs_and_is_never_moved() {
     let sb = Sandbox::new();
     let status = std::process::Command::new("mkfifo")
@@ -339,12 +359,14 @@ fn fifo_in_the_workspace_never_hangs_and_is_never_moved() {
         .clone();
     assert_eq!(
         skip["reason"],
-        json!("'organize' is not permitted by any rule (deny by default)")
+        json!(
+            "'pipe.pdf' is a named pipe; pipes are never opened or moved: no rule permits organizing it (deny by default)"
+        )
     );
     assert_eq!(mv.code, ResultCode::PolicyDenied);
     assert_eq!(
         mv.reason,
-        "'organize' is not permitted by any rule (deny by default)"
+        "'pipe.pdf' is a named pipe; pipes are never opened or moved: no rule permits organizing it (deny by default)"
     );
 }
 

@@ -12,6 +12,7 @@ use super::{Organizer, ToolError, jail_code};
 use crate::jail::workspace::{ContainedPath, EntryKind, FileIdentity, JailError, WorkspaceDir};
 use crate::journal::{Action, Direction, Done, JournalError, JournalMove, Locked};
 use crate::policy::layers::{Scope, Subject};
+use crate::protocol;
 use crate::recorder::Call;
 use crate::result::{Envelope, ResultCode};
 
@@ -79,10 +80,10 @@ pub(super) fn step_failed(
                 format!("{}; nothing was moved", f.error)
             } else {
                 format!(
-                    "{}; {} of {} move(s) already made could not be put back (see undo_last_action)",
+                    "{}; {} of the {} already made could not be put back (see undo_last_action)",
                     f.error,
                     f.index - f.put_back,
-                    f.index
+                    protocol::count(f.index, "move", "moves")
                 )
             };
             let failed = steps.get(f.index).map(|s| MovePair {

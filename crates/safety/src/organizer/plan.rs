@@ -15,6 +15,7 @@ use crate::jail::workspace::{
 };
 use crate::journal::{Action, Direction, JournalMove};
 use crate::policy::layers::{NO_CATEGORY_REASON, RULE_ORGANIZE, Scope, Subject};
+use crate::protocol;
 use crate::recorder::Call;
 use crate::result::{Envelope, ResultCode};
 
@@ -358,7 +359,11 @@ impl Organizer {
         }
         let plan_id = uuid::Uuid::new_v4().to_string();
         let created = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
-        let reason = format!("proposed {} move(s), skipped {}", moves.len(), skips.len());
+        let reason = format!(
+            "proposed {}, skipped {}",
+            protocol::count(moves.len(), "move", "moves"),
+            protocol::count(skips.len(), "entry", "entries")
+        );
         let detail = PlanOrganizeDetail {
             plan_id: Some(plan_id.clone()),
             created: Some(created),
@@ -512,7 +517,7 @@ impl Organizer {
             ),
             ..Default::default()
         };
-        let reason = format!("moved {} file(s)", plan.len());
+        let reason = format!("moved {}", protocol::count(plan.len(), "file", "files"));
         Ok(Envelope::with(APPLY_PLAN, ResultCode::Ok, reason, detail))
     }
 }
