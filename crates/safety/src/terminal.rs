@@ -20,7 +20,7 @@ use crate::exec::{
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
-use crate::protocol::{self, MAX_PATH_ARG_BYTES, check_len, json_type, quote};
+use crate::protocol::{self, ArgKind, ArgSpec, MAX_PATH_ARG_BYTES, ShapeError, check_len, quote};
 use crate::recorder::{Call, Durability, Recorder, Unrecorded};
 use crate::redact::{RedactError, Redactor};
 use crate::result::{self, Envelope, ResultCode};
@@ -75,31 +75,16 @@ pub enum StartError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum ArgumentError {
-    /// A name the tool does not take (quoted as a short prefix: a 1 MiB key must not come
-    /// back).
-    #[error("unknown argument '{}' (expected {})", quote(.name), .expected.join(", "))]
-    Unknown {
-        /// The name given.
-        name: String,
-        /// The names the tool takes.
-        expected: &'static [&'static str],
-    },
-    /// `command` is missing.
-    #[error("missing required argument 'command'")]
-    MissingCommand,
-    /// An argument of the wrong JSON type.
-    #[error("'{name}' must be {expected}, got {got}")]
-    WrongType {
-        /// The argument.
-        name: &'static str,
-        /// What it must be (`a string`, `a number`).
-        expected: &'static str,
-        /// What it was (`an object`, `null`, ...).
-        got: &'static str,
-    },
+    /// An unknown, missing or mistyped argument (a 1 MiB key comes back as a short
+    /// prefix).
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
     /// `timeout_seconds` is not a whole number of at least 1.
-    #[error("'timeout_seconds' must be a whole number of at least 1")]
-    Timeout,
+    #[error(
+        "'timeout_seconds' must be a whole number of seconds, at least 1 (and at most the \
+         policy's timeout: a call may only lower it); got {0}"
+    )]
+    Timeout(serde_json::Number),
     /// A string argument is longer than its bound (its length is told, never its value).
     #[error("{0}")]
     TooLong(String),
@@ -123,46 +108,33 @@ impl CommandArgs {
         tool: &str,
         args: Option<&Map<String, Value>>,
     ) -> Result<Self, ArgumentError> {
+        let specs = if tool == RUN_COMMAND {
+            RUN_ARGUMENTS
+        } else {
+            RUN_ARGUMENTS.get(..2).unwrap_or_default()
+        };
+        protocol::check_shape(tool, args, specs)?;
         let empty = Map::new();
         let args = args.unwrap_or(&empty);
-        let allowed: &'static [&'static str] = if tool == RUN_COMMAND {
-            &["command", "cwd", "timeout_seconds"]
-        } else {
-            &["command", "cwd"]
-        };
-        if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ArgumentError::Unknown {
-                name: unknown.clone(),
-                expected: allowed,
-            });
-        }
-        let wrong = |name, expected, got: &Value| ArgumentError::WrongType {
-            name,
-            expected,
-            got: json_type(got),
-        };
         let command = match args.get("command") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(wrong("command", "a string", other)),
-            None => return Err(ArgumentError::MissingCommand),
+            _ => String::new(),
         };
         let cwd = match args.get("cwd") {
-            None | Some(Value::Null) => None,
             Some(Value::String(s)) => {
                 // A 1 MiB cwd would be echoed by every later reason and the audit record.
                 check_len("cwd", s, MAX_PATH_ARG_BYTES)
                     .map_err(|e| ArgumentError::TooLong(e.to_string()))?;
                 Some(s.clone())
             }
-            Some(other) => return Err(wrong("cwd", "a string", other)),
+            _ => None,
         };
         let timeout_seconds = match args.get("timeout_seconds") {
-            None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(t) if t >= 1 => Some(t),
-                _ => return Err(ArgumentError::Timeout),
+                _ => return Err(ArgumentError::Timeout(n.clone())),
             },
-            Some(other) => return Err(wrong("timeout_seconds", "a number", other)),
+            _ => None,
         };
         Ok(CommandArgs {
             command,
@@ -171,6 +143,28 @@ impl CommandArgs {
         })
     }
 }
+
+/// The arguments of `run_command`; `explain_command` takes the first two.
+const RUN_ARGUMENTS: &[ArgSpec] = &[
+    ArgSpec {
+        name: "command",
+        required: true,
+        kind: ArgKind::String,
+        must_be: "a string: one command line, e.g. \"ls -la\"",
+    },
+    ArgSpec {
+        name: "cwd",
+        required: false,
+        kind: ArgKind::String,
+        must_be: "a string: the working folder, relative to the jail",
+    },
+    ArgSpec {
+        name: "timeout_seconds",
+        required: false,
+        kind: ArgKind::Number,
+        must_be: "a whole number of seconds, at least 1",
+    },
+];
 
 /// The bound of each string argument of the terminal tools (docs/protocol.md); the
 /// audit record keeps a value within it whole and only the size of a longer one.
@@ -1059,4 +1053,76 @@ fn record_fields(
         fields.insert("request_id".into(), json!(id));
     }
     fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(tool: &str, args: Value) -> String {
+        match CommandArgs::from_json(tool, args.as_object()) {
+            Ok(a) => panic!("accepted: {a:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn argument_errors_name_the_argument_and_what_it_must_be() {
+        assert_eq!(
+            reason(RUN_COMMAND, json!({})),
+            "missing required argument 'command': it must be a string: one command line, e.g. \
+             \"ls -la\""
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": 5})),
+            "'command' must be a string: one command line, e.g. \"ls -la\"; got a number"
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": "ls", "cwd": true})),
+            "'cwd' must be a string: the working folder, relative to the jail; got a boolean"
+        );
+        assert_eq!(
+            reason(
+                RUN_COMMAND,
+                json!({"command": "ls", "timeout_seconds": "5"})
+            ),
+            "'timeout_seconds' must be a whole number of seconds, at least 1; got a string"
+        );
+        for bad in [json!(0), json!(-3), json!(2.5)] {
+            let shown = bad.to_string();
+            assert_eq!(
+                reason(
+                    RUN_COMMAND,
+                    json!({"command": "ls", "timeout_seconds": bad})
+                ),
+                format!(
+                    "'timeout_seconds' must be a whole number of seconds, at least 1 (and at \
+                     most the policy's timeout: a call may only lower it); got {shown}"
+                )
+            );
+        }
+        assert_eq!(
+            reason(
+                EXPLAIN_COMMAND,
+                json!({"command": "ls", "timeout_seconds": 5})
+            ),
+            "unknown argument 'timeout_seconds': 'explain_command' takes only command, cwd"
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": "ls", "x\ny": 1})),
+            "unknown argument 'x\\ny': 'run_command' takes only command, cwd, timeout_seconds"
+        );
+        let ok = CommandArgs::from_json(
+            RUN_COMMAND,
+            json!({"command": "ls", "cwd": null, "timeout_seconds": 3}).as_object(),
+        );
+        assert_eq!(
+            ok,
+            Ok(CommandArgs {
+                command: "ls".into(),
+                cwd: None,
+                timeout_seconds: Some(3),
+            })
+        );
+    }
 }

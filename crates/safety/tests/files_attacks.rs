@@ -449,9 +449,55 @@ fn unknown_tools_and_bad_arguments_are_invalid_request_envelopes() {
     let args = json!({"src": "a"});
     let env = org.dispatch("move_file", args.as_object(), &|_, _| {});
     assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "invalid arguments for 'move_file': missing required argument 'dest': it must be a \
+         string: the full destination path (not a folder), relative to the workspace"
+    );
     let args = json!({"plan_id": "x", "force": true});
     let env = org.dispatch("apply_plan", args.as_object(), &|_, _| {});
     assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "invalid arguments for 'apply_plan': unknown argument 'force': 'apply_plan' takes only \
+         plan_id"
+    );
+    // A wrong type names the argument and what it must be, never serde's words.
+    for (tool, args, reason) in [
+        (
+            "move_file",
+            json!({"src": 5, "dest": "x"}),
+            "invalid arguments for 'move_file': 'src' must be a string: the path of the entry \
+             to move, relative to the workspace; got a number",
+        ),
+        (
+            "list_files",
+            json!({"subdir": ["a"]}),
+            "invalid arguments for 'list_files': 'subdir' must be a string: a folder inside \
+             the workspace, relative to it; got an array",
+        ),
+        (
+            "apply_plan",
+            json!({"plan_id": null}),
+            "invalid arguments for 'apply_plan': 'plan_id' must be a string: the plan_id that \
+             plan_organize returned; got null",
+        ),
+        (
+            "undo_last_action",
+            json!({"steps": 2}),
+            "invalid arguments for 'undo_last_action': unknown argument 'steps': \
+             'undo_last_action' takes no arguments",
+        ),
+    ] {
+        let env = org.dispatch(tool, args.as_object(), &|_, _| {});
+        assert_eq!(env.code, ResultCode::InvalidRequest);
+        assert_eq!(env.reason, reason);
+        assert!(!env.reason.contains("expected"), "{}", env.reason);
+    }
+    // An optional argument given as null is the same as leaving it out.
+    let args = json!({"subdir": null});
+    let env = org.dispatch("list_files", args.as_object(), &|_, _| {});
+    assert_eq!(env.code, ResultCode::Ok, "{}", env.reason);
 }
 
 #[test]
