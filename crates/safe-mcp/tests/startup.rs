@@ -1034,3 +1034,14 @@ fn a_home_folder_that_is_not_an_empty_one_of_the_server_is_fatal() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn demo_without_a_writable_temp_folder_says_tmpdir_would_help() {
+    let out = start("demo", &[], &[("TMPDIR", "/nonexistent-safe-mcp-tmp")]);
+    assert_fatal(
+        &out,
+        "fatal: cannot make the demo's temporary folder in '/nonexistent-safe-mcp-tmp' (No such \
+         file or directory (os error 2)",
+    );
+    assert_fatal(&out, "); set TMPDIR to a folder you can write to");
+}

@@ -134,6 +134,20 @@ async fn tools_list_carries_schemas_annotations_and_instructions() {
     let info = s.peer_info().expect("server info");
     let instructions = info.instructions.clone().unwrap_or_default();
     assert!(instructions.contains("explain_command") && instructions.contains("without a shell"));
+    // What the instructions say of glob characters is what happens: `*` reaches the program.
+    assert!(
+        instructions.contains("`ls *.txt` looks for a file named `*.txt`")
+            && !instructions.contains("globbing are refused"),
+        "{instructions}"
+    );
+    std::fs::write(f.jail().join("a.txt"), "a").unwrap();
+    let e = run(&s, json!({"command": "ls *.txt"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    assert_eq!(e["detail"]["exit_code"], 2, "{e}");
+    assert!(
+        e["detail"]["stderr"].as_str().unwrap().contains("'*.txt'"),
+        "{e}"
+    );
     let tools = s.peer().list_all_tools().await.unwrap();
     let tools = serde_json::to_value(&tools).unwrap();
     let run = tools
@@ -230,23 +244,50 @@ async fn malformed_requests_get_envelopes_and_the_server_survives() {
     let f = Fixture::new();
     let s = f.connect().await;
     let huge = "a".repeat(1024 * 1024);
+    // Each reason names what was refused and why (the start of it is asserted).
     let cases = [
-        json!({}),
-        json!({"command": 42}),
-        json!({"command": "echo hi", "cwd": 7}),
-        json!({"command": "echo hi", "nope": true}),
-        json!({"command": huge}),
-        json!({"command": "echo a\u{0}b"}),
-        json!({"command": "echo \"unbalanced"}),
-        json!({"command": "   "}),
-        json!({"command": "sleep 1", "timeout_seconds": 999}),
-        json!({"command": "sleep 1", "timeout_seconds": "soon"}),
+        (
+            json!({}),
+            "missing required argument 'command': it must be a string",
+        ),
+        (json!({"command": 42}), "'command' must be a string"),
+        (
+            json!({"command": "echo hi", "cwd": 7}),
+            "'cwd' must be a string",
+        ),
+        (
+            json!({"command": "echo hi", "nope": true}),
+            "unknown argument 'nope': 'run_command' takes only command, cwd, timeout_seconds",
+        ),
+        (
+            json!({"command": huge}),
+            "command is 1048576 bytes long; the limit is 16384 bytes",
+        ),
+        (
+            json!({"command": "echo a\u{0}b"}),
+            "command contains a NUL byte",
+        ),
+        (
+            json!({"command": "echo \"unbalanced"}),
+            "unbalanced double quote",
+        ),
+        (json!({"command": "   "}), "command is empty"),
+        (
+            json!({"command": "sleep 1", "timeout_seconds": 999}),
+            "timeout_seconds 999 is longer than this command may run: it must be a whole \
+             number of seconds from 1 to 20",
+        ),
+        (
+            json!({"command": "sleep 1", "timeout_seconds": "soon"}),
+            "'timeout_seconds' must be a whole number of seconds, at least 1; got a string",
+        ),
     ];
-    for args in cases {
+    for (args, reason) in cases {
         let e = run(&s, args.clone()).await;
         let shown: String = args.to_string().chars().take(60).collect();
         assert_eq!(code(&e), "INVALID_REQUEST", "{shown}: {e}");
-        assert!(!e["reason"].as_str().unwrap().is_empty());
+        let got = e["reason"].as_str().unwrap();
+        assert!(got.starts_with(reason), "{shown}: {got:?}");
     }
     let unknown = client::call(&s, "format_disk", json!({})).await.unwrap();
     assert_eq!(code(&unknown), "INVALID_REQUEST");

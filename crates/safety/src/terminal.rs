@@ -517,8 +517,11 @@ impl TerminalCore {
         format!(
             "Runs allow-listed programs inside one folder (the jail) without a shell. \
              Pass one command per call, e.g. `ls -la` or `git log --oneline -n 5`; quoting works as \
-             in sh, but pipes, redirection, `;`, `&&`, `$VAR`, `$(...)` and globbing are refused, \
-             so run one program at a time and filter its output yourself. Paths must stay inside \
+             in sh, but pipes, redirection, `;`, `&&`, `$VAR`, `$(...)`, backticks and a leading \
+             `~` are refused, so run one program at a time and filter its output yourself. \
+             Nothing is expanded: `*`, `?` and `[...]` reach the program as written (`ls *.txt` \
+             looks for a file named `*.txt`), so list the folder and name files yourself. \
+             Paths must stay inside \
              the jail; `cwd` is relative to it. Allowed programs: {allowed}. Call explain_command \
              first when unsure: it says whether and why a command would run, without running it. \
              Every result has `ok`, `code` and `reason`; a refusal is final under this policy, so \
@@ -617,13 +620,7 @@ impl TerminalCore {
         let jail_refusal = |e: JailError, argv: &Vec<String>| {
             refuse(jail_code(&e), e.to_string(), Some(argv), "jail")
         };
-        if command.len() > MAX_COMMAND_BYTES {
-            let reason = format!(
-                "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
-                command.len()
-            );
-            return Err(refuse(ResultCode::InvalidRequest, reason, None, "parser"));
-        }
+        // parse_command refuses an over-long command before it reads a character.
         let argv =
             parse_command(command).map_err(|e| refuse(e.code(), e.to_string(), None, "parser"))?;
         let decision = self.policy.evaluate_argv(&argv);
