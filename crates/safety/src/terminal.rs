@@ -1064,6 +1064,20 @@ mod tests {
     }
 
     #[test]
+    fn busy_counts_agree_with_their_verb() {
+        assert!(
+            CallError::Busy(1)
+                .to_string()
+                .starts_with("1 command is already running, the most this server runs at once")
+        );
+        assert!(
+            CallError::Busy(2)
+                .to_string()
+                .starts_with("2 commands are already running, ")
+        );
+    }
+
+    #[test]
     fn argument_errors_name_the_argument_and_what_it_must_be() {
         assert_eq!(
             reason(RUN_COMMAND, json!({})),

@@ -494,6 +494,13 @@ fn unknown_tools_and_bad_arguments_are_invalid_request_envelopes() {
         assert_eq!(env.reason, reason);
         assert!(!env.reason.contains("expected"), "{}", env.reason);
     }
+    let env = org.apply_plan("", &|_, _| {});
+    assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "plan_id is empty or too long to be a plan id (plan_organize returns a 36-character \
+         one); make a plan with plan_organize first"
+    );
     // An optional argument given as null is the same as leaving it out.
     let args = json!({"subdir": null});
     let env = org.dispatch("list_files", args.as_object(), &|_, _| {});

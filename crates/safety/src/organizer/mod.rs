@@ -235,7 +235,10 @@ enum ToolError {
     #[error("destination '{0}' already exists; nothing is overwritten")]
     DestinationTaken(ContainedPath),
     /// Not something plan_organize could have returned.
-    #[error("plan_id is not a plan id")]
+    #[error(
+        "plan_id is empty or too long to be a plan id (plan_organize returns a 36-character \
+         one); make a plan with plan_organize first"
+    )]
     NotAPlanId,
     /// A plan id seen before.
     #[error("plan '{0}' was already used; plan ids are single use, make a new plan")]
