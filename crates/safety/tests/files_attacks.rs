@@ -501,6 +501,17 @@ fn unknown_tools_and_bad_arguments_are_invalid_request_envelopes() {
         "plan_id is empty or too long to be a plan id (plan_organize returns a 36-character \
          one); make a plan with plan_organize first"
     );
+    // A missing source is named as given; a URL is named as one, not as a mangled path.
+    let env = org.move_file("https://example.com/x.pdf", "Documents/x.pdf");
+    assert_eq!(env.code, ResultCode::OperationFailed);
+    assert_eq!(
+        env.reason,
+        "source 'https://example.com/x.pdf' is a URL; src must be the path of an entry inside \
+         the workspace, relative to it, and no entry has this name"
+    );
+    let env = org.move_file("./missing.pdf", "Documents/x.pdf");
+    assert_eq!(env.code, ResultCode::OperationFailed);
+    assert_eq!(env.reason, "source './missing.pdf' does not exist");
     // An optional argument given as null is the same as leaving it out.
     let args = json!({"subdir": null});
     let env = org.dispatch("list_files", args.as_object(), &|_, _| {});

@@ -78,7 +78,7 @@ fn arg_escape(arg: &str, path: &str) -> String {
 }
 
 /// `scheme://...` (RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`).
-fn is_url(arg: &str) -> bool {
+pub(crate) fn is_url(arg: &str) -> bool {
     arg.split_once("://").is_some_and(|(scheme, _)| {
         let mut chars = scheme.chars();
         chars.next().is_some_and(|c| c.is_ascii_alphabetic())

@@ -229,8 +229,8 @@ enum ToolError {
     #[error("src and dest must name an entry inside the workspace, not the workspace itself")]
     NotAnEntry,
     /// The source of a move is not there.
-    #[error("source '{0}' does not exist")]
-    SourceMissing(ContainedPath),
+    #[error("{}", source_missing(.0))]
+    SourceMissing(String),
     /// The destination of a move is taken (also by an NFC-equal name).
     #[error("destination '{0}' already exists; nothing is overwritten")]
     DestinationTaken(ContainedPath),
@@ -277,6 +277,20 @@ impl ToolError {
     /// The one conversion of a refusal into the envelope of `tool`.
     fn envelope<D: Default>(&self, tool: &str) -> Envelope<D> {
         Envelope::with(tool, self.code(), self.to_string(), D::default())
+    }
+}
+
+/// The reason of [`ToolError::SourceMissing`] for `src` as the caller gave it: a URL is
+/// named as one, not shown as the path it was read as (`https:/host/x`).
+fn source_missing(src: &str) -> String {
+    let shown = protocol::quote(src);
+    if crate::jail::is_url(src) {
+        format!(
+            "source '{shown}' is a URL; src must be the path of an entry inside the workspace, \
+             relative to it, and no entry has this name"
+        )
+    } else {
+        format!("source '{shown}' does not exist")
     }
 }
 

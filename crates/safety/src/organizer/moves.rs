@@ -213,11 +213,11 @@ impl Organizer {
         };
         let src_dir = match self.workspace.open_dir(&src_path.parent()) {
             Ok(d) => d,
-            Err(JailError::NotFound(_)) => return Err(ToolError::SourceMissing(src_path)),
+            Err(JailError::NotFound(_)) => return Err(ToolError::SourceMissing(src.to_string())),
             Err(e) => return Err(e.into()),
         };
         let Some((stored_leaf, identity)) = src_dir.find(src_leaf)? else {
-            return Err(ToolError::SourceMissing(src_path));
+            return Err(ToolError::SourceMissing(src.to_string()));
         };
         // PROTECTION on the entry itself: a symlink/FIFO/device falls to deny-by-default and
         // is never opened or moved; declared protection rules apply to named requests too.
