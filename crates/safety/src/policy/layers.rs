@@ -4,7 +4,7 @@
 //! names are UTF-8. Everything else (a symlink, FIFO, socket, device, a name that is not
 //! UTF-8) matches no allow rule and falls to deny-by-default, which is classified as
 //! PROTECTION on purpose: `POLICY_DENIED`, rule `null`, and a reason that says what the
-//! entry is and what is never done with one ([`deny_by_default_reason`]).
+//! entry is and what is never done with one (`deny_by_default_reason`).
 //!
 //! The operator's `[[files.skip]]` rules each declare a layer:
 //! - PROTECTION is enforced by every tool, without override;
