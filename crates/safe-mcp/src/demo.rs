@@ -96,12 +96,23 @@ pub async fn terminal_half(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
     Ok(envelopes)
 }
 
+/// Why the demo could not start, when its temporary folder cannot be made in `temp`: the
+/// folder, the system's reason, and the fix (`TMPDIR` names where temporary folders go).
+pub fn temp_folder_failed(temp: &Path, error: &std::io::Error) -> String {
+    format!(
+        "cannot make the demo's temporary folder in '{}' ({error}); set TMPDIR to a folder \
+         you can write to (e.g. TMPDIR=$HOME/tmp safe-mcp demo)",
+        temp.display(),
+    )
+}
+
 /// Run the whole demo in a fresh temporary folder; `keep` leaves it in place.
 pub async fn run(keep: bool) -> Result<()> {
     let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
     let dir = tempfile::Builder::new()
         .prefix("safe-mcp-demo-")
-        .tempdir()?;
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!(temp_folder_failed(&std::env::temp_dir(), &e)))?;
     let policy = make_sandbox(dir.path())?;
     println!(
         "sandbox: {} (policy: {})\n",

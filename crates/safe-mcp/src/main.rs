@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use safety::config::{self, Server};
+use safety::protocol::count;
 
 /// MCP servers that let an AI model run commands and organise files without being able to
 /// hurt the person who runs them, and a scanner for the shell-injection patterns that make
@@ -166,7 +167,8 @@ fn main() -> ExitCode {
                             true => format!(" in {} files ({})", names.len(), names.join(", ")),
                             false => String::new(),
                         };
-                        println!("ok: {} records{files}", report.records);
+                        let records = count(report.records, "record", "records");
+                        println!("ok: {records}{files}");
                         ExitCode::SUCCESS
                     }
                     Some((line, what)) => {
@@ -175,8 +177,8 @@ fn main() -> ExitCode {
                             None => format!("record {line}"),
                         };
                         println!(
-                            "broken: {place}: {what} ({} records verified before it)",
-                            report.records
+                            "broken: {place}: {what} ({} verified before it)",
+                            count(report.records, "record", "records")
                         );
                         ExitCode::from(1)
                     }

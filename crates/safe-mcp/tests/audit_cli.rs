@@ -39,6 +39,10 @@ fn intact_log_verifies() {
     let path = dir.path().join("audit.jsonl");
     write_log(&path, 5);
     assert_eq!(verify(&path), (0, "ok: 5 records\n".to_string()));
+    // The count agrees with its noun.
+    let one = dir.path().join("one.jsonl");
+    write_log(&one, 1);
+    assert_eq!(verify(&one), (0, "ok: 1 record\n".to_string()));
 }
 
 #[test]

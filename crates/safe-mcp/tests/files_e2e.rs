@@ -79,7 +79,7 @@ async fn demo_sequence_through_the_real_binary_gives_the_documented_envelopes() 
                  "moves": [{"category": "Images", "dest": "Images/photo.png", "size": 41, "src": "photo.png"},
                            {"category": "Documents", "dest": "Documents/report.pdf", "size": 16, "src": "report.pdf"}],
                  "skips": [{"code": "NEEDS_EXPLICIT_REQUEST", "name": ".bashrc", "reason": "dotfiles are configuration, not clutter to be filed", "rule": "organize"},
-                           {"code": "POLICY_DENIED", "name": "link.pdf", "reason": "'organize' is not permitted by any rule (deny by default)", "rule": null},
+                           {"code": "POLICY_DENIED", "name": "link.pdf", "reason": "'link.pdf' is a symlink; symlinks are never followed or moved, however they are named: no rule permits organizing it (deny by default)", "rule": null},
                            {"code": "NEEDS_EXPLICIT_REQUEST", "name": "setup.exe", "reason": "installers, executables and application folders are left where the user put them", "rule": "organize"}]}})
     );
     let applied = call(&s, "apply_plan", json!({"plan_id": id})).await;
@@ -98,7 +98,7 @@ async fn demo_sequence_through_the_real_binary_gives_the_documented_envelopes() 
     assert_eq!(
         without_volatile(link),
         json!({"action": "move_file", "code": "POLICY_DENIED", "detail": {}, "ok": false,
-               "reason": "'organize' is not permitted by any rule (deny by default)"})
+               "reason": "'link.pdf' is a symlink; symlinks are never followed or moved, however they are named: no rule permits organizing it (deny by default)"})
     );
     let setup = call(
         &s,

@@ -99,7 +99,41 @@ fn invalid_toml_is_fatal() {
     let s = Sandbox::new();
     let p = s.policy("audit_log = [unclosed");
     let out = start("terminal", &["--config", p.to_str().unwrap()], &[]);
-    assert_fatal(&out, "is invalid");
+    // The file, the line and column and the parser's message on the fatal line, then the
+    // offending line with a caret under the place: not folded onto one line with `|`.
+    let fatal = format!(
+        "fatal: policy file '{}' is invalid: line 1, column 22: unclosed array, expected `]`",
+        p.display()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines.iter().position(|l| *l == fatal);
+    let at = at.unwrap_or_else(|| panic!("no {fatal:?} in {stderr}"));
+    assert_eq!(
+        lines.get(at + 1..at + 3),
+        Some(
+            &[
+                "  1 | audit_log = [unclosed",
+                "    |                      ^"
+            ][..]
+        )
+    );
+    assert!(!out.status.success());
+}
+
+#[test]
+fn mistyped_value_is_fatal_with_its_place_in_plain_words() {
+    let s = Sandbox::new();
+    let p = s.policy(&format!(
+        "{GOOD}[terminal.limits]\ntimeout_seconds = \"x\"\n"
+    ));
+    let out = start_with("terminal", &p);
+    assert_fatal(
+        &out,
+        "is invalid: line 8, column 19: invalid type: string \"x\", expected a whole number (0 \
+         or more) in `terminal.limits.timeout_seconds`",
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("u64"));
 }
 
 #[test]
@@ -476,7 +510,10 @@ fn bad_audit_fail_mode_is_fatal_and_named() {
     let s = Sandbox::new();
     let p = s.policy(&format!("audit_fail_mode = \"sometimes\"\n{GOOD}"));
     let out = start_with("terminal", &p);
-    assert_fatal(&out, "is invalid: unknown variant `sometimes`");
+    assert_fatal(
+        &out,
+        "is invalid: line 1, column 19: unknown variant `sometimes`",
+    );
     assert_fatal(&out, "in `audit_fail_mode`");
 }
 
@@ -504,7 +541,10 @@ fn unknown_files_skip_predicate_is_fatal_and_named() {
         "[[files.skip]]\nlayer = \"protection\"\nwhen = [\"dotfiles\"]\nreason = \"x\"\n",
     );
     let out = start_with("files", &p);
-    assert_fatal(&out, "is invalid: unknown variant `dotfiles`");
+    assert_fatal(
+        &out,
+        "is invalid: line 13, column 9: unknown variant `dotfiles`",
+    );
     assert_fatal(&out, "in `files.skip.when`");
 }
 
@@ -516,7 +556,10 @@ fn unknown_files_skip_layer_is_fatal_and_named() {
         "[[files.skip]]\nlayer = \"politeness\"\nwhen = [\"dotfile\"]\nreason = \"x\"\n",
     );
     let out = start_with("files", &p);
-    assert_fatal(&out, "is invalid: unknown variant `politeness`");
+    assert_fatal(
+        &out,
+        "is invalid: line 12, column 9: unknown variant `politeness`",
+    );
     assert_fatal(&out, "in `files.skip.layer`");
 }
 
@@ -990,4 +1033,15 @@ fn a_home_folder_that_is_not_an_empty_one_of_the_server_is_fatal() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn demo_without_a_writable_temp_folder_says_tmpdir_would_help() {
+    let out = start("demo", &[], &[("TMPDIR", "/nonexistent-safe-mcp-tmp")]);
+    assert_fatal(
+        &out,
+        "fatal: cannot make the demo's temporary folder in '/nonexistent-safe-mcp-tmp' (No such \
+         file or directory (os error 2)",
+    );
+    assert_fatal(&out, "); set TMPDIR to a folder you can write to");
 }

@@ -134,6 +134,20 @@ async fn tools_list_carries_schemas_annotations_and_instructions() {
     let info = s.peer_info().expect("server info");
     let instructions = info.instructions.clone().unwrap_or_default();
     assert!(instructions.contains("explain_command") && instructions.contains("without a shell"));
+    // What the instructions say of glob characters is what happens: `*` reaches the program.
+    assert!(
+        instructions.contains("`ls *.txt` looks for a file named `*.txt`")
+            && !instructions.contains("globbing are refused"),
+        "{instructions}"
+    );
+    std::fs::write(f.jail().join("a.txt"), "a").unwrap();
+    let e = run(&s, json!({"command": "ls *.txt"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    assert_eq!(e["detail"]["exit_code"], 2, "{e}");
+    assert!(
+        e["detail"]["stderr"].as_str().unwrap().contains("'*.txt'"),
+        "{e}"
+    );
     let tools = s.peer().list_all_tools().await.unwrap();
     let tools = serde_json::to_value(&tools).unwrap();
     let run = tools
@@ -230,23 +244,50 @@ async fn malformed_requests_get_envelopes_and_the_server_survives() {
     let f = Fixture::new();
     let s = f.connect().await;
     let huge = "a".repeat(1024 * 1024);
+    // Each reason names what was refused and why (the start of it is asserted).
     let cases = [
-        json!({}),
-        json!({"command": 42}),
-        json!({"command": "echo hi", "cwd": 7}),
-        json!({"command": "echo hi", "nope": true}),
-        json!({"command": huge}),
-        json!({"command": "echo a\u{0}b"}),
-        json!({"command": "echo \"unbalanced"}),
-        json!({"command": "   "}),
-        json!({"command": "sleep 1", "timeout_seconds": 999}),
-        json!({"command": "sleep 1", "timeout_seconds": "soon"}),
+        (
+            json!({}),
+            "missing required argument 'command': it must be a string",
+        ),
+        (json!({"command": 42}), "'command' must be a string"),
+        (
+            json!({"command": "echo hi", "cwd": 7}),
+            "'cwd' must be a string",
+        ),
+        (
+            json!({"command": "echo hi", "nope": true}),
+            "unknown argument 'nope': 'run_command' takes only command, cwd, timeout_seconds",
+        ),
+        (
+            json!({"command": huge}),
+            "command is 1048576 bytes long; the limit is 16384 bytes",
+        ),
+        (
+            json!({"command": "echo a\u{0}b"}),
+            "command contains a NUL byte",
+        ),
+        (
+            json!({"command": "echo \"unbalanced"}),
+            "unbalanced double quote",
+        ),
+        (json!({"command": "   "}), "command is empty"),
+        (
+            json!({"command": "sleep 1", "timeout_seconds": 999}),
+            "timeout_seconds 999 is longer than this command may run: it must be a whole \
+             number of seconds from 1 to 20",
+        ),
+        (
+            json!({"command": "sleep 1", "timeout_seconds": "soon"}),
+            "'timeout_seconds' must be a whole number of seconds, at least 1; got a string",
+        ),
     ];
-    for args in cases {
+    for (args, reason) in cases {
         let e = run(&s, args.clone()).await;
         let shown: String = args.to_string().chars().take(60).collect();
         assert_eq!(code(&e), "INVALID_REQUEST", "{shown}: {e}");
-        assert!(!e["reason"].as_str().unwrap().is_empty());
+        let got = e["reason"].as_str().unwrap();
+        assert!(got.starts_with(reason), "{shown}: {got:?}");
     }
     let unknown = client::call(&s, "format_disk", json!({})).await.unwrap();
     assert_eq!(code(&unknown), "INVALID_REQUEST");
@@ -379,6 +420,18 @@ async fn backgrounded_grandchild_holding_stdout_does_not_hang_the_call() {
     );
 }
 
+/// From a truncation reason, `(kept, read)` of `stream`'s `"{stream}: KEPT of the READ
+/// bytes read are kept"`.
+fn kept_of(reason: &str, stream: &str) -> (u64, u64) {
+    let at = reason
+        .find(&format!("{stream}: "))
+        .unwrap_or_else(|| panic!("no {stream} figures in {reason:?}"));
+    let words: Vec<&str> = reason[at..].split(' ').collect();
+    assert_eq!(&words[2..4], ["of", "the"], "{reason}");
+    assert_eq!(&words[5..9], ["bytes", "read", "are", "kept"], "{reason}");
+    (words[1].parse().unwrap(), words[4].parse().unwrap())
+}
+
 #[tokio::test]
 async fn long_output_keeps_head_and_tail() {
     let f = Fixture::new();
@@ -397,6 +450,22 @@ async fn long_output_keeps_head_and_tail() {
     assert!(out.len() < 4096 + 200, "stdout is {} bytes", out.len());
     assert!(e["detail"]["stdout_truncated_bytes"].as_u64().unwrap() > 500_000);
     assert_eq!(e["detail"]["truncated"], true);
+    // The reason says what the cap is and what was kept, with the figures of the detail.
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "'seq' is allowed; its output was longer than the 4096-byte cap per stream, so the \
+             middle was cut: stdout: "
+        ),
+        "{reason}"
+    );
+    let (kept, read) = kept_of(reason, "stdout");
+    assert_eq!(read, 588_895, "seq 1 100000 writes 588895 bytes");
+    assert_eq!(
+        read - kept,
+        e["detail"]["stdout_truncated_bytes"].as_u64().unwrap()
+    );
+    assert!(!reason.contains("stderr"), "{reason}");
 }
 
 #[tokio::test]
@@ -411,6 +480,22 @@ async fn endless_output_is_cut_and_the_writer_killed() {
     let out = e["detail"]["stdout"].as_str().unwrap();
     assert!(out.starts_with("safe-mcp-flood\n") && out.len() < 4096 + 200);
     assert!(survivors("safe-mcp-flood").is_empty());
+    // Why it was stopped, the cap, and what was kept, in figures that agree with the detail.
+    let reason = e["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "'yes' was stopped and its whole process tree killed: it kept writing past 1048576 \
+             bytes on one stream, the most that is read from a command (16 times the 4096-byte \
+             output cap, and at least 1 MiB); stdout: "
+        ),
+        "{reason}"
+    );
+    let (kept, read) = kept_of(reason, "stdout");
+    assert!(read > 1_048_576 && kept <= 4096, "{reason}");
+    assert_eq!(
+        read - kept,
+        e["detail"]["stdout_truncated_bytes"].as_u64().unwrap()
+    );
 }
 
 #[tokio::test]

@@ -44,13 +44,19 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
-    /// The policy file is not valid TOML or has an unknown or mistyped key.
-    #[error("policy file '{path}' is invalid: {message}")]
+    /// The policy file is not valid TOML or has an unknown or mistyped key. The first line
+    /// names the file, the line and column and what is wrong; the lines after it show the
+    /// offending line with a caret under the place.
+    #[error("policy file '{path}' is invalid: {message}{excerpt}")]
     Invalid {
         /// The path given.
         path: PathBuf,
-        /// The parser's message (names the key).
+        /// `line L, column C: ` (when the place is known) and the parser's message, which
+        /// names the key, on one line.
         message: String,
+        /// Empty, or the offending line and a caret under the place, each on its own line
+        /// after a newline.
+        excerpt: String,
     },
     /// A `SAFE_MCP_*` variable is unknown or its value does not parse.
     #[error("environment variable {name}: {message}")]
@@ -702,21 +708,75 @@ pub fn load(
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("/"));
-    let mut tree: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
-        path: policy_file.clone(),
-        message: one_line(&e.to_string()),
-    })?;
+    let mut tree: toml::Table = toml::from_str(&text)
+        .map_err(|e| invalid(&policy_file, &text, plain(e.message()), e.span()))?;
     apply_env_overrides(&mut tree, env)?;
-    let file: PolicyFile =
-        PolicyFile::deserialize(toml::Value::Table(tree)).map_err(|e| ConfigError::Invalid {
-            path: policy_file.clone(),
-            message: one_line(&e.to_string()),
-        })?;
+    let file: PolicyFile = PolicyFile::deserialize(toml::Value::Table(tree)).map_err(|e| {
+        // The tree (overrides applied) has no places; the same error read from the file
+        // itself has one, unless an override caused it.
+        let span = toml::from_str::<PolicyFile>(&text)
+            .err()
+            .filter(|f| e.message().starts_with(f.message()))
+            .and_then(|f| f.span());
+        // Display adds the key path (`in `terminal.limits``) the message lacks.
+        invalid(&policy_file, &text, plain(&e.to_string()), span)
+    })?;
     resolve_and_validate(file, &policy_file, &base, server)
 }
 
-fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
+/// [`ConfigError::Invalid`] for `message` at byte `span` of the policy's `text`.
+fn invalid(
+    path: &Path,
+    text: &str,
+    message: String,
+    span: Option<std::ops::Range<usize>>,
+) -> ConfigError {
+    let Some(start) = span.map(|s| s.start).filter(|s| *s <= text.len()) else {
+        return ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+            excerpt: String::new(),
+        };
+    };
+    let before = text.get(..start).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_no = before.matches('\n').count() + 1;
+    let column = before.get(line_start..).unwrap_or_default().chars().count() + 1;
+    let line = text
+        .get(line_start..)
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default();
+    let gutter = line_no.to_string().len();
+    ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: format!("line {line_no}, column {column}: {message}"),
+        excerpt: format!(
+            "\n  {line_no} | {line}\n  {:gutter$} | {:>column$}",
+            "", "^"
+        ),
+    }
+}
+
+/// A parser's message on one line, with serde's type names in plain words (`expected u64`
+/// is `expected a whole number`).
+fn plain(message: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("expected u64", "expected a whole number (0 or more)"),
+        ("expected u32", "expected a whole number (0 or more)"),
+        ("expected usize", "expected a whole number (0 or more)"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected an array"),
+        ("expected a map", "expected a table"),
+        ("expected struct ", "expected a table: "),
+    ];
+    let mut text = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (serde, words) in WORDS {
+        text = text.replace(serde, words);
+    }
+    text
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, ConfigError> {

@@ -61,7 +61,7 @@ const OPERATOR_START_CHARS: &[char] = &[';', '|', '&', '>', '<', '(', ')'];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// Shell syntax a shell would interpret; commands run without a shell.
-    #[error("shell operator '{operator}' is not allowed: commands run without a shell")]
+    #[error("{}", shell_syntax_reason(.operator))]
     ShellSyntax {
         /// The operator as the user wrote it, e.g. `;`, `$(`, `>>`, `$VAR`; a newline is
         /// shown as `newline` and a carriage return as `carriage return`.
@@ -73,6 +73,35 @@ pub enum ParseError {
         /// One human sentence.
         reason: String,
     },
+}
+
+/// The reason for refused shell syntax: what it is (an operator, a variable, a command
+/// substitution, a home-folder `~`, a comment `#`) and that commands run without a shell.
+fn shell_syntax_reason(operator: &str) -> String {
+    const NO_SHELL: &str = "commands run without a shell";
+    match operator {
+        "~" => format!(
+            "'~' at the start of a word is not allowed: a shell would replace it with a home \
+             folder, and {NO_SHELL} (write the path out)"
+        ),
+        "#" => format!(
+            "'#' at the start of a word is not allowed: a shell would drop the rest of the line \
+             as a comment, and {NO_SHELL} (quote it to pass it as written)"
+        ),
+        "`" | "$(" => format!("command substitution '{operator}' is not allowed: {NO_SHELL}"),
+        op if op.starts_with("${")
+            || op
+                .strip_prefix('$')
+                .and_then(|rest| rest.chars().next())
+                .is_some_and(|c| c.is_ascii_alphanumeric() || "_@*#?-$!".contains(c)) =>
+        {
+            format!(
+                "variable '{op}' is not allowed: {NO_SHELL}, so nothing would expand it \
+                 (single-quote it to pass it as written)"
+            )
+        }
+        op => format!("shell operator '{op}' is not allowed: {NO_SHELL}"),
+    }
 }
 
 impl ParseError {
@@ -697,6 +726,27 @@ mod tests {
             err.to_string(),
             "shell operator 'newline' is not allowed: commands run without a shell"
         );
+        // What is not an operator is named for what it is.
+        let reason = |input: &str| parse_command(input).unwrap_err().to_string();
+        assert_eq!(
+            reason("ls ~"),
+            "'~' at the start of a word is not allowed: a shell would replace it with a home \
+             folder, and commands run without a shell (write the path out)"
+        );
+        assert!(reason("echo #x").starts_with("'#' at the start of a word is not allowed: "));
+        assert_eq!(
+            reason("echo $HOME"),
+            "variable '$HOME' is not allowed: commands run without a shell, so nothing would \
+             expand it (single-quote it to pass it as written)"
+        );
+        assert!(reason("echo \"${X}\"").starts_with("variable '${' is not allowed: "));
+        assert!(reason("echo $1").starts_with("variable '$1' is not allowed: "));
+        assert_eq!(
+            reason("echo $(id)"),
+            "command substitution '$(' is not allowed: commands run without a shell"
+        );
+        assert!(reason("echo `id`").starts_with("command substitution '`' is not allowed"));
+        assert!(reason("echo $'x'").starts_with("shell operator '$'' is not allowed"));
     }
 
     // ---- refused: malformed ----

@@ -247,6 +247,15 @@ fn shape_error(value: &Value) -> Option<(Value, String)> {
     }
 }
 
+/// `n` and the noun that agrees with it: `1 entry`, `2 entries`, `0 entries`.
+pub fn count<N>(n: N, one: &str, many: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
 /// `a string`, `an array`, ... for reasons.
 pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
@@ -272,6 +281,113 @@ pub fn quote(s: &str) -> String {
         out.push_str(&escaped);
     }
     out
+}
+
+/// The JSON type a tool argument must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgKind {
+    /// A JSON string.
+    String,
+    /// A JSON number (its range is checked by the tool).
+    Number,
+}
+
+/// One argument a tool takes, as its refusals describe it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArgSpec {
+    /// The argument's name.
+    pub name: &'static str,
+    /// Whether the call must give it (an optional one may also be `null`).
+    pub required: bool,
+    /// Its JSON type.
+    pub kind: ArgKind,
+    /// What it must be, in words, e.g. `a string: the path of the entry to move, relative
+    /// to the workspace`.
+    pub must_be: &'static str,
+}
+
+/// Why a tool's arguments do not have the shape it takes: the argument is named, with
+/// what it must be (never a parser's words such as `expected u64`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ShapeError {
+    /// A name the tool does not take (quoted as a short prefix).
+    #[error("unknown argument '{}': '{tool}' {}", quote(.name), takes(.names))]
+    Unknown {
+        /// The tool.
+        tool: String,
+        /// The name given.
+        name: String,
+        /// The names the tool takes.
+        names: Vec<&'static str>,
+    },
+    /// A required argument is missing.
+    #[error("missing required argument '{name}': it must be {must_be}")]
+    Missing {
+        /// The argument.
+        name: &'static str,
+        /// What it must be.
+        must_be: &'static str,
+    },
+    /// An argument of the wrong JSON type.
+    #[error("'{name}' must be {must_be}; got {got}")]
+    WrongType {
+        /// The argument.
+        name: &'static str,
+        /// What it must be.
+        must_be: &'static str,
+        /// What it was (`a number`, `null`, ...).
+        got: &'static str,
+    },
+}
+
+/// `takes subdir`, `takes src, dest`, `takes no arguments`.
+fn takes(names: &[&str]) -> String {
+    match names {
+        [] => "takes no arguments".to_string(),
+        names => format!("takes only {}", names.join(", ")),
+    }
+}
+
+/// Check that `args` has the shape `specs` describe: no unknown name, every required one
+/// present, each of its JSON type. The first problem is the reason.
+pub(crate) fn check_shape(
+    tool: &str,
+    args: Option<&Map<String, Value>>,
+    specs: &[ArgSpec],
+) -> Result<(), ShapeError> {
+    let empty = Map::new();
+    let args = args.unwrap_or(&empty);
+    if let Some(unknown) = args.keys().find(|k| !specs.iter().any(|s| s.name == *k)) {
+        return Err(ShapeError::Unknown {
+            tool: quote(tool),
+            name: unknown.clone(),
+            names: specs.iter().map(|s| s.name).collect(),
+        });
+    }
+    for spec in specs {
+        let fits = match (args.get(spec.name), spec.kind) {
+            (None, _) if spec.required => {
+                return Err(ShapeError::Missing {
+                    name: spec.name,
+                    must_be: spec.must_be,
+                });
+            }
+            (None, _) => true,
+            (Some(Value::Null), _) => !spec.required,
+            (Some(Value::String(_)), ArgKind::String) => true,
+            (Some(Value::Number(_)), ArgKind::Number) => true,
+            (Some(_), _) => false,
+        };
+        if !fits {
+            return Err(ShapeError::WrongType {
+                name: spec.name,
+                must_be: spec.must_be,
+                got: args.get(spec.name).map(json_type).unwrap_or("nothing"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An argument over its bound. `Display` is the refusal's reason: the length and the bound,

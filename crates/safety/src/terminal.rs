@@ -20,7 +20,7 @@ use crate::exec::{
 use crate::jail::{Jail, JailError};
 use crate::parse::{MAX_COMMAND_BYTES, parse_command};
 use crate::policy::{PolicyError, TerminalPolicy};
-use crate::protocol::{self, MAX_PATH_ARG_BYTES, check_len, json_type, quote};
+use crate::protocol::{self, ArgKind, ArgSpec, MAX_PATH_ARG_BYTES, ShapeError, check_len, quote};
 use crate::recorder::{Call, Durability, Recorder, Unrecorded};
 use crate::redact::{RedactError, Redactor};
 use crate::result::{self, Envelope, ResultCode};
@@ -75,31 +75,16 @@ pub enum StartError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum ArgumentError {
-    /// A name the tool does not take (quoted as a short prefix: a 1 MiB key must not come
-    /// back).
-    #[error("unknown argument '{}' (expected {})", quote(.name), .expected.join(", "))]
-    Unknown {
-        /// The name given.
-        name: String,
-        /// The names the tool takes.
-        expected: &'static [&'static str],
-    },
-    /// `command` is missing.
-    #[error("missing required argument 'command'")]
-    MissingCommand,
-    /// An argument of the wrong JSON type.
-    #[error("'{name}' must be {expected}, got {got}")]
-    WrongType {
-        /// The argument.
-        name: &'static str,
-        /// What it must be (`a string`, `a number`).
-        expected: &'static str,
-        /// What it was (`an object`, `null`, ...).
-        got: &'static str,
-    },
+    /// An unknown, missing or mistyped argument (a 1 MiB key comes back as a short
+    /// prefix).
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
     /// `timeout_seconds` is not a whole number of at least 1.
-    #[error("'timeout_seconds' must be a whole number of at least 1")]
-    Timeout,
+    #[error(
+        "'timeout_seconds' must be a whole number of seconds, at least 1 (and at most the \
+         policy's timeout: a call may only lower it); got {0}"
+    )]
+    Timeout(serde_json::Number),
     /// A string argument is longer than its bound (its length is told, never its value).
     #[error("{0}")]
     TooLong(String),
@@ -123,46 +108,33 @@ impl CommandArgs {
         tool: &str,
         args: Option<&Map<String, Value>>,
     ) -> Result<Self, ArgumentError> {
+        let specs = if tool == RUN_COMMAND {
+            RUN_ARGUMENTS
+        } else {
+            RUN_ARGUMENTS.get(..2).unwrap_or_default()
+        };
+        protocol::check_shape(tool, args, specs)?;
         let empty = Map::new();
         let args = args.unwrap_or(&empty);
-        let allowed: &'static [&'static str] = if tool == RUN_COMMAND {
-            &["command", "cwd", "timeout_seconds"]
-        } else {
-            &["command", "cwd"]
-        };
-        if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ArgumentError::Unknown {
-                name: unknown.clone(),
-                expected: allowed,
-            });
-        }
-        let wrong = |name, expected, got: &Value| ArgumentError::WrongType {
-            name,
-            expected,
-            got: json_type(got),
-        };
         let command = match args.get("command") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(wrong("command", "a string", other)),
-            None => return Err(ArgumentError::MissingCommand),
+            _ => String::new(),
         };
         let cwd = match args.get("cwd") {
-            None | Some(Value::Null) => None,
             Some(Value::String(s)) => {
                 // A 1 MiB cwd would be echoed by every later reason and the audit record.
                 check_len("cwd", s, MAX_PATH_ARG_BYTES)
                     .map_err(|e| ArgumentError::TooLong(e.to_string()))?;
                 Some(s.clone())
             }
-            Some(other) => return Err(wrong("cwd", "a string", other)),
+            _ => None,
         };
         let timeout_seconds = match args.get("timeout_seconds") {
-            None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(t) if t >= 1 => Some(t),
-                _ => return Err(ArgumentError::Timeout),
+                _ => return Err(ArgumentError::Timeout(n.clone())),
             },
-            Some(other) => return Err(wrong("timeout_seconds", "a number", other)),
+            _ => None,
         };
         Ok(CommandArgs {
             command,
@@ -220,6 +192,28 @@ pub fn input_schema(tool: &str) -> Option<Map<String, Value>> {
         _ => None,
     }
 }
+
+/// The arguments of `run_command`; `explain_command` takes the first two.
+const RUN_ARGUMENTS: &[ArgSpec] = &[
+    ArgSpec {
+        name: "command",
+        required: true,
+        kind: ArgKind::String,
+        must_be: "a string: one command line, e.g. \"ls -la\"",
+    },
+    ArgSpec {
+        name: "cwd",
+        required: false,
+        kind: ArgKind::String,
+        must_be: "a string: the working folder, relative to the jail",
+    },
+    ArgSpec {
+        name: "timeout_seconds",
+        required: false,
+        kind: ArgKind::Number,
+        must_be: "a whole number of seconds, at least 1",
+    },
+];
 
 /// The bound of each string argument of the terminal tools (docs/protocol.md); the
 /// audit record keeps a value within it whole and only the size of a longer one.
@@ -343,8 +337,9 @@ enum CallError {
     Arguments(#[from] ArgumentError),
     /// `max_concurrent_commands` commands are running.
     #[error(
-        "{0} commands are already running, the most this server runs at once \
-         ([terminal] max_concurrent_commands); nothing ran: call again when one has finished"
+        "{} already running, the most this server runs at once \
+         ([terminal] max_concurrent_commands); nothing ran: call again when one has finished",
+        protocol::count(*.0, "command is", "commands are")
     )]
     Busy(u64),
     /// Parsing, the policy or the jail refused the command.
@@ -571,8 +566,11 @@ impl TerminalCore {
         format!(
             "Runs allow-listed programs inside one folder (the jail) without a shell. \
              Pass one command per call, e.g. `ls -la` or `git log --oneline -n 5`; quoting works as \
-             in sh, but pipes, redirection, `;`, `&&`, `$VAR`, `$(...)` and globbing are refused, \
-             so run one program at a time and filter its output yourself. Paths must stay inside \
+             in sh, but pipes, redirection, `;`, `&&`, `$VAR`, `$(...)`, backticks and a leading \
+             `~` are refused, so run one program at a time and filter its output yourself. \
+             Nothing is expanded: `*`, `?` and `[...]` reach the program as written (`ls *.txt` \
+             looks for a file named `*.txt`), so list the folder and name files yourself. \
+             Paths must stay inside \
              the jail; `cwd` is relative to it. Allowed programs: {allowed}. Call explain_command \
              first when unsure: it says whether and why a command would run, without running it. \
              Every result has `ok`, `code` and `reason`; a refusal is final under this policy, so \
@@ -671,13 +669,7 @@ impl TerminalCore {
         let jail_refusal = |e: JailError, argv: &Vec<String>| {
             refuse(jail_code(&e), e.to_string(), Some(argv), "jail")
         };
-        if command.len() > MAX_COMMAND_BYTES {
-            let reason = format!(
-                "command is {} bytes; the limit is {MAX_COMMAND_BYTES}",
-                command.len()
-            );
-            return Err(refuse(ResultCode::InvalidRequest, reason, None, "parser"));
-        }
+        // parse_command refuses an over-long command before it reads a character.
         let argv =
             parse_command(command).map_err(|e| refuse(e.code(), e.to_string(), None, "parser"))?;
         let decision = self.policy.evaluate_argv(&argv);
@@ -902,15 +894,28 @@ impl TerminalCore {
             Stop::Overflowed => (
                 ResultCode::OutputTruncated,
                 format!(
-                    "'{program}' wrote more than {} bytes; it was stopped and its output cut",
-                    limits.overflow_kill_bytes()
+                    "'{program}' was stopped and its whole process tree killed: it kept writing \
+                     past {} bytes on one stream, the most that is read from a command (16 \
+                     times the {}-byte output cap, and at least 1 MiB); {}",
+                    limits.overflow_kill_bytes(),
+                    limits.max_output_bytes,
+                    kept_streams(&[
+                        ("stdout", outcome.stdout.total, stdout.omitted_bytes),
+                        ("stderr", outcome.stderr.total, stderr.omitted_bytes),
+                    ])
                 ),
             ),
             Stop::Exited if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 => (
                 ResultCode::OutputTruncated,
                 format!(
-                    "{}; output cut to {} bytes per stream",
-                    vetted.reason, limits.max_output_bytes
+                    "{}; its output was longer than the {}-byte cap per stream, so the middle \
+                     was cut: {}",
+                    vetted.reason,
+                    limits.max_output_bytes,
+                    kept_streams(&[
+                        ("stdout", outcome.stdout.total, stdout.omitted_bytes),
+                        ("stderr", outcome.stderr.total, stderr.omitted_bytes),
+                    ])
                 ),
             ),
             Stop::Exited => (ResultCode::Ok, vetted.reason.clone()),
@@ -932,6 +937,23 @@ impl TerminalCore {
         };
         Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
     }
+}
+
+/// What was kept of each cut stream, e.g. `stdout: 65536 of the 1089536 bytes read are kept
+/// (its start and its end)`, for `(name, bytes read, bytes left out)`; uncut streams are
+/// not named.
+fn kept_streams(streams: &[(&str, u64, u64)]) -> String {
+    let cut: Vec<String> = streams
+        .iter()
+        .filter(|(_, _, omitted)| *omitted > 0)
+        .map(|(name, total, omitted)| {
+            format!(
+                "{name}: {} of the {total} bytes read are kept (its start and its end)",
+                total.saturating_sub(*omitted)
+            )
+        })
+        .collect();
+    cut.join("; ")
 }
 
 /// Variables every command gets besides `PATH`, `HOME` and `LANG`: no system or global git
@@ -1054,7 +1076,7 @@ fn parse_identity(text: &str) -> Result<(u32, u32), StartError> {
 /// The code of a containment refusal.
 fn jail_code(e: &JailError) -> ResultCode {
     match e {
-        JailError::Escape { .. } => ResultCode::PathEscape,
+        JailError::Escape { .. } | JailError::ArgEscape { .. } => ResultCode::PathEscape,
         JailError::Invalid { .. } => ResultCode::InvalidRequest,
         JailError::Root { .. } => ResultCode::InternalError,
     }
@@ -1077,4 +1099,90 @@ fn record_fields(
         fields.insert("request_id".into(), json!(id));
     }
     fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(tool: &str, args: Value) -> String {
+        match CommandArgs::from_json(tool, args.as_object()) {
+            Ok(a) => panic!("accepted: {a:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn busy_counts_agree_with_their_verb() {
+        assert!(
+            CallError::Busy(1)
+                .to_string()
+                .starts_with("1 command is already running, the most this server runs at once")
+        );
+        assert!(
+            CallError::Busy(2)
+                .to_string()
+                .starts_with("2 commands are already running, ")
+        );
+    }
+
+    #[test]
+    fn argument_errors_name_the_argument_and_what_it_must_be() {
+        assert_eq!(
+            reason(RUN_COMMAND, json!({})),
+            "missing required argument 'command': it must be a string: one command line, e.g. \
+             \"ls -la\""
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": 5})),
+            "'command' must be a string: one command line, e.g. \"ls -la\"; got a number"
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": "ls", "cwd": true})),
+            "'cwd' must be a string: the working folder, relative to the jail; got a boolean"
+        );
+        assert_eq!(
+            reason(
+                RUN_COMMAND,
+                json!({"command": "ls", "timeout_seconds": "5"})
+            ),
+            "'timeout_seconds' must be a whole number of seconds, at least 1; got a string"
+        );
+        for bad in [json!(0), json!(-3), json!(2.5)] {
+            let shown = bad.to_string();
+            assert_eq!(
+                reason(
+                    RUN_COMMAND,
+                    json!({"command": "ls", "timeout_seconds": bad})
+                ),
+                format!(
+                    "'timeout_seconds' must be a whole number of seconds, at least 1 (and at \
+                     most the policy's timeout: a call may only lower it); got {shown}"
+                )
+            );
+        }
+        assert_eq!(
+            reason(
+                EXPLAIN_COMMAND,
+                json!({"command": "ls", "timeout_seconds": 5})
+            ),
+            "unknown argument 'timeout_seconds': 'explain_command' takes only command, cwd"
+        );
+        assert_eq!(
+            reason(RUN_COMMAND, json!({"command": "ls", "x\ny": 1})),
+            "unknown argument 'x\\ny': 'run_command' takes only command, cwd, timeout_seconds"
+        );
+        let ok = CommandArgs::from_json(
+            RUN_COMMAND,
+            json!({"command": "ls", "cwd": null, "timeout_seconds": 3}).as_object(),
+        );
+        assert_eq!(
+            ok,
+            Ok(CommandArgs {
+                command: "ls".into(),
+                cwd: None,
+                timeout_seconds: Some(3),
+            })
+        );
+    }
 }

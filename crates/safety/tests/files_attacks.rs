@@ -31,7 +31,8 @@ fn demo_workspace_gives_the_documented_envelopes() {
             {"code": "NEEDS_EXPLICIT_REQUEST", "name": ".bashrc",
              "reason": "dotfiles are configuration, not clutter to be filed", "rule": "organize"},
             {"code": "POLICY_DENIED", "name": "link.pdf",
-             "reason": "'organize' is not permitted by any rule (deny by default)", "rule": null},
+             "reason": "'link.pdf' is a symlink; symlinks are never followed or moved, however they are named: no rule permits organizing it (deny by default)",
+             "rule": null},
             {"code": "NEEDS_EXPLICIT_REQUEST", "name": "setup.exe",
              "reason": "installers, executables and application folders are left where the user put them",
              "rule": "organize"}
@@ -58,7 +59,8 @@ fn demo_workspace_gives_the_documented_envelopes() {
     assert!(!link.ok);
     assert_eq!(
         link.reason,
-        "'organize' is not permitted by any rule (deny by default)"
+        "'link.pdf' is a symlink; symlinks are never followed or moved, however they are \
+         named: no rule permits organizing it (deny by default)"
     );
     assert!(link.detail.is_empty());
 
@@ -301,6 +303,25 @@ fn overlong_names_and_nul_bytes_are_invalid_requests() {
 }
 
 #[test]
+fn counts_in_reasons_agree_with_their_nouns() {
+    let sb = Sandbox::new();
+    sb.write("a.pdf", "a");
+    let org = sb.organizer();
+    assert_eq!(org.list_files(None).reason, "listed 1 entry");
+    let plan = org.plan_organize();
+    // plan_organize and apply_plan keep the demo's documented "(s)" wording.
+    assert_eq!(plan.reason, "proposed 1 move(s), skipped 0");
+    let id = plan.detail["plan_id"].as_str().unwrap().to_string();
+    assert_eq!(org.apply_plan(&id, &|_, _| {}).reason, "moved 1 file(s)");
+    assert_eq!(
+        org.undo_last_action().reason,
+        "undo of apply_plan moved 1 file"
+    );
+    // a.pdf is back, beside the Documents folder the plan made.
+    assert_eq!(org.list_files(None).reason, "listed 2 entries");
+}
+
+#[test]
 fn fifo_in_the_workspace_never_hangs_and_is_never_moved() {
     let sb = Sandbox::new();
     let status = std::process::Command::new("mkfifo")
@@ -339,12 +360,14 @@ fn fifo_in_the_workspace_never_hangs_and_is_never_moved() {
         .clone();
     assert_eq!(
         skip["reason"],
-        json!("'organize' is not permitted by any rule (deny by default)")
+        json!(
+            "'pipe.pdf' is a named pipe; pipes are never opened or moved: no rule permits organizing it (deny by default)"
+        )
     );
     assert_eq!(mv.code, ResultCode::PolicyDenied);
     assert_eq!(
         mv.reason,
-        "'organize' is not permitted by any rule (deny by default)"
+        "'pipe.pdf' is a named pipe; pipes are never opened or moved: no rule permits organizing it (deny by default)"
     );
 }
 
@@ -427,9 +450,73 @@ fn unknown_tools_and_bad_arguments_are_invalid_request_envelopes() {
     let args = json!({"src": "a"});
     let env = org.dispatch("move_file", args.as_object(), &|_, _| {});
     assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "invalid arguments for 'move_file': missing required argument 'dest': it must be a \
+         string: the full destination path (not a folder), relative to the workspace"
+    );
     let args = json!({"plan_id": "x", "force": true});
     let env = org.dispatch("apply_plan", args.as_object(), &|_, _| {});
     assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "invalid arguments for 'apply_plan': unknown argument 'force': 'apply_plan' takes only \
+         plan_id"
+    );
+    // A wrong type names the argument and what it must be, never serde's words.
+    for (tool, args, reason) in [
+        (
+            "move_file",
+            json!({"src": 5, "dest": "x"}),
+            "invalid arguments for 'move_file': 'src' must be a string: the path of the entry \
+             to move, relative to the workspace; got a number",
+        ),
+        (
+            "list_files",
+            json!({"subdir": ["a"]}),
+            "invalid arguments for 'list_files': 'subdir' must be a string: a folder inside \
+             the workspace, relative to it; got an array",
+        ),
+        (
+            "apply_plan",
+            json!({"plan_id": null}),
+            "invalid arguments for 'apply_plan': 'plan_id' must be a string: the plan_id that \
+             plan_organize returned; got null",
+        ),
+        (
+            "undo_last_action",
+            json!({"steps": 2}),
+            "invalid arguments for 'undo_last_action': unknown argument 'steps': \
+             'undo_last_action' takes no arguments",
+        ),
+    ] {
+        let env = org.dispatch(tool, args.as_object(), &|_, _| {});
+        assert_eq!(env.code, ResultCode::InvalidRequest);
+        assert_eq!(env.reason, reason);
+        assert!(!env.reason.contains("expected"), "{}", env.reason);
+    }
+    let env = org.apply_plan("", &|_, _| {});
+    assert_eq!(env.code, ResultCode::InvalidRequest);
+    assert_eq!(
+        env.reason,
+        "plan_id is empty or too long to be a plan id (plan_organize returns a 36-character \
+         one); make a plan with plan_organize first"
+    );
+    // A missing source is named as given; a URL is named as one, not as a mangled path.
+    let env = org.move_file("https://example.com/x.pdf", "Documents/x.pdf");
+    assert_eq!(env.code, ResultCode::OperationFailed);
+    assert_eq!(
+        env.reason,
+        "source 'https://example.com/x.pdf' is a URL; src must be the path of an entry inside \
+         the workspace, relative to it, and no entry has this name"
+    );
+    let env = org.move_file("./missing.pdf", "Documents/x.pdf");
+    assert_eq!(env.code, ResultCode::OperationFailed);
+    assert_eq!(env.reason, "source './missing.pdf' does not exist");
+    // An optional argument given as null is the same as leaving it out.
+    let args = json!({"subdir": null});
+    let env = org.dispatch("list_files", args.as_object(), &|_, _| {});
+    assert_eq!(env.code, ResultCode::Ok, "{}", env.reason);
 }
 
 #[test]

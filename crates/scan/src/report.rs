@@ -150,11 +150,11 @@ impl ScanReport {
             out.push_str(&format!("error: {}: {}\n", error.file, error.message));
         }
         out.push_str(&format!(
-            "{} files scanned ({} lines), {} skipped, {} errors, {} ms; findings: {}\n",
-            self.summary.files_scanned,
-            self.summary.lines_scanned,
+            "{} scanned ({}), {} skipped, {}, {} ms; findings: {}\n",
+            count(self.summary.files_scanned, "file", "files"),
+            count(self.summary.lines_scanned, "line", "lines"),
             self.summary.files_skipped,
-            self.errors.len(),
+            count(self.errors.len(), "error", "errors"),
             self.summary.duration_ms,
             self.counts_line()
         ));
@@ -362,4 +362,10 @@ fn uri_of(path: &str) -> String {
     } else {
         out
     }
+}
+
+/// `n` and the noun that agrees with it: `1 file`, `2 files`, `0 files`.
+fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
 }

@@ -95,7 +95,8 @@ impl std::fmt::Display for Profile {
 pub enum LimitsError {
     /// The caller asked for more time than the policy allows.
     #[error(
-        "timeout_seconds {asked} exceeds the policy limit of {allowed}: a call may only lower it"
+        "timeout_seconds {asked} is longer than this command may run: it must be a whole \
+         number of seconds from 1 to {allowed} (the policy's limit; a call may only lower it)"
     )]
     TimeoutAboveLimit {
         /// The caller's `timeout_seconds`.
@@ -175,7 +176,14 @@ mod tests {
         assert_eq!(l.timeout, Duration::from_secs(2));
         assert!(effective_limits(Profile::Standard, 30, 65536, Some(31)).is_err());
         // strict's own 5 s wins over a 30 s ceiling, so 6 s is a widening.
-        assert!(effective_limits(Profile::Strict, 30, 65536, Some(6)).is_err());
+        // The refusal gives the range the call may ask for, the profile's own limit included.
+        assert_eq!(
+            effective_limits(Profile::Strict, 30, 65536, Some(6))
+                .unwrap_err()
+                .to_string(),
+            "timeout_seconds 6 is longer than this command may run: it must be a whole number \
+             of seconds from 1 to 5 (the policy's limit; a call may only lower it)"
+        );
     }
 
     #[test]

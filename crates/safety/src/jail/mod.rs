@@ -38,6 +38,15 @@ pub enum JailError {
         /// The path as given.
         path: String,
     },
+    /// Part of a command's argument is a path that leaves the root, e.g. the value of
+    /// `--output=/tmp/x`, or the `//host/x` of a URL (→ `PATH_ESCAPE`).
+    #[error("{}", arg_escape(.arg, .path))]
+    ArgEscape {
+        /// The whole argument as given.
+        arg: String,
+        /// The part of it that was taken as a path.
+        path: String,
+    },
     /// The path is malformed or does not name a usable folder (→ `INVALID_REQUEST`).
     #[error("{reason}")]
     Invalid {
@@ -52,6 +61,29 @@ pub enum JailError {
         /// Why.
         message: String,
     },
+}
+
+/// The reason of [`JailError::ArgEscape`]: a URL is named as one (its `//host/...` part is
+/// what leaves the jail, and showing only that part would read as a mangled path).
+fn arg_escape(arg: &str, path: &str) -> String {
+    let (arg, path) = (crate::protocol::quote(arg), crate::protocol::quote(path));
+    if is_url(&arg) {
+        format!(
+            "argument '{arg}' is a URL; URLs are refused, since a command may name only paths \
+             inside the jail and the '{path}' of this one is read as a path outside it"
+        )
+    } else {
+        format!("argument '{arg}' names the path '{path}', which escapes the jail root")
+    }
+}
+
+/// `scheme://...` (RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`).
+pub(crate) fn is_url(arg: &str) -> bool {
+    arg.split_once("://").is_some_and(|(scheme, _)| {
+        let mut chars = scheme.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }
 
 /// The jail: a canonical root and an open directory handle on it.
@@ -279,7 +311,14 @@ impl Jail {
                     || candidate == ".."
                     || self.names_entry(cwd, candidate);
                 if path_like {
-                    self.check_path(cwd, candidate)?;
+                    self.check_path(cwd, candidate).map_err(|e| match e {
+                        // The part that escapes is not the whole argument: name both.
+                        JailError::Escape { path } if candidate != arg => JailError::ArgEscape {
+                            arg: arg.clone(),
+                            path,
+                        },
+                        other => other,
+                    })?;
                 }
             }
         }
@@ -405,21 +444,49 @@ mod tests {
         ));
         assert!(matches!(
             j.check_args(&cwd, &a("--output=/tmp/x")),
-            Err(JailError::Escape { .. })
+            Err(JailError::ArgEscape { .. })
         ));
         assert!(matches!(
             j.check_args(&cwd, &a("-o/tmp/x")),
-            Err(JailError::Escape { .. })
+            Err(JailError::ArgEscape { .. })
         ));
         assert!(matches!(
             j.check_args(&cwd, &a("host:/etc/passwd")),
-            Err(JailError::Escape { .. })
+            Err(JailError::ArgEscape { .. })
         ));
         assert!(matches!(
             j.check_args(&cwd, &a("sub/../../secret")),
             Err(JailError::Escape { .. })
         ));
         assert!(j.check_args(&cwd, &a("notes.txt")).is_ok());
+    }
+
+    #[test]
+    fn an_escaping_part_of_an_argument_is_named_with_its_argument() {
+        let (_d, j) = jail();
+        let cwd = j.resolve_cwd(None).unwrap();
+        let a = |s: &str| vec![s.to_string()];
+        let reason = |s: &str| j.check_args(&cwd, &a(s)).unwrap_err().to_string();
+        assert_eq!(
+            reason("https://example.com/x.git"),
+            "argument 'https://example.com/x.git' is a URL; URLs are refused, since a command \
+             may name only paths inside the jail and the '//example.com/x.git' of this one is \
+             read as a path outside it"
+        );
+        assert!(matches!(
+            j.check_args(&cwd, &a("git+ssh://host/x")),
+            Err(JailError::ArgEscape { .. })
+        ));
+        assert_eq!(
+            reason("--output=/tmp/x"),
+            "argument '--output=/tmp/x' names the path '/tmp/x', which escapes the jail root"
+        );
+        // A whole argument that escapes is named once, as a path.
+        assert_eq!(
+            reason("/etc/passwd"),
+            "path '/etc/passwd' escapes the jail root"
+        );
+        assert!(!is_url("host:/etc/passwd") && !is_url("1http://x") && is_url("s3://b/k"));
         assert!(j.check_args(&cwd, &a("inside")).is_ok());
         assert!(j.check_args(&cwd, &a("sub/new-file")).is_ok());
         assert!(j.check_args(&cwd, &a("--output=sub/out.txt")).is_ok());

@@ -12,6 +12,7 @@ use super::moves::{MovePair, StepMove, step_failed};
 use super::{Organizer, ToolError};
 use crate::jail::workspace::{ContainedPath, JailError, WorkspaceDir, nfc};
 use crate::journal::Direction;
+use crate::protocol;
 use crate::recorder::Call;
 use crate::result::{Envelope, ResultCode};
 
@@ -190,7 +191,11 @@ impl Organizer {
             ),
             ..Default::default()
         };
-        let reason = format!("{verb} of {} moved {n} file(s)", action.tool);
+        let reason = format!(
+            "{verb} of {} moved {}",
+            action.tool,
+            protocol::count(n, "file", "files")
+        );
         Ok(Envelope::with(tool, ResultCode::Ok, reason, detail))
     }
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::{Organizer, ToolError};
 use crate::jail::workspace::ContainedPath;
 use crate::policy::layers::{NO_CATEGORY_REASON, RULE_ORGANIZE, Scope, Subject};
+use crate::protocol;
 use crate::result::{Envelope, ResultCode};
 
 const TOOL: &str = "list_files";
@@ -123,11 +124,11 @@ impl Organizer {
         let count = entries.len();
         let reason = if listing.truncated {
             format!(
-                "listed {count} of {} entries (max_list_entries)",
-                listing.total
+                "listed {count} of {} (the first max_list_entries of the folder)",
+                protocol::count(listing.total, "entry", "entries")
             )
         } else {
-            format!("listed {count} entries")
+            format!("listed {}", protocol::count(count, "entry", "entries"))
         };
         let detail = ListFilesDetail {
             subdir: Some(dir.path().to_string()),

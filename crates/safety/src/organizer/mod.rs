@@ -33,7 +33,9 @@ use crate::config::Config;
 use crate::jail::workspace::{ContainedPath, JailError, Workspace};
 use crate::journal::{self, History, Journal, JournalError, Locked};
 use crate::policy::layers::{Refusal, SkipPolicy};
-use crate::protocol::{self, MAX_PATH_ARG_BYTES, MAX_PLAN_ID_BYTES, MAX_QUOTE_BYTES};
+use crate::protocol::{
+    self, ArgKind, ArgSpec, MAX_PATH_ARG_BYTES, MAX_PLAN_ID_BYTES, MAX_QUOTE_BYTES,
+};
 use crate::recorder::{Call, Durability, Recorder, Unrecorded};
 use crate::redact::{RedactError, Redactor};
 use crate::result::{self, Envelope, NoDetail, ResultCode};
@@ -67,6 +69,48 @@ const ARGUMENT_BOUNDS: &[(&str, usize)] = &[
     ("dest", MAX_PATH_ARG_BYTES),
     ("plan_id", MAX_PLAN_ID_BYTES),
 ];
+
+/// What each files tool takes, as its refusals describe it (the schemas are the structs
+/// below; `dispatch` checks the shape first so that a refusal names the argument and what
+/// it must be, never serde's words).
+fn argument_specs(tool: &str) -> &'static [ArgSpec] {
+    const fn string(name: &'static str, required: bool, must_be: &'static str) -> ArgSpec {
+        ArgSpec {
+            name,
+            required,
+            kind: ArgKind::String,
+            must_be,
+        }
+    }
+    const LIST: &[ArgSpec] = &[string(
+        "subdir",
+        false,
+        "a string: a folder inside the workspace, relative to it",
+    )];
+    const APPLY: &[ArgSpec] = &[string(
+        "plan_id",
+        true,
+        "a string: the plan_id that plan_organize returned",
+    )];
+    const MOVE: &[ArgSpec] = &[
+        string(
+            "src",
+            true,
+            "a string: the path of the entry to move, relative to the workspace",
+        ),
+        string(
+            "dest",
+            true,
+            "a string: the full destination path (not a folder), relative to the workspace",
+        ),
+    ];
+    match tool {
+        "list_files" => LIST,
+        "apply_plan" => APPLY,
+        "move_file" => MOVE,
+        _ => &[],
+    }
+}
 
 /// Arguments of `list_files`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -162,8 +206,8 @@ pub enum OrganizerError {
 /// with their tool's detail instead.
 #[derive(Debug, thiserror::Error)]
 enum ToolError {
-    /// The arguments do not fit the tool's schema (serde's message, clipped), or one is
-    /// longer than its bound.
+    /// The arguments do not fit the tool's schema (an unknown, missing or mistyped one), or
+    /// one is longer than its bound.
     #[error("invalid arguments for '{tool}': {message}")]
     Arguments {
         /// The tool, quoted.
@@ -190,13 +234,16 @@ enum ToolError {
     #[error("src and dest must name an entry inside the workspace, not the workspace itself")]
     NotAnEntry,
     /// The source of a move is not there.
-    #[error("source '{0}' does not exist")]
-    SourceMissing(ContainedPath),
+    #[error("{}", source_missing(.0))]
+    SourceMissing(String),
     /// The destination of a move is taken (also by an NFC-equal name).
     #[error("destination '{0}' already exists; nothing is overwritten")]
     DestinationTaken(ContainedPath),
     /// Not something plan_organize could have returned.
-    #[error("plan_id is not a plan id")]
+    #[error(
+        "plan_id is empty or too long to be a plan id (plan_organize returns a 36-character \
+         one); make a plan with plan_organize first"
+    )]
     NotAPlanId,
     /// A plan id seen before.
     #[error("plan '{0}' was already used; plan ids are single use, make a new plan")]
@@ -235,6 +282,20 @@ impl ToolError {
     /// The one conversion of a refusal into the envelope of `tool`.
     fn envelope<D: Default>(&self, tool: &str) -> Envelope<D> {
         Envelope::with(tool, self.code(), self.to_string(), D::default())
+    }
+}
+
+/// The reason of [`ToolError::SourceMissing`] for `src` as the caller gave it: a URL is
+/// named as one, not shown as the path it was read as (`https:/host/x`).
+fn source_missing(src: &str) -> String {
+    let shown = protocol::quote(src);
+    if crate::jail::is_url(src) {
+        format!(
+            "source '{shown}' is a URL; src must be the path of an entry inside the workspace, \
+             relative to it, and no entry has this name"
+        )
+    } else {
+        format!("source '{shown}' does not exist")
     }
 }
 
@@ -398,7 +459,12 @@ impl Organizer {
         // Every string argument has a bound (docs/protocol.md); an over-long one is refused
         // before anything reads it, with its length, never its value.
         let checked = if TOOL_NAMES.contains(&tool) {
-            protocol::check_arguments(args, ARGUMENT_BOUNDS).map_err(|e| bad_args(e.to_string()))
+            protocol::check_arguments(args, ARGUMENT_BOUNDS)
+                .map_err(|e| bad_args(e.to_string()))
+                .and_then(|()| {
+                    protocol::check_shape(tool, args, argument_specs(tool))
+                        .map_err(|e| bad_args(e.to_string()))
+                })
         } else {
             Ok(())
         };

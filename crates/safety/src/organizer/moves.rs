@@ -12,6 +12,7 @@ use super::{Organizer, ToolError, jail_code};
 use crate::jail::workspace::{ContainedPath, EntryKind, FileIdentity, JailError, WorkspaceDir};
 use crate::journal::{Action, Direction, Done, JournalError, JournalMove, Locked};
 use crate::policy::layers::{Scope, Subject};
+use crate::protocol;
 use crate::recorder::Call;
 use crate::result::{Envelope, ResultCode};
 
@@ -79,10 +80,10 @@ pub(super) fn step_failed(
                 format!("{}; nothing was moved", f.error)
             } else {
                 format!(
-                    "{}; {} of {} move(s) already made could not be put back (see undo_last_action)",
+                    "{}; {} of the {} already made could not be put back (see undo_last_action)",
                     f.error,
                     f.index - f.put_back,
-                    f.index
+                    protocol::count(f.index, "move", "moves")
                 )
             };
             let failed = steps.get(f.index).map(|s| MovePair {
@@ -212,11 +213,11 @@ impl Organizer {
         };
         let src_dir = match self.workspace.open_dir(&src_path.parent()) {
             Ok(d) => d,
-            Err(JailError::NotFound(_)) => return Err(ToolError::SourceMissing(src_path)),
+            Err(JailError::NotFound(_)) => return Err(ToolError::SourceMissing(src.to_string())),
             Err(e) => return Err(e.into()),
         };
         let Some((stored_leaf, identity)) = src_dir.find(src_leaf)? else {
-            return Err(ToolError::SourceMissing(src_path));
+            return Err(ToolError::SourceMissing(src.to_string()));
         };
         // PROTECTION on the entry itself: a symlink/FIFO/device falls to deny-by-default and
         // is never opened or moved; declared protection rules apply to named requests too.

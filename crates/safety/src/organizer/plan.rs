@@ -358,6 +358,7 @@ impl Organizer {
         }
         let plan_id = uuid::Uuid::new_v4().to_string();
         let created = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
+        // The demo's documented wording, kept exactly.
         let reason = format!("proposed {} move(s), skipped {}", moves.len(), skips.len());
         let detail = PlanOrganizeDetail {
             plan_id: Some(plan_id.clone()),

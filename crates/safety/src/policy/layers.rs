@@ -3,8 +3,8 @@
 //! One built-in allow rule: `organize` is permitted for regular files and folders whose
 //! names are UTF-8. Everything else (a symlink, FIFO, socket, device, a name that is not
 //! UTF-8) matches no allow rule and falls to deny-by-default, which is classified as
-//! PROTECTION on purpose: `POLICY_DENIED`, rule `null`,
-//! `DENY_BY_DEFAULT_REASON`.
+//! PROTECTION on purpose: `POLICY_DENIED`, rule `null`, and a reason that says what the
+//! entry is and what is never done with one (`deny_by_default_reason`).
 //!
 //! The operator's `[[files.skip]]` rules each declare a layer:
 //! - PROTECTION is enforced by every tool, without override;
@@ -21,9 +21,32 @@ use crate::config::{FilesSettings, Layer, Predicate, SkipRule};
 use crate::jail::workspace::EntryKind;
 use crate::result::ResultCode;
 
-/// Reason for an entry that matches no allow rule.
-pub(crate) const DENY_BY_DEFAULT_REASON: &str =
-    "'organize' is not permitted by any rule (deny by default)";
+/// The closing words of every deny-by-default reason: no allow rule covers the entry.
+pub(crate) const DENY_BY_DEFAULT: &str = "no rule permits organizing it (deny by default)";
+
+/// Reason for an entry that matches no allow rule: its name, what it is, and what is never
+/// done with such an entry, e.g. `'link.pdf' is a symlink; symlinks are never followed or
+/// moved, however they are named: no rule permits organizing it (deny by default)`.
+pub(crate) fn deny_by_default_reason(subject: &Subject<'_>) -> String {
+    let name = crate::protocol::quote(subject.name);
+    let what = if !subject.utf8 {
+        "has a name that is not valid UTF-8; such entries are never moved, since no client \
+         could name them back"
+    } else {
+        match subject.kind {
+            EntryKind::Symlink => {
+                "is a symlink; symlinks are never followed or moved, however they are named"
+            }
+            EntryKind::Fifo => "is a named pipe; pipes are never opened or moved",
+            EntryKind::Socket => "is a socket; sockets are never moved",
+            EntryKind::Device => "is a device; devices are never opened or moved",
+            EntryKind::File | EntryKind::Directory | EntryKind::Unknown => {
+                "is not a regular file or folder; only those are ever moved"
+            }
+        }
+    };
+    format!("'{name}' {what}: {DENY_BY_DEFAULT}")
+}
 
 /// The action every skip rule governs (reported as a skip's `rule`).
 pub(crate) const RULE_ORGANIZE: &str = "organize";
@@ -253,7 +276,7 @@ impl SkipPolicy {
             return Some(Refusal {
                 layer: Layer::Protection,
                 code: ResultCode::PolicyDenied,
-                reason: DENY_BY_DEFAULT_REASON.to_string(),
+                reason: deny_by_default_reason(subject),
                 rule: None,
             });
         }
@@ -369,11 +392,36 @@ mod tests {
                     )
                     .unwrap();
                 assert_eq!(r.code, ResultCode::PolicyDenied);
-                assert_eq!(r.reason, DENY_BY_DEFAULT_REASON);
+                assert!(r.reason.starts_with("'link.pdf' is a "), "{}", r.reason);
+                assert!(r.reason.ends_with(DENY_BY_DEFAULT), "{}", r.reason);
                 assert_eq!(r.rule, None);
                 assert_eq!(r.layer, Layer::Protection);
             }
         }
+    }
+
+    #[test]
+    fn deny_by_default_names_the_entry_and_what_it_is() {
+        let p = policy();
+        let reason = |name, utf8, kind| {
+            p.evaluate(&Subject { name, utf8, kind }, Scope::Explicit)
+                .map(|r| r.reason)
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            reason("link.pdf", true, EntryKind::Symlink),
+            "'link.pdf' is a symlink; symlinks are never followed or moved, however they are \
+             named: no rule permits organizing it (deny by default)"
+        );
+        assert!(reason("p", true, EntryKind::Fifo).starts_with("'p' is a named pipe; "));
+        assert!(reason("s", true, EntryKind::Socket).starts_with("'s' is a socket; "));
+        assert!(reason("d", true, EntryKind::Device).starts_with("'d' is a device; "));
+        assert!(
+            reason("x\u{fffd}.pdf", false, EntryKind::File)
+                .starts_with("'x\u{fffd}.pdf' has a name that is not valid UTF-8; ")
+        );
+        // A control character in the name is escaped, never written raw into the reason.
+        assert!(reason("a\nb", true, EntryKind::Symlink).starts_with("'a\\nb' is a symlink"));
     }
 
     #[test]

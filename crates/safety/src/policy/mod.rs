@@ -489,7 +489,10 @@ impl TerminalPolicy {
         let on_path = self.which(program).ok_or_else(|| Decision {
             allowed: false,
             code: ResultCode::OperationFailed,
-            reason: format!("'{program}' is allowed but was not found on PATH"),
+            reason: format!(
+                "'{program}' is allowed but was not found in any folder of the command PATH \
+                 ([terminal] path)"
+            ),
             decided_by: "executable".into(),
             program: program.to_string(),
             profile: None,
@@ -507,7 +510,9 @@ impl TerminalPolicy {
                     program,
                     "executable",
                     format!(
-                        "'{argv0}' is not the '{program}' found on PATH ({})",
+                        "'{argv0}' is not the '{program}' found on PATH ({}): a program named \
+                         by a path must be the very file its name finds on PATH, so a \
+                         look-alike cannot stand in for an allowed program",
                         on_path.display()
                     ),
                 ));
@@ -529,8 +534,10 @@ impl TerminalPolicy {
                     program,
                     format!("rules[{}]", rule.index),
                     format!(
-                        "'{program}' resolves to '{}', which is not its pinned executable",
-                        chosen.display()
+                        "'{program}' resolves to '{}', which is not one of the executables \
+                         rules[{}] pins it to, so it is not run",
+                        chosen.display(),
+                        rule.index
                     ),
                 ));
             }
@@ -770,7 +777,12 @@ mod tests {
         let d = p.resolve_program("./ls", dir.path()).unwrap_err();
         assert_eq!(d.code, ResultCode::PolicyDenied);
         assert!(
-            d.reason.contains("is not the 'ls' found on PATH"),
+            d.reason
+                .starts_with("'./ls' is not the 'ls' found on PATH (")
+                && d.reason.ends_with(
+                    "): a program named by a path must be the very file its name finds on \
+                     PATH, so a look-alike cannot stand in for an allowed program"
+                ),
             "{}",
             d.reason
         );
@@ -783,7 +795,9 @@ mod tests {
         let p = TerminalPolicy::new(&settings(vec![r])).unwrap();
         let d = p.resolve_program("ls", Path::new("/")).unwrap_err();
         assert!(
-            d.reason.contains("not its pinned executable"),
+            d.reason.ends_with(
+                "which is not one of the executables rules[0] pins it to, so it is not run"
+            ),
             "{}",
             d.reason
         );
