@@ -17,10 +17,8 @@ target=${CARGO_TARGET_DIR:-$root/target}
 work="$target/bench-lean"
 mkdir -p "$work"
 
-build() { # build the server and its launcher in $1, copy them to $2
-    (cd "$1" && CARGO_TARGET_DIR="$target" cargo build --release -q -p safe-mcp -p safety --bins)
-    mkdir -p "$2"
-    cp "$target/release/safe-mcp" "$target/release/safe-mcp-sandbox-exec" "$2/"
+build() { # build the server and its launcher of the tree $1 in the target folder $2
+    (cd "$1" && CARGO_TARGET_DIR="$2" cargo build --release -q -p safe-mcp -p safety --bins)
 }
 
 baseline_src="$work/baseline-src"
@@ -28,8 +26,20 @@ git worktree remove --force "$baseline_src" 2>/dev/null || rm -rf "$baseline_src
 git worktree add --quiet --detach "$baseline_src" "$rev"
 trap 'git -C "$root" worktree remove --force "$baseline_src"' EXIT
 echo "building the baseline ($(git rev-parse --short "$rev")) and the current tree (release)..." >&2
-build "$baseline_src" "$work/baseline-bin"
-build "$root" "$work/current-bin"
+# The baseline builds in a target folder of its own: cargo names a workspace crate's
+# artifacts by its path relative to the workspace, so two trees sharing one target folder
+# would overwrite each other's binaries and each take the other's as up to date. The
+# dependencies are copied over once from this tree's release build, when there is one.
+baseline_target="$work/baseline-target"
+if [ ! -d "$baseline_target/release" ] && [ -d "$target/release" ]; then
+    mkdir -p "$baseline_target"
+    cp -a "$target/release" "$baseline_target/"
+fi
+build "$baseline_src" "$baseline_target"
+build "$root" "$target"
+mkdir -p "$work/baseline-bin" "$work/current-bin"
+cp "$baseline_target/release/safe-mcp" "$baseline_target/release/safe-mcp-sandbox-exec" "$work/baseline-bin/"
+cp "$target/release/safe-mcp" "$target/release/safe-mcp-sandbox-exec" "$work/current-bin/"
 
 venv="$work/venv"
 if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_VERSION')" 2>/dev/null; then
