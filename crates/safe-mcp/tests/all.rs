@@ -20,6 +20,8 @@ mod bench;
 mod bench_sandbox;
 #[path = "../examples/bench/line_client.rs"]
 mod line_client;
+#[path = "../examples/bench/recorded.rs"]
+mod recorded;
 
 mod audit_cli;
 mod audit_tamper;

@@ -125,7 +125,14 @@ async fn results_carry_the_sandbox_report_over_mcp() {
         .await
         .unwrap();
     assert_eq!(e["code"], "OK", "{e}");
-    let sandbox = &e["detail"]["sandbox"];
+    // On the wire: the one-line summary (and the whole report only after a downgrade);
+    // the whole report is in the call's audit record.
+    let summary = e["detail"]["sandbox"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("profile=standard "), "{e}");
+    assert!(summary.len() <= 200, "{e}");
+    assert!(!summary.contains("sandbox=off"), "{e}");
+    let sandbox =
+        &crate::recorded::recorded_report(&dir.path().join("state/audit.jsonl"), &e).unwrap();
     assert_eq!(sandbox["profile"], "standard", "{e}");
     assert_eq!(sandbox["mechanisms"]["launcher"], true, "{e}");
     assert_eq!(sandbox["limits"]["processes"], 128, "{e}");
@@ -138,12 +145,20 @@ async fn results_carry_the_sandbox_report_over_mcp() {
             >= 3,
     ) {
         assert!(sandbox["mechanisms"]["seccomp"].is_string(), "{e}");
+        assert!(summary.contains(" seccomp=on "), "{e}");
+        let abi = sandbox["mechanisms"]["landlock"]["abi"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(summary.contains(&format!(" landlock={abi}/")), "{e}");
     }
     let x = client::call(&session, "explain_command", json!({"command": "sleep 1"}))
         .await
         .unwrap();
     assert_eq!(x["detail"]["sandbox"]["profile"], "standard", "{x}");
     assert_eq!(x["detail"]["sandbox"]["source"], "start-up probe", "{x}");
+    // explain_command is where the whole report is asked for.
+    assert_eq!(x["detail"]["sandbox"]["limits"]["processes"], 128, "{x}");
+    assert!(x["detail"]["sandbox"]["mechanisms"].is_object(), "{x}");
     session.cancel().await.ok();
 }
 
@@ -158,10 +173,12 @@ async fn mcp_cancellation_kills_the_whole_tree_and_returns_promptly() {
     let probe = client::call(&session, "run_command", json!({"command": "true"}))
         .await
         .unwrap();
+    let report =
+        crate::recorded::recorded_report(&dir.path().join("state/audit.jsonl"), &probe).unwrap();
     if !skip_unless(
-        &probe["detail"]["sandbox"],
+        &report,
         "a whole-tree kill (cgroup or PID namespace)",
-        tree_kill_available(&probe["detail"]["sandbox"]),
+        tree_kill_available(&report),
     ) {
         return;
     }
@@ -301,7 +318,7 @@ async fn the_reaper_exits_when_its_server_exits_normally() {
             .await
             .unwrap();
         probe.cancel().await.ok();
-        e["detail"]["sandbox"].clone()
+        crate::recorded::recorded_report(&dir.path().join("state/audit.jsonl"), &e).unwrap()
     })
     .await
     .unwrap();

@@ -58,6 +58,13 @@ impl Fixture {
         self.dir.path().join("jail")
     }
 
+    /// The whole sandbox report of the call that answered `envelope`, from its audit
+    /// record (checked against the envelope: [`crate::recorded::recorded_report`]).
+    fn report(&self, envelope: &Value) -> Value {
+        crate::recorded::recorded_report(&self.dir.path().join("state/audit.jsonl"), envelope)
+            .unwrap()
+    }
+
     /// A file beside the jail, owned by the uid commands run as (so only the kernel's view,
     /// not file permissions, can stop a change to it), mode 0600, an old mtime, an xattr.
     fn outside_file(&self) -> PathBuf {
@@ -147,13 +154,13 @@ fn skip_unless(what: &str, ok: bool, envelope: &Value) -> bool {
     ok
 }
 
-/// True when the call ran in the read-only view; else a loud SKIP (a failure on CI).
-fn has_view(envelope: &Value) -> bool {
-    skip_unless(
-        "the read-only view (mount namespace)",
-        envelope["detail"]["sandbox"]["mechanisms"]["view"].is_object(),
-        envelope,
-    )
+/// True when the call that answered `envelope` ran in the read-only view (its summary
+/// and its recorded report agree); else a loud SKIP (a failure on CI).
+fn has_view(f: &Fixture, envelope: &Value) -> bool {
+    let view = f.report(envelope)["mechanisms"]["view"].is_object();
+    let summary = envelope["detail"]["sandbox"].as_str().unwrap_or_default();
+    assert_eq!(summary.contains(" ro_view=on "), view, "{envelope}");
+    skip_unless("the read-only view (mount namespace)", view, envelope)
 }
 
 /// The metadata attack of the issue: `chmod 0666`, `touch -d`, `setxattr`, `chown` on a
@@ -175,7 +182,7 @@ async fn metadata_outside_the_jail_does_not_change_in_the_read_only_view() {
     let s = f.session().await;
     let e = run(&s, &metadata_attack(&outside), None).await;
     assert_eq!(e["code"], "OK", "{e}");
-    if !has_view(&e) {
+    if !has_view(&f, &e) {
         return;
     }
     let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();
@@ -191,7 +198,15 @@ async fn without_the_view_seccomp_refuses_every_metadata_change() {
     let s = f.session().await;
     let e = run(&s, &metadata_attack(&outside), None).await;
     assert_eq!(e["code"], "OK", "{e}");
-    let sandbox = &e["detail"]["sandbox"];
+    // A downgrade: the result itself carries the whole report (and its record the same).
+    assert!(
+        e["detail"]["sandbox"]
+            .as_str()
+            .is_some_and(|s| s.contains(" ro_view=off ") && s.contains(" downgrades=")),
+        "{e}"
+    );
+    let sandbox = &e["detail"]["sandbox_report"];
+    assert_eq!(sandbox, &f.report(&e), "{e}");
     assert!(sandbox["mechanisms"]["view"].is_null(), "{e}");
     assert!(
         sandbox["mechanisms"]["seccomp"]
@@ -242,10 +257,9 @@ async fn no_command_runs_as_root_and_no_file_gains_a_setuid_bit() {
             uid, "65534",
             "a root server runs commands as the jail's owner: {e}"
         );
-        assert_eq!(
-            e["detail"]["sandbox"]["mechanisms"]["run_as"],
-            "65534:65534"
-        );
+        assert_eq!(f.report(&e)["mechanisms"]["run_as"], "65534:65534", "{e}");
+        let summary = e["detail"]["sandbox"].as_str().unwrap_or_default();
+        assert!(summary.contains(" uid=65534 "), "{e}");
     }
     // A setuid copy of a shell, by chmod, by chmod g+s, and created setuid by open(2) and
     // mknod(2): every route is refused and nothing in the jail carries the bits.
@@ -297,10 +311,10 @@ async fn configuration_a_command_plants_is_not_obeyed_by_the_next() {
     )
     .await;
     assert_eq!(e["code"], "OK", "{e}");
-    if !has_view(&e) {
+    if !has_view(&f, &e) {
         return;
     }
-    let protected = &e["detail"]["sandbox"]["mechanisms"]["view"]["protected"];
+    let protected = &f.report(&e)["mechanisms"]["view"]["protected"];
     assert_eq!(protected, &json!(["repo/.git"]), "{e}");
     let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();
     assert!(stderr.contains("Read-only file system"), "{e}");
@@ -423,7 +437,7 @@ async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
         None,
     )
     .await;
-    if !has_view(&e) {
+    if !has_view(&f, &e) {
         return;
     }
     let stderr = e["detail"]["stderr"].as_str().unwrap_or_default();
@@ -440,7 +454,7 @@ async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
     .await;
     assert_eq!(e["detail"]["exit_code"], 0, "{e}");
     let e = run(&s, "sh -c \"echo '#planted' >> evilgit/config\"", None).await;
-    let protected = &e["detail"]["sandbox"]["mechanisms"]["view"]["protected"];
+    let protected = &f.report(&e)["mechanisms"]["view"]["protected"];
     assert!(
         protected
             .as_array()
@@ -464,14 +478,15 @@ async fn a_repository_cannot_be_moved_aside_hidden_or_pointed_elsewhere() {
     .await;
     assert_eq!(e["detail"]["exit_code"], 0, "{e}");
     let e = run(&s, "sh -c \"echo '#planted' >> repo/.git/config\"", None).await;
-    let view = &e["detail"]["sandbox"]["mechanisms"]["view"];
+    // A downgrade: the result carries the whole report (the same as its record's).
+    let report = &e["detail"]["sandbox_report"];
+    assert_eq!(report, &f.report(&e), "{e}");
+    let view = &report["mechanisms"]["view"];
     assert_eq!(view["scan_truncated"], true, "{e}");
     assert!(
-        e["detail"]["sandbox"]["downgrades"]
-            .as_array()
-            .is_some_and(|d| d
-                .iter()
-                .any(|l| l.as_str().unwrap_or("").contains("stopped at"))),
+        report["downgrades"].as_array().is_some_and(|d| d
+            .iter()
+            .any(|l| l.as_str().unwrap_or("").contains("stopped at"))),
         "{e}"
     );
     assert!(

@@ -108,11 +108,18 @@ async fn demo_envelopes_match_apart_from_duration() {
     let f = Fixture::new();
     let s = f.connect().await;
     let mut ok = run(&s, json!({"command": "cat notes.txt"})).await;
+    // Every run reports its sandbox in one line, checked apart with its audit record (and
+    // the whole report beside it on a host where something was downgraded); the rest is
+    // the documented envelope.
+    crate::recorded::recorded_report(&f.audit_log(), &ok).unwrap();
     ok.as_object_mut().unwrap().remove("duration_ms");
-    // Every run reports its sandbox (checked apart); the rest is the documented envelope.
-    let sandbox = ok["detail"].as_object_mut().unwrap().remove("sandbox");
+    let detail = ok["detail"].as_object_mut().unwrap();
+    detail.remove("sandbox_report");
+    let sandbox = detail.remove("sandbox");
     assert!(
-        sandbox.is_some_and(|s| s["profile"].is_string()),
+        sandbox.is_some_and(|s| s
+            .as_str()
+            .is_some_and(|s| s.starts_with("profile=standard "))),
         "run_command must report its sandbox"
     );
     assert_eq!(
@@ -859,7 +866,8 @@ async fn no_shell_between_the_server_and_the_command(f: &Fixture, sandboxed: boo
         let (chain, e) = chain_while_running(f, &s, "sleep {}").await;
         assert_eq!(code(&e), "OK", "{e}");
         assert_eq!(e["detail"]["exit_code"], 0, "{e}");
-        let mechanisms = &e["detail"]["sandbox"]["mechanisms"];
+        let report = crate::recorded::recorded_report(&f.audit_log(), &e).unwrap();
+        let mechanisms = &report["mechanisms"];
         assert_eq!(mechanisms["launcher"], sandboxed, "{e}");
         // The process running the command is the program itself, not a shell running it.
         assert_eq!(chain[0].exe, sleep, "{chain:?}");
@@ -1044,8 +1052,152 @@ async fn every_envelope_fits_its_tools_output_schema_exactly() {
     e["detail"]["surprise"] = json!(1);
     assert!(!validators["run_command"].is_valid(&e));
     let mut e = run(&s, json!({"command": "cat notes.txt"})).await;
-    e["detail"]["sandbox"]["limits"]["surprise"] = json!(1);
+    e["detail"]["sandbox"] = json!({"profile": "standard"});
+    assert!(
+        !validators["run_command"].is_valid(&e),
+        "the summary is a string"
+    );
+
+    // A downgraded call carries the whole report, which fits the schema too, field by
+    // field (here the sandbox disabled by policy).
+    let off = Fixture::with_policy("closed", "\n[terminal.sandbox]\nenabled = false\n");
+    let s = off.connect().await;
+    let mut e = run(&s, json!({"command": "cat notes.txt"})).await;
+    assert!(e["detail"]["sandbox_report"]["limits"].is_object(), "{e}");
+    assert_fits(&validators, &e);
+    e["detail"]["sandbox_report"]["limits"]["surprise"] = json!(1);
     assert!(!validators["run_command"].is_valid(&e));
+}
+
+/// The audit log's `run_command` outcome records.
+fn run_outcomes(f: &Fixture) -> Vec<Value> {
+    crate::recorded::run_outcomes(&f.audit_log()).unwrap()
+}
+
+/// `safe-mcp audit verify` on the fixture's log: its stdout, after asserting success.
+fn audit_verifies(f: &Fixture) -> String {
+    let out = std::process::Command::new(BIN)
+        .args(["audit", "verify"])
+        .arg(f.audit_log())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[tokio::test]
+async fn a_lean_result_has_the_summary_and_its_record_the_whole_report() {
+    let f = Fixture::new();
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "echo hi"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    let summary = e["detail"]["sandbox"].as_str().unwrap();
+    assert!(summary.len() <= 200, "{} bytes: {summary}", summary.len());
+    for mechanism in [
+        "landlock=",
+        " seccomp=",
+        " ro_view=",
+        " ns=",
+        " uid=",
+        " caps=",
+        " kill=",
+        " pids=",
+        " memory=",
+        " net=on",
+    ] {
+        assert!(summary.contains(mechanism), "no {mechanism} in {summary}");
+    }
+    // The audit record keeps the whole report (limits, every mechanism), and the result
+    // carries it only when something was downgraded on this host (checked against it).
+    let report = crate::recorded::recorded_report(&f.audit_log(), &e).unwrap();
+    assert_eq!(report["limits"]["processes"], 128, "{report}");
+    assert_eq!(report["mechanisms"]["launcher"], true, "{report}");
+    assert!(report["mechanisms"]["rlimits"].is_array(), "{report}");
+    let downgraded = report["downgrades"]
+        .as_array()
+        .is_some_and(|d| !d.is_empty());
+    assert_eq!(
+        e["detail"].get("sandbox_report").is_some(),
+        downgraded,
+        "{e}"
+    );
+    assert_eq!(summary.contains(" downgrades="), downgraded, "{summary}");
+    if !downgraded {
+        // The whole envelope stays small (its only variable part is the duration).
+        let bytes = serde_json::to_vec(&e).unwrap().len();
+        assert!(bytes <= 400, "{bytes} bytes: {e}");
+    }
+    // The record keeps the full report and the figures of the run, never the output.
+    let outcome = run_outcomes(&f).pop().unwrap();
+    assert_eq!(outcome["exit_code"], 0, "{outcome}");
+    assert!(outcome.get("stdout").is_none(), "{outcome}");
+    // explain_command gives the whole report, where it is asked for.
+    let x = client::call(&s, "explain_command", json!({"command": "echo hi"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        x["detail"]["sandbox"]["mechanisms"]["launcher"], true,
+        "{x}"
+    );
+    assert_eq!(x["detail"]["sandbox"]["limits"]["processes"], 128, "{x}");
+    s.cancel().await.ok();
+    assert!(audit_verifies(&f).starts_with("ok: "));
+}
+
+#[tokio::test]
+async fn a_downgrade_is_never_silent() {
+    // The sandbox disabled by policy: the result carries the whole report, whose
+    // downgrades say what is missing, and its summary counts them.
+    let f = Fixture::with_policy("closed", "\n[terminal.sandbox]\nenabled = false\n");
+    let s = f.connect().await;
+    let e = run(&s, json!({"command": "echo hi"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    let report = &e["detail"]["sandbox_report"];
+    assert_eq!(report["mechanisms"]["launcher"], false, "{e}");
+    assert!(
+        report["downgrades"][0]
+            .as_str()
+            .unwrap()
+            .contains("disabled by policy"),
+        "{e}"
+    );
+    let summary = e["detail"]["sandbox"].as_str().unwrap();
+    assert!(
+        summary.contains(" sandbox=off ") && summary.ends_with(" downgrades=1"),
+        "{summary}"
+    );
+    assert_eq!(
+        report,
+        &crate::recorded::recorded_report(&f.audit_log(), &e).unwrap()
+    );
+    // Namespaces turned off: no read-only view (seccomp stands in, coarser), a downgrade.
+    let f2 = Fixture::with_policy("closed", "\n[terminal.sandbox]\nnamespaces = false\n");
+    let s2 = f2.connect().await;
+    let e = run(&s2, json!({"command": "echo hi"})).await;
+    let report = &e["detail"]["sandbox_report"];
+    assert!(
+        report["downgrades"].as_array().is_some_and(|d| d
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("no read-only view"))),
+        "{e}"
+    );
+    assert!(
+        e["detail"]["sandbox"]
+            .as_str()
+            .unwrap()
+            .contains(" ro_view=off "),
+        "{e}"
+    );
+    crate::recorded::recorded_report(&f2.audit_log(), &e).unwrap();
+    s.cancel().await.ok();
+    s2.cancel().await.ok();
+    assert!(audit_verifies(&f).starts_with("ok: "));
+    assert!(audit_verifies(&f2).starts_with("ok: "));
 }
 
 #[tokio::test]

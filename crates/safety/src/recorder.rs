@@ -278,23 +278,20 @@ impl Call<'_> {
         .into_wire()
     }
 
-    /// Finish the call: the outcome record (with `copied`, the detail fields the record
-    /// keeps too) and the wire envelope. A missing outcome record is noted in
-    /// `detail.audit`; the answer stands (what was done was done).
+    /// Finish the call: the outcome record (with `kept`, what the record keeps of the
+    /// detail: the tool decides, since a record may keep more than the wire carries, such as
+    /// the whole sandbox report of a command) and the wire envelope. A missing outcome
+    /// record is noted in `detail.audit`; the answer stands (what was done was done).
     pub(crate) fn finish<D: Serialize>(
         mut self,
         env: Envelope<D>,
-        copied: &[&str],
+        kept: Map<String, Value>,
         durability: Durability,
     ) -> Envelope {
         let env = self.close(env);
         let mut record = self.outcome_record(&env);
         let mut wire = Self::wire(None, env);
-        for key in copied {
-            if let Some(v) = wire.detail.get(*key) {
-                record.insert((*key).into(), v.clone());
-            }
-        }
+        record.extend(kept);
         if let Err(e) = self.recorder.append(record, durability) {
             self.note.get_or_insert_with(|| format!("unavailable: {e}"));
         }

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::exec::cgroup::LimitHits;
 use crate::exec::filesystem;
 use crate::exec::profile::{LimitsError, Profile, effective_limits};
 use crate::exec::sandbox::LimitsReport;
@@ -252,9 +253,64 @@ pub(crate) struct RunCommandDetail {
     /// reading them was abandoned.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub output_incomplete: bool,
-    /// What confined the command (also on a failed start that got that far).
+    /// What confined the command, in one line (also on a failed start that got that far):
+    /// the profile and each mechanism, `off` where it is missing, e.g. `profile=standard
+    /// landlock=7/partial seccomp=on ro_view=on ns=off uid=65534 caps=dropped kill=cgroup
+    /// pids=on memory=on net=on`, then `downgrades=N` when something was downgraded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxReport>,
+    pub sandbox: Option<String>,
+    /// How often a limit stopped something: forks the process limit refused, processes
+    /// the memory limit killed (present only when one did; the limits themselves are in
+    /// explain_command's `detail.sandbox.limits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_hits: Option<LimitHits>,
+    /// The whole sandbox report (limits, mechanisms, downgrades in words), present when
+    /// something was downgraded (the kernel or the host lacked a mechanism, or the policy
+    /// disabled the sandbox): a weaker sandbox is never silent. Always in the audit record.
+    #[serde(skip_serializing_if = "no_downgrade")]
+    pub sandbox_report: Option<SandboxReport>,
+}
+
+/// `sandbox_report` stays off the wire when nothing was downgraded.
+fn no_downgrade(report: &Option<SandboxReport>) -> bool {
+    report.as_ref().is_none_or(|r| r.downgrades.is_empty())
+}
+
+impl RunCommandDetail {
+    /// Set what confined the command: its one-line summary, its limit hits, its report.
+    fn set_sandbox(&mut self, report: SandboxReport) {
+        self.sandbox = Some(report.brief());
+        self.limit_hits = (!report.limit_hits.is_empty()).then(|| report.limit_hits.clone());
+        self.sandbox_report = Some(report);
+    }
+
+    /// What the outcome record keeps of the detail, under the names the wire uses: the
+    /// exit status, the signal, the truncation figures, whether the tree was killed, and as
+    /// `sandbox` the whole report (where the wire has its summary). Not the output.
+    fn record_fields(&self) -> Map<String, Value> {
+        let mut fields = Map::new();
+        let mut keep = |key: &str, value: Option<Value>| {
+            if let Some(v) = value {
+                fields.insert(key.into(), v);
+            }
+        };
+        keep("exit_code", self.exit_code.map(|c| json!(c)));
+        keep("signal", self.signal.map(|s| json!(s)));
+        keep(
+            "stdout_truncated_bytes",
+            self.stdout_truncated_bytes.map(|b| json!(b)),
+        );
+        keep(
+            "stderr_truncated_bytes",
+            self.stderr_truncated_bytes.map(|b| json!(b)),
+        );
+        keep("killed", self.killed.then_some(Value::Bool(true)));
+        keep(
+            "sandbox",
+            self.sandbox_report.as_ref().map(SandboxReport::to_value),
+        );
+        fields
+    }
 }
 
 /// The decision `explain_command` reports.
@@ -734,7 +790,7 @@ impl TerminalCore {
         };
         // explain changes nothing, so its record is written before the reply (a crash of
         // the server cannot lose it) and fsync'ed behind it, grouped with others.
-        call.finish(envelope, &[], Durability::Behind)
+        call.finish(envelope, Map::new(), Durability::Behind)
     }
 
     fn explain_vetted(&self, a: &CommandArgs) -> Envelope<ExplainCommandDetail> {
@@ -805,21 +861,11 @@ impl TerminalCore {
         };
         let envelope = result.unwrap_or_else(|e| {
             e.envelope(RUN_COMMAND, |report, d: &mut RunCommandDetail| {
-                d.sandbox = Some(report);
+                d.set_sandbox(report);
             })
         });
-        let envelope = call.finish(
-            envelope,
-            &[
-                "exit_code",
-                "signal",
-                "stdout_truncated_bytes",
-                "stderr_truncated_bytes",
-                "killed",
-                "sandbox",
-            ],
-            Durability::Now,
-        );
+        let recorded = envelope.detail.record_fields();
+        let envelope = call.finish(envelope, recorded, Durability::Now);
         drop(slot);
         envelope
     }
@@ -923,7 +969,7 @@ impl TerminalCore {
         let truncated = stdout.omitted_bytes > 0
             || stderr.omitted_bytes > 0
             || outcome.stop == Stop::Overflowed;
-        let detail = RunCommandDetail {
+        let mut detail = RunCommandDetail {
             exit_code: Some(outcome.exit_code),
             signal: outcome.signal,
             killed: outcome.stop != Stop::Exited,
@@ -933,8 +979,9 @@ impl TerminalCore {
             stdout: Some(stdout.text),
             stderr: Some(stderr.text),
             output_incomplete: outcome.drain_abandoned,
-            sandbox: Some(outcome.sandbox),
+            ..Default::default()
         };
+        detail.set_sandbox(outcome.sandbox);
         Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
     }
 }

@@ -114,10 +114,10 @@ async fn strict_profile_refuses_a_tcp_connection_to_localhost() {
     let e = t.run(json!({ "command": tcp_attempt(port) })).await;
     assert_eq!(e["code"], "OK", "{e}");
     assert_ne!(e["detail"]["exit_code"], 0, "{e}");
-    assert_eq!(e["detail"]["sandbox"]["limits"]["network"], "off", "{e}");
+    assert_eq!(t.report(&e)["limits"]["network"], "off", "{e}");
     // And an empty network namespace behind the seccomp filter (made by the launcher
     // itself with unshare; a user namespace only where it needs one to do so).
-    let namespaces = e["detail"]["sandbox"]["mechanisms"]["namespaces"].clone();
+    let namespaces = t.report(&e)["mechanisms"]["namespaces"].clone();
     assert!(
         namespaces
             .as_array()
@@ -165,10 +165,10 @@ async fn fork_bomb_is_stopped_by_the_process_limit() {
         .await;
     assert!(started.elapsed() < Duration::from_secs(10), "{e}");
     assert_eq!(e["code"], "TIMEOUT", "{e}");
-    let hits = e["detail"]["sandbox"]["limit_hits"]["processes"]
-        .as_u64()
-        .unwrap_or(0);
+    // The model learns it from the result itself; the record holds the same count.
+    let hits = e["detail"]["limit_hits"]["processes"].as_u64().unwrap_or(0);
     assert!(hits > 0, "the process limit never refused a fork: {e}");
+    assert_eq!(t.report(&e)["limit_hits"], e["detail"]["limit_hits"], "{e}");
     assert_eq!(marker.survivors(), Vec::<String>::new(), "{e}");
 }
 
@@ -187,10 +187,12 @@ async fn memory_bomb_is_killed_by_the_memory_limit() {
         .await;
     assert_eq!(e["detail"]["signal"], 9, "{e}");
     assert_eq!(e["detail"]["stdout"], "", "{e}");
-    let kills = e["detail"]["sandbox"]["limit_hits"]["memory_oom_kills"]
+    // The model learns it from the result itself; the record holds the same count.
+    let kills = e["detail"]["limit_hits"]["memory_oom_kills"]
         .as_u64()
         .unwrap_or(0);
     assert!(kills >= 1, "{e}");
+    assert_eq!(t.report(&e)["limit_hits"], e["detail"]["limit_hits"], "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -263,16 +265,9 @@ async fn escapees_do_not_survive(options: Options, name: &str) {
         } else {
             "pid namespace"
         };
-        assert_eq!(
-            e["detail"]["sandbox"]["mechanisms"]["tree_kill"], expected,
-            "{e}"
-        );
+        assert_eq!(t.report(&e)["mechanisms"]["tree_kill"], expected, "{e}");
         if !options.namespaces {
-            assert_eq!(
-                e["detail"]["sandbox"]["mechanisms"]["namespaces"],
-                json!([]),
-                "{e}"
-            );
+            assert_eq!(t.report(&e)["mechanisms"]["namespaces"], json!([]), "{e}");
         }
         assert_eq!(marker.survivors(), Vec::<String>::new(), "{command}: {e}");
     }
@@ -320,8 +315,14 @@ async fn without_the_sandbox_a_setsid_escapee_survives_the_process_group_kill() 
         .run(json!({ "command": format!("sh -c \"setsid sleep {} & sleep 0.5\"", marker.sleep_arg()) }))
         .await;
     assert_eq!(e["code"], "OK", "{e}");
-    assert_eq!(
-        e["detail"]["sandbox"]["mechanisms"]["tree_kill"], "process group",
+    // The sandbox disabled by policy is a downgrade: the result carries the whole report.
+    let report = &e["detail"]["sandbox_report"];
+    assert_eq!(report, &t.report(&e), "{e}");
+    assert_eq!(report["mechanisms"]["tree_kill"], "process group", "{e}");
+    assert!(
+        e["detail"]["sandbox"]
+            .as_str()
+            .is_some_and(|s| s.contains(" sandbox=off ") && s.contains(" kill=process-group ")),
         "{e}"
     );
     let survivors = marker.survivors();
@@ -367,7 +368,9 @@ async fn seccomp_refuses_ptrace_and_io_uring() {
 async fn every_result_reports_the_profile_limits_and_mechanisms() {
     let t = Setup::new(&Options::default());
     let e = t.run(json!({"command": "true"})).await;
-    let sandbox = &e["detail"]["sandbox"];
+    // The result has the summary; the whole report is in the call's audit record.
+    assert!(e["detail"]["sandbox"].is_string(), "{e}");
+    let sandbox = &t.report(&e);
     assert_eq!(sandbox["profile"], "standard", "{e}");
     assert_eq!(sandbox["limits"]["open_files"], 256, "{e}");
     assert_eq!(sandbox["limits"]["processes"], 128, "{e}");
@@ -404,10 +407,7 @@ async fn every_result_reports_the_profile_limits_and_mechanisms() {
     let e = t
         .run(json!({"command": "true", "timeout_seconds": 2}))
         .await;
-    assert_eq!(
-        e["detail"]["sandbox"]["limits"]["timeout_seconds"], 2,
-        "{e}"
-    );
+    assert_eq!(t.report(&e)["limits"]["timeout_seconds"], 2, "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -417,14 +417,11 @@ async fn a_rule_profile_tightens_one_program() {
         ..Options::default()
     });
     let e = t.run(json!({"command": "sleep 0"})).await;
-    assert_eq!(e["detail"]["sandbox"]["profile"], "strict", "{e}");
-    assert_eq!(e["detail"]["sandbox"]["limits"]["network"], "off", "{e}");
-    assert_eq!(
-        e["detail"]["sandbox"]["limits"]["timeout_seconds"], 5,
-        "{e}"
-    );
+    assert_eq!(t.report(&e)["profile"], "strict", "{e}");
+    assert_eq!(t.report(&e)["limits"]["network"], "off", "{e}");
+    assert_eq!(t.report(&e)["limits"]["timeout_seconds"], 5, "{e}");
     let e = t.run(json!({"command": "true"})).await;
-    assert_eq!(e["detail"]["sandbox"]["profile"], "standard", "{e}");
+    assert_eq!(t.report(&e)["profile"], "standard", "{e}");
     // explain_command says the same, each program under its own profile, in any order
     // (its answer per profile is built once and reused).
     for (command, profile, network) in [
@@ -464,7 +461,11 @@ async fn require_kernel_sandbox_turns_a_missing_mechanism_into_a_refusal() {
         !t.jail().join(format!("ran-{}", marker.0)).exists(),
         "it ran"
     );
-    assert!(e["detail"]["sandbox"]["downgrades"].is_array(), "{e}");
+    assert!(
+        e["detail"]["sandbox_report"]["downgrades"].is_array(),
+        "{e}"
+    );
+    assert_eq!(e["detail"]["sandbox_report"], t.report(&e), "{e}");
 
     // The same host without `require`: it runs, and the result says what was missing.
     let t = Setup::new(&Options {
@@ -473,7 +474,8 @@ async fn require_kernel_sandbox_turns_a_missing_mechanism_into_a_refusal() {
     });
     let e = t.run(json!({"command": "true"})).await;
     assert_eq!(e["code"], "OK", "{e}");
-    let downgrades = e["detail"]["sandbox"]["downgrades"].to_string();
+    // A downgrade is never silent: the result itself carries the whole report.
+    let downgrades = e["detail"]["sandbox_report"]["downgrades"].to_string();
     assert!(downgrades.contains("process limit"), "{e}");
     assert!(downgrades.contains("RLIMIT_DATA"), "{e}");
     // ... and so does the audit record.
@@ -533,7 +535,7 @@ async fn the_command_holds_no_capabilities_even_as_root() {
     // effective, permitted, inheritable (two 32-bit words each) and the ambient set.
     assert!(out.contains("sets [0, 0, 0, 0, 0, 0]"), "{out}");
     assert!(out.contains("ambient 0"), "{out}");
-    let held = &e["detail"]["sandbox"]["mechanisms"]["capabilities"];
+    let held = &t.report(&e)["mechanisms"]["capabilities"];
     if !root {
         let message = "SKIPPED the root half of the_command_holds_no_capabilities_even_as_root: not running as root";
         if std::env::var_os("STRICT_SANDBOX_TESTS").is_some() {

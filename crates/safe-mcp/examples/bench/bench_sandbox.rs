@@ -25,9 +25,14 @@ fn succeeded(e: serde_json::Value) -> Result<serde_json::Value> {
     Ok(e)
 }
 
-/// 1 when the call took a launcher started ahead of it, else 0.
-fn took_ahead(e: &serde_json::Value) -> usize {
-    usize::from(e["detail"]["sandbox"]["mechanisms"]["launcher_started_ahead"] == true)
+/// How many calls recorded in the audit log `log` took a launcher started ahead of them
+/// (the result says it only in the record's whole report).
+fn took_ahead(log: &std::path::Path) -> Result<usize> {
+    Ok(crate::recorded::run_outcomes(log)
+        .map_err(anyhow::Error::msg)?
+        .iter()
+        .filter(|r| r["sandbox"]["mechanisms"]["launcher_started_ahead"] == true)
+        .count())
 }
 
 /// Run the comparison against the `safe-mcp` binary `bin` with `iterations` interleaved
@@ -43,19 +48,28 @@ pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> 
     let off = client::connect(bin, &args, &[("SAFE_MCP_SANDBOX_ENABLED", "false")]).await?;
     let call = json!({ "command": "true" });
 
-    // Warm up both paths, and check each is what it claims to be.
+    // Warm up both paths, and check each is what it claims to be, by its recorded report
+    // (the sandbox off is a downgrade: that result carries the whole report too).
+    let log = dir.path().join("state/audit.jsonl");
+    let launched = |e: &serde_json::Value| -> Result<bool> {
+        let report = crate::recorded::recorded_report(&log, e).map_err(anyhow::Error::msg)?;
+        Ok(report["mechanisms"]["launcher"] == true)
+    };
     let e = client::call(&on, "run_command", call.clone()).await?;
     ensure!(
-        e["detail"]["sandbox"]["mechanisms"]["launcher"] == true,
+        launched(&e)?,
         "the sandboxed server did not use the launcher: {e}"
     );
     let e = client::call(&off, "run_command", call.clone()).await?;
     ensure!(
-        e["detail"]["sandbox"]["mechanisms"]["launcher"] == false,
+        !launched(&e)?,
         "the unsandboxed server used the launcher: {e}"
     );
 
-    let mut lean_on = LineClient::start(bin, &args, &[])?;
+    // The server whose launchers started ahead are counted writes a log of its own.
+    let ahead_log = dir.path().join("state/bench-sandbox-on.jsonl");
+    let ahead_env = ahead_log.to_string_lossy().into_owned();
+    let mut lean_on = LineClient::start(bin, &args, &[("SAFE_MCP_AUDIT_LOG", &ahead_env)])?;
     let mut lean_off = LineClient::start(bin, &args, &[("SAFE_MCP_SANDBOX_ENABLED", "false")])?;
     // The full sandbox but without the read-only view (its mount namespace): what the view
     // itself costs, side by side.
@@ -67,11 +81,11 @@ pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> 
 
     let (mut with, mut without) = (Vec::new(), Vec::new());
     let (mut lean_with, mut lean_without) = (Vec::new(), Vec::new());
-    let mut started_ahead = 0usize;
+    let before = took_ahead(&ahead_log)?;
     for _ in 0..iterations {
-        started_ahead += took_ahead(&succeeded(timed(&mut lean_with, || {
+        succeeded(timed(&mut lean_with, || {
             lean_on.call("run_command", &call)
-        })?)?);
+        })?)?;
         succeeded(timed(&mut lean_without, || {
             lean_off.call("run_command", &call)
         })?)?;
@@ -88,16 +102,16 @@ pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> 
     // each call; a model thinks for far longer): each call is timed on an idle machine.
     let (mut paced_with, mut paced_without) = (Vec::new(), Vec::new());
     let mut paced_no_view = Vec::new();
-    let mut paced_ahead = 0usize;
+    let started_ahead = took_ahead(&ahead_log)? - before;
     for _ in 0..iterations {
         std::thread::sleep(Duration::from_millis(5));
         succeeded(timed(&mut paced_no_view, || {
             lean_no_view.call("run_command", &call)
         })?)?;
         std::thread::sleep(Duration::from_millis(5));
-        paced_ahead += took_ahead(&succeeded(timed(&mut paced_with, || {
+        succeeded(timed(&mut paced_with, || {
             lean_on.call("run_command", &call)
-        })?)?);
+        })?)?;
         std::thread::sleep(Duration::from_millis(5));
         succeeded(timed(&mut paced_without, || {
             lean_off.call("run_command", &call)
@@ -112,12 +126,10 @@ pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> 
     // launcher for the next call is started while the sandboxed server is busy with its own
     // calls (no other server's call in between to hide it behind).
     let (mut b2b_with, mut b2b_without) = (Vec::new(), Vec::new());
-    let mut b2b_ahead = 0usize;
+    let paced_ahead = took_ahead(&ahead_log)? - before - started_ahead;
     for _ in 0..iterations.div_ceil(20) {
         for _ in 0..20 {
-            b2b_ahead += took_ahead(&succeeded(timed(&mut b2b_with, || {
-                lean_on.call("run_command", &call)
-            })?)?);
+            succeeded(timed(&mut b2b_with, || lean_on.call("run_command", &call))?)?;
         }
         for _ in 0..20 {
             succeeded(timed(&mut b2b_without, || {
@@ -125,6 +137,7 @@ pub(crate) async fn run(bin: &std::path::Path, iterations: usize) -> Result<()> 
             })?)?;
         }
     }
+    let b2b_ahead = took_ahead(&ahead_log)? - before - started_ahead - paced_ahead;
     on.cancel().await.ok();
     off.cancel().await.ok();
     drop((lean_on, lean_off, lean_no_view));

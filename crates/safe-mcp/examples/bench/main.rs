@@ -14,6 +14,7 @@
 mod bench;
 mod bench_sandbox;
 mod line_client;
+mod recorded;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -249,7 +249,8 @@ impl Executor {
         let Some(sandbox) = self.sandbox.as_deref() else {
             let child = self.spawn_plain(request).map_err(ExecError::Spawn)?;
             let supervised = supervise(child, &request.limits, cancel, None).await;
-            let report = sandbox::unsandboxed_report(request.profile, &request.limits);
+            let report =
+                sandbox::unsandboxed_report(request.profile, &request.limits, self.plain_identity);
             return Ok(outcome(supervised, report));
         };
         self.ahead.remember_limits(&request.limits);
@@ -325,7 +326,7 @@ impl Executor {
     /// report what the kernel really granted. Synchronous (called before the runtime).
     pub fn probe(&self, profile: Profile, limits: &ExecLimits) -> SandboxReport {
         let Some(sandbox) = self.sandbox.as_deref() else {
-            return sandbox::unsandboxed_report(profile, limits);
+            return sandbox::unsandboxed_report(profile, limits, self.plain_identity);
         };
         let call = launch::create_call(sandbox, limits);
         let mut problems = call.problems.clone();

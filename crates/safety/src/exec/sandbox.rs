@@ -173,6 +173,82 @@ impl SandboxReport {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// The one-line summary every `run_command` result carries as `detail.sandbox`:
+    /// `key=value` pairs for the profile and each mechanism (`off` where it is missing),
+    /// then the number of downgrades when there are any (the result then carries this
+    /// whole report as `sandbox_report`). At most [`BRIEF_MAX_BYTES`] bytes, e.g.
+    /// `profile=standard landlock=7/partial seccomp=on ro_view=on ns=off uid=65534
+    /// caps=dropped kill=cgroup pids=on memory=on net=on`.
+    ///
+    /// `landlock` is the kernel's ABI and whether the ruleset is `full`y, `partial`ly or
+    /// `not-enforced`; `ro_view` the read-only view of the file system; `ns` the namespaces;
+    /// `uid` the user the command ran as (`server`: the server's own); `caps` what is left of
+    /// its capabilities; `kill` what kills the whole tree (`cgroup`, `pid-ns`,
+    /// `process-group`); `pids` and `memory` the cgroup limits; `net` whether the network
+    /// is usable (`not-blocked`: the profile turns it off and nothing could block it).
+    pub fn brief(&self) -> String {
+        let m = &self.mechanisms;
+        let on = |on: bool| if on { "on" } else { "off" };
+        let mut line = format!("profile={}", self.profile);
+        if !m.launcher {
+            line.push_str(" sandbox=off");
+        }
+        let landlock = match &m.landlock {
+            Some(l) => {
+                let status = match l.status.as_str() {
+                    "fully_enforced" => "full",
+                    "partially_enforced" => "partial",
+                    "not_enforced" => "not-enforced",
+                    other => other,
+                };
+                format!("{}/{status}", l.abi)
+            }
+            None => "off".into(),
+        };
+        let ns = if m.namespaces.is_empty() {
+            "off".into()
+        } else {
+            m.namespaces.join("+")
+        };
+        let uid = match &m.run_as {
+            Some(id) => id.split(':').next().unwrap_or(id),
+            None => "server",
+        };
+        let caps = match m.capabilities.as_deref() {
+            Some("all dropped") => "dropped",
+            Some("none held") => "none-held",
+            Some("unknown") => "unknown",
+            Some(other) => other,
+            None => "not-dropped",
+        };
+        let kill = match m.tree_kill.as_str() {
+            "cgroup.kill" => "cgroup",
+            "pid namespace" => "pid-ns",
+            "process group" => "process-group",
+            other => other,
+        };
+        let network_blocked = m.seccomp.is_some()
+            || m.namespaces.iter().any(|n| n == "net")
+            || m.landlock.as_ref().is_some_and(|l| l.network_rules);
+        let net = match self.limits.network {
+            Network::On => "on",
+            Network::Off if network_blocked => "off",
+            Network::Off => "not-blocked",
+        };
+        line.push_str(&format!(
+            " landlock={landlock} seccomp={} ro_view={} ns={ns} uid={uid} caps={caps} \
+             kill={kill} pids={} memory={} net={net}",
+            on(m.seccomp.is_some()),
+            on(m.view.is_some()),
+            on(m.cgroup.processes.is_some()),
+            on(m.cgroup.memory.is_some()),
+        ));
+        if !self.downgrades.is_empty() {
+            line.push_str(&format!(" downgrades={}", self.downgrades.len()));
+        }
+        line
+    }
+
     /// One line for the start-up log.
     pub fn summary(&self) -> String {
         let m = &self.mechanisms;
@@ -219,6 +295,9 @@ impl SandboxReport {
         line
     }
 }
+
+/// The bound of [`SandboxReport::brief`].
+pub const BRIEF_MAX_BYTES: usize = 200;
 
 /// The concrete limits of a call as reported in `detail.sandbox.limits`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -271,13 +350,19 @@ impl LimitsReport {
     }
 }
 
-/// The report of a call that ran without the launcher (sandbox disabled by policy).
-pub(crate) fn unsandboxed_report(profile: Profile, limits: &ExecLimits) -> SandboxReport {
+/// The report of a call that ran without the launcher (sandbox disabled by policy), as
+/// `run_as` (`uid`, `gid`) when the server switched to it.
+pub(crate) fn unsandboxed_report(
+    profile: Profile,
+    limits: &ExecLimits,
+    run_as: Option<(u32, u32)>,
+) -> SandboxReport {
     SandboxReport {
         profile,
         limits: LimitsReport::of(limits),
         mechanisms: Mechanisms {
             launcher: false,
+            run_as: run_as.map(|(uid, gid)| format!("{uid}:{gid}")),
             tree_kill: "process group".into(),
             process_group: true,
             ..Mechanisms::default()
@@ -479,5 +564,221 @@ pub(crate) fn build_report(
         downgrades,
         memory_peak_bytes: (hits.memory_peak_bytes > 0).then_some(hits.memory_peak_bytes),
         limit_hits: hits,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::view::ViewReport;
+
+    fn limits(network: bool) -> LimitsReport {
+        LimitsReport {
+            timeout_seconds: 30,
+            max_output_bytes: 65536,
+            open_files: 256,
+            processes: 128,
+            memory_bytes: 1 << 29,
+            file_size_bytes: 1 << 30,
+            cpu_seconds: 60,
+            network: if network { Network::On } else { Network::Off },
+        }
+    }
+
+    /// Every shape a report's mechanisms take, at their longest (a two-digit Landlock ABI,
+    /// the largest uid, a two-digit downgrade count), and each missing.
+    fn every_report(mut each: impl FnMut(&SandboxReport)) {
+        let landlocks = [
+            None,
+            Some(("fully_enforced", true)),
+            Some(("partially_enforced", false)),
+            Some(("not_enforced", false)),
+        ];
+        let namespaces: [&[&str]; 3] = [&[], &["user", "pid"], &["user", "pid", "net"]];
+        let capabilities = [
+            None,
+            Some("all dropped"),
+            Some("none held"),
+            Some("unknown"),
+        ];
+        for profile in [Profile::Strict, Profile::Standard, Profile::Permissive] {
+            for launcher in [true, false] {
+                for landlock in landlocks {
+                    for (seccomp, view) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
+                        for ns in namespaces {
+                            for caps in capabilities {
+                                for cgroup in 0..8u8 {
+                                    for tree_kill in
+                                        ["cgroup.kill", "pid namespace", "process group"]
+                                    {
+                                        for downgrades in [0, 1, 99] {
+                                            each(&SandboxReport {
+                                                profile,
+                                                limits: limits(profile != Profile::Strict),
+                                                mechanisms: Mechanisms {
+                                                    launcher,
+                                                    landlock: landlock.map(
+                                                        |(status, network_rules)| LandlockReport {
+                                                            abi: 99,
+                                                            status: status.into(),
+                                                            network_rules,
+                                                            scoped: true,
+                                                            unmediated: vec!["x".repeat(300)],
+                                                        },
+                                                    ),
+                                                    seccomp: seccomp.then(|| "x".repeat(300)),
+                                                    namespaces: ns
+                                                        .iter()
+                                                        .map(|n| n.to_string())
+                                                        .collect(),
+                                                    view: view.then(|| ViewReport {
+                                                        protected: vec![".git".into()],
+                                                        scan_truncated: true,
+                                                    }),
+                                                    run_as: Some(format!(
+                                                        "{}:{}",
+                                                        u32::MAX - 1,
+                                                        u32::MAX - 1
+                                                    )),
+                                                    capabilities: caps.map(str::to_string),
+                                                    cgroup: CgroupReport {
+                                                        kill: cgroup & 1 != 0,
+                                                        processes: (cgroup & 2 != 0)
+                                                            .then(|| "cgroup v1 pids.max".into()),
+                                                        memory: (cgroup & 4 != 0).then(|| {
+                                                            "cgroup v1 memory.limit_in_bytes".into()
+                                                        }),
+                                                        unreaped: None,
+                                                    },
+                                                    tree_kill: tree_kill.into(),
+                                                    ..Mechanisms::default()
+                                                },
+                                                downgrades: vec![String::new(); downgrades],
+                                                limit_hits: LimitHits::default(),
+                                                memory_peak_bytes: Some(u64::MAX),
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_brief_of_every_report_fits_in_200_bytes() {
+        let mut count = 0;
+        let mut longest = String::new();
+        every_report(|report| {
+            count += 1;
+            let brief = report.brief();
+            if brief.len() > longest.len() {
+                longest = brief;
+            }
+        });
+        assert!(count > 10_000, "{count}");
+        assert!(
+            longest.len() <= BRIEF_MAX_BYTES,
+            "{} bytes: {longest}",
+            longest.len()
+        );
+        assert!(!longest.contains('\n'), "{longest}");
+        eprintln!("the longest brief, {} bytes: {longest}", longest.len());
+    }
+
+    #[test]
+    fn the_brief_names_every_mechanism_that_is_off() {
+        let mut report = SandboxReport {
+            profile: Profile::Strict,
+            limits: limits(false),
+            mechanisms: Mechanisms {
+                launcher: true,
+                tree_kill: "process group".into(),
+                ..Mechanisms::default()
+            },
+            downgrades: vec!["a".into(), "b".into()],
+            limit_hits: LimitHits::default(),
+            memory_peak_bytes: None,
+        };
+        let brief = report.brief();
+        for off in [
+            "landlock=off",
+            "seccomp=off",
+            "ro_view=off",
+            "ns=off",
+            "uid=server",
+            "caps=not-dropped",
+            "kill=process-group",
+            "pids=off",
+            "memory=off",
+            "net=not-blocked",
+            "downgrades=2",
+        ] {
+            assert!(brief.contains(off), "no '{off}' in: {brief}");
+        }
+        assert!(brief.starts_with("profile=strict "), "{brief}");
+        assert!(!brief.contains("sandbox=off"), "{brief}");
+
+        // Each one named as on once it is.
+        report.mechanisms = Mechanisms {
+            launcher: true,
+            landlock: Some(LandlockReport {
+                abi: 7,
+                status: "partially_enforced".into(),
+                network_rules: false,
+                scoped: true,
+                unmediated: Vec::new(),
+            }),
+            seccomp: Some("strict".into()),
+            namespaces: vec!["user".into(), "pid".into(), "net".into()],
+            view: Some(ViewReport {
+                protected: Vec::new(),
+                scan_truncated: false,
+            }),
+            run_as: Some("65534:65534".into()),
+            capabilities: Some("all dropped".into()),
+            cgroup: CgroupReport {
+                kill: true,
+                processes: Some("cgroup v2 pids.max".into()),
+                memory: Some("cgroup v2 memory.max".into()),
+                unreaped: None,
+            },
+            tree_kill: "cgroup.kill".into(),
+            ..Mechanisms::default()
+        };
+        report.downgrades.clear();
+        assert_eq!(
+            report.brief(),
+            "profile=strict landlock=7/partial seccomp=on ro_view=on ns=user+pid+net uid=65534 \
+             caps=dropped kill=cgroup pids=on memory=on net=off"
+        );
+    }
+
+    #[test]
+    fn the_brief_of_a_disabled_sandbox_says_so_and_counts_its_downgrade() {
+        let report = unsandboxed_report(Profile::Strict, &Profile::Strict.limits(), None);
+        assert_eq!(
+            unsandboxed_report(
+                Profile::Strict,
+                &Profile::Strict.limits(),
+                Some((65534, 65534))
+            )
+            .mechanisms
+            .run_as
+            .as_deref(),
+            Some("65534:65534")
+        );
+        let brief = report.brief();
+        assert_eq!(
+            brief,
+            "profile=strict sandbox=off landlock=off seccomp=off ro_view=off ns=off uid=server \
+             caps=not-dropped kill=process-group pids=off memory=off net=not-blocked downgrades=1"
+        );
+        assert!(brief.len() <= BRIEF_MAX_BYTES, "{} bytes", brief.len());
     }
 }

@@ -411,7 +411,7 @@ impl Organizer {
         answer: Result<Envelope<D>, ToolError>,
     ) -> Envelope {
         match answer {
-            Ok(env) => call.finish(env, &[], Durability::Now),
+            Ok(env) => call.finish(env, Map::new(), Durability::Now),
             // The intent could not be written; the outcome will not be either.
             Err(e @ ToolError::Unrecorded(_)) => {
                 let env = e.envelope::<D>(call.tool());
@@ -419,7 +419,7 @@ impl Organizer {
             }
             Err(e) => {
                 let env = e.envelope::<D>(call.tool());
-                call.finish(env, &[], Durability::Now)
+                call.finish(env, Map::new(), Durability::Now)
             }
         }
     }

@@ -11,6 +11,9 @@ use safety::terminal::TerminalCore;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+#[path = "../../../safe-mcp/examples/bench/recorded.rs"]
+mod recorded;
+
 /// Programs the test policy allows (the attacks need shells and interpreters on purpose).
 pub const ALLOWED: &[&str] = &[
     "bash", "sh", "python3", "setsid", "sleep", "yes", "touch", "cp", "cat", "true", "echo",
@@ -115,6 +118,14 @@ impl Setup {
             .run_command(args.as_object(), &CancellationToken::new())
             .await;
         envelope.to_value()
+    }
+
+    /// The whole sandbox report of the call that answered `envelope`, from its audit
+    /// record (checked against the envelope: the summary, and the whole report on the wire
+    /// exactly when something was downgraded).
+    pub fn report(&self, envelope: &Value) -> Value {
+        recorded::recorded_report(&self.dir.path().join("state/audit.jsonl"), envelope)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// True when the start-up probe found `feature`; otherwise print a loud SKIP line (or
