@@ -1058,15 +1058,27 @@ async fn every_envelope_fits_its_tools_output_schema_exactly() {
         "the summary is a string"
     );
 
-    // A downgraded call carries the whole report, which fits the schema too, field by
-    // field (here the sandbox disabled by policy).
+    // A downgraded call carries the whole report (here the sandbox disabled by policy).
+    // run_command's schema keeps it an open object; field by field it is the report
+    // explain_command's schema describes, which is checked here.
     let off = Fixture::with_policy("closed", "\n[terminal.sandbox]\nenabled = false\n");
     let s = off.connect().await;
-    let mut e = run(&s, json!({"command": "cat notes.txt"})).await;
+    let e = run(&s, json!({"command": "cat notes.txt"})).await;
     assert!(e["detail"]["sandbox_report"]["limits"].is_object(), "{e}");
     assert_fits(&validators, &e);
-    e["detail"]["sandbox_report"]["limits"]["surprise"] = json!(1);
-    assert!(!validators["run_command"].is_valid(&e));
+    let mut report = e["detail"]["sandbox_report"].clone();
+    assert_fits(&validators, &as_explained(&report));
+    report["limits"]["surprise"] = json!(1);
+    assert!(!validators["explain_command"].is_valid(&as_explained(&report)));
+}
+
+/// An explain_command envelope whose `detail.sandbox` is `report` (as explain reports it:
+/// with the source of its mechanisms), to check a run's report against explain's schema.
+fn as_explained(report: &Value) -> Value {
+    let mut sandbox = report.clone();
+    sandbox["source"] = json!("start-up probe");
+    json!({"action": "explain_command", "code": "OK", "ok": true, "reason": "r",
+           "duration_ms": 0, "detail": {"sandbox": sandbox}})
 }
 
 /// The audit log's `run_command` outcome records.

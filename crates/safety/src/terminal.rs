@@ -267,7 +267,11 @@ pub(crate) struct RunCommandDetail {
     /// The whole sandbox report (limits, mechanisms, downgrades in words), present when
     /// something was downgraded (the kernel or the host lacked a mechanism, or the policy
     /// disabled the sandbox): a weaker sandbox is never silent. Always in the audit record.
+    /// Its fields are those of explain_command's `detail.sandbox` (that tool's
+    /// `outputSchema` describes them); here it is an open object, so the schema every
+    /// `run_command` client reads stays small.
     #[serde(skip_serializing_if = "no_downgrade")]
+    #[schemars(with = "Option<Map<String, Value>>")]
     pub sandbox_report: Option<SandboxReport>,
 }
 
