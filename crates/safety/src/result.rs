@@ -167,7 +167,7 @@ pub(crate) struct NoDetail {}
 /// recorder's note, for what `Serialize` writes (an `Option` field that is skipped when
 /// empty is optional, one that is written as `null` is required and nullable). Every
 /// object schema is closed (`additionalProperties: false`: a client can reject any field
-/// the schema does not name). Portable as [`tool_schema`] makes every schema.
+/// the schema does not name). Portable as `tool_schema` makes every schema.
 pub fn output_schema<D: JsonSchema>() -> Map<String, Value> {
     tool_schema::<Envelope<Recorded<D>>>(
         schemars::generate::SchemaSettings::draft2020_12()
@@ -177,7 +177,7 @@ pub fn output_schema<D: JsonSchema>() -> Map<String, Value> {
 }
 
 /// The `inputSchema` of a tool whose arguments are `T` (what `Deserialize` accepts).
-/// Portable as [`tool_schema`] makes every schema.
+/// Portable as `tool_schema` makes every schema.
 pub fn input_schema<T: JsonSchema>() -> Map<String, Value> {
     tool_schema::<T>(schemars::generate::SchemaSettings::draft2020_12())
 }
