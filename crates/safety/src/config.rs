@@ -26,6 +26,9 @@ pub enum Server {
     Terminal,
     /// `safe-mcp files`.
     Files,
+    /// The guard: runs registered tools through the terminal's executor, so it validates
+    /// `[terminal]` (jail, sandbox, limits) and `[guard]`.
+    Guard,
 }
 
 /// A fatal start-up condition. `Display` is the text after `fatal: `.
@@ -418,6 +421,151 @@ pub struct FilesSettings {
     pub skip: Vec<SkipRule>,
 }
 
+/// `[guard] replay`: what a call whose canonical hash is already in the replay window gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Run it and flag it as a replay (a call's `blockOnReplay` may still refuse it).
+    #[default]
+    Flag,
+    /// Refuse it with `POLICY_DENIED`.
+    Block,
+    /// No replay window: nothing is flagged (the tool's trust tier is at most `HIGH`).
+    Off,
+}
+
+/// One `[[guard.tools]]` entry: a named tool with a pinned executable and its argument rules.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardTool {
+    /// The tool's name (`[A-Za-z0-9_.-]{1,64}`, unique): what a caller's `toolName` names.
+    pub name: String,
+    /// The absolute path of the program; checked at start-up to be an executable file and
+    /// stored with every symlink resolved, so a link changed later does not change what runs.
+    pub executable: PathBuf,
+    /// Regexes (Rust `regex`, anchored for you); every argument must fully match one. Empty:
+    /// any argument (the tool's trust tier is then `MEDIUM`).
+    #[serde(default)]
+    pub args_patterns: Vec<String>,
+    /// A folder or glob (`*`, `?`, `**`) relative to the jail root: a call runs only in a
+    /// matching folder or beneath one, compared with the folder as the jail resolved it.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The sandbox profile; absent: `[terminal.sandbox] profile`.
+    #[serde(default)]
+    pub profile: Option<Profile>,
+    /// Names of environment variables a caller may set; nothing else of a caller's `env`
+    /// reaches the command. Loader and configuration variables ([`FORBIDDEN_ENV`]) are refused.
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+    /// Argument lists (the program not included) this entry must accept; checked when the
+    /// registry is built at start-up, one that is refused is fatal.
+    #[serde(default)]
+    pub examples_allow: Vec<Vec<String>>,
+    /// Argument lists this entry must refuse; one that is accepted is fatal.
+    #[serde(default)]
+    pub examples_deny: Vec<Vec<String>>,
+}
+
+/// `[guard]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuardSettings {
+    /// The folder source scans may read (a path beneath it only); absent: no scans.
+    pub scan_root: Option<PathBuf>,
+    /// What a replayed call gets.
+    pub replay: ReplayMode,
+    /// The file the replay window is kept in across restarts (outside the jail, like the
+    /// audit log); absent: the window lives in memory only.
+    pub replay_state: Option<PathBuf>,
+    /// Most hashes the replay window holds (default `DEFAULT_REPLAY_WINDOW_ENTRIES`, at
+    /// least 1); the oldest goes first.
+    pub replay_window_entries: Option<u64>,
+    /// How long a hash stays in the window, in seconds (default
+    /// `DEFAULT_REPLAY_WINDOW_SECONDS`, at least 1).
+    pub replay_window_seconds: Option<u64>,
+    /// The operator's tools.
+    pub tools: Vec<GuardTool>,
+}
+
+/// Default `[guard] replay_window_entries`.
+pub const DEFAULT_REPLAY_WINDOW_ENTRIES: u64 = 10_000;
+/// Default `[guard] replay_window_seconds` (one hour).
+pub const DEFAULT_REPLAY_WINDOW_SECONDS: u64 = 3600;
+
+impl GuardSettings {
+    /// Most hashes the replay window holds.
+    pub fn replay_window_entries(&self) -> u64 {
+        self.replay_window_entries
+            .unwrap_or(DEFAULT_REPLAY_WINDOW_ENTRIES)
+    }
+    /// How long a hash stays in the replay window.
+    pub fn replay_window_age(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.replay_window_seconds
+                .unwrap_or(DEFAULT_REPLAY_WINDOW_SECONDS),
+        )
+    }
+}
+
+/// Environment variables no `[[guard.tools]] env_allow` may name, compared ignoring case: each
+/// makes a program load code or configuration from where the caller says (a trailing `*`
+/// is a prefix). `PATH` picks the program; `LD_*`, `GCONV_PATH`, `GLIBC_TUNABLES`,
+/// `MALLOC_*` steer the loader and libc; `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`,
+/// `IFS`, `CDPATH`, `PROMPT_COMMAND` run shell code; `GIT_*` reconfigures git
+/// (`GIT_SSH_COMMAND`, `GIT_CONFIG_*`); `PYTHON*`, `NODE_OPTIONS`, `NODE_PATH`, `PERL5*`,
+/// `PERLLIB`, `RUBYOPT`, `RUBYLIB`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`,
+/// `CLASSPATH` load code into interpreters; `HOME`, `XDG_CONFIG_HOME`, `TMPDIR` move where
+/// programs read their configuration and write; `SAFE_MCP_*` is ours.
+pub const FORBIDDEN_ENV: &[&str] = &[
+    "PATH",
+    "LD_*",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "MALLOC_*",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "RESOLV_*",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "CDPATH",
+    "PROMPT_COMMAND",
+    "BASH_FUNC_*",
+    "GIT_*",
+    "PYTHON*",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5*",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "TMPDIR",
+    "SAFE_MCP_*",
+];
+
+/// The [`FORBIDDEN_ENV`] entry `name` falls under, if any (case ignored).
+pub fn forbidden_env(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase();
+    FORBIDDEN_ENV
+        .iter()
+        .copied()
+        .find(|entry| match entry.strip_suffix('*') {
+            Some(prefix) => upper.starts_with(prefix),
+            None => upper == *entry,
+        })
+}
+
 /// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
 pub const MIN_ROTATE_BYTES: u64 = 4096;
 
@@ -439,6 +587,8 @@ pub struct PolicyFile {
     pub terminal: TerminalSettings,
     /// Files section.
     pub files: FilesSettings,
+    /// Guard section.
+    pub guard: GuardSettings,
 }
 
 /// The loaded policy: paths resolved, the started server's section validated.
@@ -462,6 +612,9 @@ pub struct Config {
     pub terminal: TerminalSettings,
     /// Files section (workspace_root and journal resolved when `server == Files`).
     pub files: FilesSettings,
+    /// Guard section (paths resolved, every tool's executable checked and resolved when
+    /// `server == Guard`; its patterns and examples are checked when the registry is built).
+    pub guard: GuardSettings,
 }
 
 impl Config {
@@ -1084,6 +1237,102 @@ fn canonical_root(key: &'static str, path: &Path) -> Result<PathBuf, ConfigError
     })
 }
 
+/// `[guard]` (the server is the guard): the scan root exists, the window's bounds are at
+/// least 1, and every tool entry is well-formed; a bad entry is fatal, naming it.
+fn validate_guard(guard: &mut GuardSettings, base: &Path) -> Result<(), ConfigError> {
+    if let Some(scan) = guard.scan_root.take() {
+        guard.scan_root = Some(canonical_root("guard.scan_root", &resolve(base, &scan))?);
+    }
+    for (key, value) in [
+        ("guard.replay_window_entries", guard.replay_window_entries),
+        ("guard.replay_window_seconds", guard.replay_window_seconds),
+    ] {
+        // Zero would make every window empty: replay on in name only.
+        if value == Some(0) {
+            return Err(ConfigError::BadValue {
+                key: key.into(),
+                message: "must be at least 1".into(),
+            });
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (index, tool) in guard.tools.iter_mut().enumerate() {
+        let bad = |message: String| ConfigError::BadValue {
+            key: format!("guard.tools[{index}] '{}'", tool.name),
+            message,
+        };
+        let name_ok = (1..=64).contains(&tool.name.len())
+            && tool
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !name_ok {
+            return Err(bad("name must be 1 to 64 of A-Z a-z 0-9 _ . -".into()));
+        }
+        // A second entry of the same name would let the wider of the two answer for both.
+        if !names.insert(tool.name.clone()) {
+            return Err(bad("a second entry of this name".into()));
+        }
+        tool.executable = checked_executable(&tool.executable).map_err(&bad)?;
+        if let Some(cwd) = &tool.cwd {
+            check_cwd_pattern(cwd).map_err(&bad)?;
+        }
+        for name in &tool.env_allow {
+            let well_formed = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !well_formed {
+                return Err(bad(format!(
+                    "env_allow '{name}' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"
+                )));
+            }
+            if let Some(entry) = forbidden_env(name) {
+                return Err(bad(format!(
+                    "env_allow '{name}' cannot be allowed: {entry} makes programs load code or configuration from where the caller says"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `executable` as it will run: absolute, an existing regular file with an execute bit,
+/// every symlink resolved. Relative paths are refused (they would be found through `PATH`
+/// or the working folder, which the caller influences).
+fn checked_executable(executable: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = executable.display();
+    if !executable.is_absolute() {
+        return Err(format!("executable '{shown}' must be an absolute path"));
+    }
+    let meta = std::fs::metadata(executable)
+        .map_err(|e| format!("executable '{shown}' cannot be used: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("executable '{shown}' is not a regular file"));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!("executable '{shown}' is not executable (no x bit)"));
+    }
+    executable
+        .canonicalize()
+        .map_err(|e| format!("executable '{shown}' cannot be resolved: {e}"))
+}
+
+/// A `cwd` pattern names folders beneath the jail root: relative, no `..`, not empty. The
+/// registry compares it with the folder the jail resolved, never with the caller's string.
+pub(crate) fn check_cwd_pattern(cwd: &str) -> Result<(), String> {
+    let path = Path::new(cwd);
+    if cwd.is_empty() || path.is_absolute() {
+        return Err(format!(
+            "cwd '{cwd}' must be a folder or glob relative to the jail root"
+        ));
+    }
+    // `build/../..` would name the jail's parent.
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(format!("cwd '{cwd}' must not hold '..'"));
+    }
+    Ok(())
+}
+
 fn resolve_and_validate(
     mut file: PolicyFile,
     policy_file: &Path,
@@ -1106,7 +1355,7 @@ fn resolve_and_validate(
     }
 
     match server {
-        Server::Terminal => {
+        Server::Terminal | Server::Guard => {
             let t = &mut file.terminal;
             let jail = t.jail_root.take().ok_or(ConfigError::Missing {
                 key: "terminal.jail_root",
@@ -1128,9 +1377,28 @@ fn resolve_and_validate(
             paths.extend(
                 (workspace.as_deref()).map(|w| ("files.workspace_root", w, PathKind::Root)),
             );
+            // The guard's replay window: a command that could rewrite it could make a
+            // replay look new.
+            let replay_state = (server == Server::Guard)
+                .then_some(file.guard.replay_state.as_deref())
+                .flatten()
+                .map(|r| state_path("guard.replay_state", base, r))
+                .transpose()?;
+            paths.extend(
+                (replay_state.as_ref())
+                    .map(|r| ("guard.replay_state", r.resolved.as_path(), PathKind::State)),
+            );
             distinct_and_not_nested(&paths)?;
             audit_log.refuse_link()?;
             journal.as_ref().map(StatePath::refuse_link).transpose()?;
+            replay_state
+                .as_ref()
+                .map(StatePath::refuse_link)
+                .transpose()?;
+            if server == Server::Guard {
+                file.guard.replay_state = replay_state.map(|r| r.resolved);
+                validate_guard(&mut file.guard, base)?;
+            }
             let t = &mut file.terminal;
             t.jail_root = Some(jail);
             t.sandbox.read_paths = t
@@ -1216,6 +1484,7 @@ fn resolve_and_validate(
         redaction: file.redaction,
         terminal: file.terminal,
         files: file.files,
+        guard: file.guard,
     })
 }
 
@@ -1326,6 +1595,182 @@ mod tests {
             apply_env_overrides(&mut tree, &[(name.to_string(), value.to_string())]).unwrap();
             let parsed = PolicyFile::deserialize(toml::Value::Table(tree));
             assert!(parsed.is_ok(), "{name} -> {path:?}: {parsed:?}");
+        }
+    }
+
+    /// A folder with a jail, a state folder and a policy for the guard holding `guard`.
+    fn guard_policy(guard: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("jail/src")).unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        let policy = dir.path().join("policy.toml");
+        std::fs::write(
+            &policy,
+            format!("audit_log = 'state/audit.jsonl'\n[terminal]\njail_root = 'jail'\n{guard}"),
+        )
+        .unwrap();
+        (dir, policy)
+    }
+
+    fn guard_error(guard: &str) -> String {
+        let (_dir, policy) = guard_policy(guard);
+        load(&policy, Server::Guard, &[]).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_guard_policy_loads_with_each_executable_resolved_and_defaults_set() {
+        let (dir, policy) = guard_policy(
+            "[guard]\nreplay = 'block'\nreplay_state = 'state/replay.json'\nscan_root = 'jail/src'\n\
+             [[guard.tools]]\nname = 'sh'\nexecutable = '/bin/sh'\nargs_patterns = ['-c']\n\
+             cwd = 'src/**'\nprofile = 'strict'\nenv_allow = ['COLUMNS', 'LC_ALL']\n\
+             examples_allow = [['-c']]\nexamples_deny = [['-x']]\n",
+        );
+        let config = load(&policy, Server::Guard, &[]).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let guard = &config.guard;
+        assert_eq!(guard.replay, ReplayMode::Block);
+        assert_eq!(guard.replay_state, Some(root.join("state/replay.json")));
+        assert_eq!(guard.scan_root, Some(root.join("jail/src")));
+        assert_eq!(guard.replay_window_entries(), DEFAULT_REPLAY_WINDOW_ENTRIES);
+        assert_eq!(
+            guard.replay_window_age().as_secs(),
+            DEFAULT_REPLAY_WINDOW_SECONDS
+        );
+        let tool = guard.tools.first().unwrap();
+        assert_eq!(
+            tool.executable,
+            Path::new("/bin/sh").canonicalize().unwrap()
+        );
+        assert_eq!(tool.profile, Some(Profile::Strict));
+        assert_eq!(tool.examples_allow, [["-c"]]);
+        // The terminal reads no [guard]: its tools are not checked there.
+        let (_d, policy) = guard_policy("[[guard.tools]]\nname = 'x'\nexecutable = 'rel'\n");
+        assert!(load(&policy, Server::Terminal, &[]).is_ok());
+        assert!(load(&policy, Server::Guard, &[]).is_err());
+    }
+
+    #[test]
+    fn a_guard_executable_must_be_an_absolute_existing_executable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("not-executable");
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        let missing = dir.path().join("missing");
+        for (executable, problem) in [
+            ("ls".to_string(), "must be an absolute path"),
+            ("./bin/ls".to_string(), "must be an absolute path"),
+            (plain.display().to_string(), "is not executable"),
+            (missing.display().to_string(), "cannot be used"),
+            ("/tmp".to_string(), "is not a regular file"),
+        ] {
+            let e = guard_error(&format!(
+                "[[guard.tools]]\nname = 'ok'\nexecutable = '/bin/ls'\n\
+                 [[guard.tools]]\nname = 'bad-one'\nexecutable = '{executable}'\n"
+            ));
+            assert!(e.starts_with("guard.tools[1] 'bad-one': "), "{e}");
+            assert!(e.contains(problem), "{executable}: {e}");
+        }
+        // Executable once its bit is set.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (_d, policy) = guard_policy(&format!(
+            "[[guard.tools]]\nname = 'script'\nexecutable = '{}'\n",
+            plain.display()
+        ));
+        load(&policy, Server::Guard, &[]).unwrap();
+    }
+
+    #[test]
+    fn env_allow_refuses_loader_and_configuration_variables_naming_the_entry() {
+        for name in [
+            "PATH",
+            "LD_PRELOAD",
+            "ld_library_path",
+            "GIT_SSH_COMMAND",
+            "GIT_CONFIG_GLOBAL",
+            "BASH_ENV",
+            "ENV",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "NODE_OPTIONS",
+            "PERL5OPT",
+            "RUBYOPT",
+            "GLIBC_TUNABLES",
+            "SAFE_MCP_POLICY_FILE",
+        ] {
+            let e = guard_error(&format!(
+                "[[guard.tools]]\nname = 'ls'\nexecutable = '/bin/ls'\nenv_allow = ['COLUMNS', '{name}']\n"
+            ));
+            assert!(e.starts_with("guard.tools[0] 'ls': env_allow"), "{e}");
+            assert!(e.contains("cannot be allowed"), "{name}: {e}");
+        }
+        for name in ["", "1X", "A-B", "A=B"] {
+            let e = guard_error(&format!(
+                "[[guard.tools]]\nname = 'ls'\nexecutable = '/bin/ls'\nenv_allow = ['{name}']\n"
+            ));
+            assert!(e.contains("is not a variable name"), "{name}: {e}");
+        }
+        assert_eq!(forbidden_env("LD_AUDIT"), Some("LD_*"));
+        assert_eq!(forbidden_env("COLUMNS"), None);
+        assert_eq!(forbidden_env("ENVIRONMENT"), None);
+    }
+
+    #[test]
+    fn bad_guard_entries_and_values_are_fatal_naming_the_key() {
+        let ls = "executable = '/bin/ls'\n";
+        for (guard, wanted) in [
+            (
+                format!("[[guard.tools]]\nname = 'a b'\n{ls}"),
+                "guard.tools[0] 'a b': name must be",
+            ),
+            (format!("[[guard.tools]]\nname = ''\n{ls}"), "name must be"),
+            (
+                format!("[[guard.tools]]\nname = 'ls'\n{ls}[[guard.tools]]\nname = 'ls'\n{ls}"),
+                "guard.tools[1] 'ls': a second entry",
+            ),
+            (
+                format!("[[guard.tools]]\nname = 'ls'\n{ls}cwd = '/etc'\n"),
+                "relative to the jail root",
+            ),
+            (
+                format!("[[guard.tools]]\nname = 'ls'\n{ls}cwd = 'src/../..'\n"),
+                "must not hold '..'",
+            ),
+            (
+                format!("[[guard.tools]]\nname = 'ls'\n{ls}shell = true\n"),
+                "unknown field `shell`",
+            ),
+            (
+                "[[guard.tools]]\nname = 'ls'\n".to_string(),
+                "missing field `executable`",
+            ),
+            (
+                "[guard]\nreplay = 'maybe'\n".to_string(),
+                "expected one of `flag`, `block`, `off`",
+            ),
+            (
+                "[guard]\nreplay_window_entries = 0\n".to_string(),
+                "guard.replay_window_entries: must be at least 1",
+            ),
+            (
+                "[guard]\nreplay_window_seconds = 0\n".to_string(),
+                "guard.replay_window_seconds: must be at least 1",
+            ),
+            (
+                "[guard]\nscan_root = 'nowhere'\n".to_string(),
+                "guard.scan_root",
+            ),
+            // Inside the jail, a command could rewrite the window and make a replay look new.
+            (
+                "[guard]\nreplay_state = 'jail/replay.json'\n".to_string(),
+                "guard.replay_state",
+            ),
+            (
+                "[guard]\nreplay_state = 'state/audit.jsonl'\n".to_string(),
+                "is the same path as",
+            ),
+        ] {
+            let e = guard_error(&guard);
+            assert!(e.contains(wanted), "{guard}: {e}");
         }
     }
 }
