@@ -32,6 +32,9 @@
 //! return the envelope, and a lint list keeps them from the file system, processes and
 //! sockets. The architecture in full: `docs/architecture.md`.
 //!
+//! [`guard`] holds the guard's decisions: the registry of named tools (operator entries
+//! from the policy, run-time entries that can only narrow them) and each tool's trust tier.
+//!
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):
 //! `result`, `parse`, `protocol`, `redact` → `jail` → `exec` → `config` → `policy`,

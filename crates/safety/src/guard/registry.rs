@@ -981,4 +981,50 @@ mod tests {
             no.reason
         );
     }
+
+    #[test]
+    fn digit_classes_are_unicode_unless_written_ascii_as_the_policy_page_says() {
+        let unicode = compile_whole_match("\\d+").unwrap();
+        assert!(unicode.is_match("12") && unicode.is_match("\u{663}"));
+        let ascii = compile_whole_match("(?-u:\\d)+").unwrap();
+        assert!(ascii.is_match("12") && !ascii.is_match("\u{663}"));
+        let range = compile_whole_match("[0-9]+").unwrap();
+        assert!(!range.is_match("\u{663}"));
+    }
+
+    #[test]
+    fn a_loaded_guard_policy_builds_a_registry_whose_entries_default_to_the_sandbox_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("jail")).unwrap();
+        let policy = dir.path().join("policy.toml");
+        let write = |tools: &str| {
+            std::fs::write(
+                &policy,
+                format!(
+                    "audit_log = 'audit.jsonl'\n[terminal]\njail_root = 'jail'\n\
+                     [terminal.sandbox]\nprofile = 'strict'\n{tools}"
+                ),
+            )
+            .unwrap();
+            crate::config::load(&policy, crate::config::Server::Guard, &[]).unwrap()
+        };
+        let config = write(
+            "[[guard.tools]]\nname = 'echo'\nexecutable = '/bin/echo'\nargs_patterns = ['hi']\n\
+             examples_allow = [['hi']]\nexamples_deny = [['bye']]\n",
+        );
+        let r = Registry::from_config(&config).unwrap();
+        let root = Jail::open(config.jail_root().unwrap()).unwrap();
+        let ok = r
+            .check("echo", &strings(&["hi"]), &root.resolve_cwd(None).unwrap())
+            .unwrap();
+        assert_eq!(ok.profile, Profile::Strict);
+        assert_eq!(ok.executable, PathBuf::from(real("/bin/echo")));
+        let config = write(
+            "[[guard.tools]]\nname = 'echo'\nexecutable = '/bin/echo'\nargs_patterns = ['hi']\n\
+             examples_allow = [['hi', 'there']]\n",
+        );
+        let e = Registry::from_config(&config).unwrap_err().to_string();
+        assert!(e.contains("guard.tools[0] 'echo': examples_allow"), "{e}");
+        assert!(e.contains("argument 1 'there'"), "{e}");
+    }
 }
