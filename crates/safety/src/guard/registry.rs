@@ -187,11 +187,12 @@ struct RuntimeEntry {
 /// What [`trust_tier`](super::trust_tier) reads of one tool.
 #[derive(Debug, Clone)]
 pub(crate) struct TierView {
-    /// The pattern lists a call must pass, one per layer (the run-time entry's, then one
-    /// operator entry's; the weakest operator entry counts, a call needs to pass only one).
-    pub(crate) layers: Vec<Vec<Regex>>,
+    /// A run-time entry's own patterns (`None` for an operator entry).
+    pub(crate) runtime_layer: Option<Vec<Regex>>,
+    /// The operator entries' patterns; a call needs to pass only one of them, so the
+    /// arguments are as open as the most open of these.
+    pub(crate) operator_layers: Vec<Vec<Regex>>,
     pub(crate) profile: Profile,
-    pub(crate) runtime: bool,
 }
 
 /// The registry: operator entries (fixed at start-up) and run-time entries (in memory).
@@ -593,25 +594,21 @@ impl Registry {
     pub(crate) fn tier_view(&self, tool: &str) -> Option<TierView> {
         if let Some(entry) = self.operator.iter().find(|e| e.name == tool) {
             return Some(TierView {
-                layers: vec![entry.rules.patterns.clone()],
+                runtime_layer: None,
+                operator_layers: vec![entry.rules.patterns.clone()],
                 profile: entry.profile,
-                runtime: false,
             });
         }
         let runtime = self.runtime.read().unwrap_or_else(PoisonError::into_inner);
         let entry = runtime.get(tool)?;
-        // A call needs to pass only one operator entry: the widest one is what limits it,
-        // so the entry with the fewest restrictions stands for the operator layer (an empty
-        // list, if any parent has one).
-        let widest = (entry.parents.iter())
+        let operator_layers = (entry.parents.iter())
             .filter_map(|p| self.operator.iter().find(|e| &e.name == p))
             .map(|e| e.rules.patterns.clone())
-            .min_by_key(|p| (!p.is_empty(), p.len()))
-            .unwrap_or_default();
+            .collect();
         Some(TierView {
-            layers: vec![entry.rules.patterns.clone(), widest],
+            runtime_layer: Some(entry.rules.patterns.clone()),
+            operator_layers,
             profile: entry.profile,
-            runtime: true,
         })
     }
 }

@@ -126,14 +126,6 @@ fn random_text(mut seed: u64, len: usize) -> String {
     out
 }
 
-/// Whether one pattern list accepts every probe (an empty list accepts anything).
-fn is_open(patterns: &[regex::Regex], probes: &[String]) -> bool {
-    patterns.is_empty()
-        || probes
-            .iter()
-            .all(|p| patterns.iter().any(|re| re.is_match(p)))
-}
-
 /// The tier of `tool` in `registry`. `downgrades` are the sandbox mechanisms this host could
 /// not provide (the terminal probe's `SandboxReport::downgrades`, empty when all are
 /// active); the replay mode is the registry's policy.
@@ -152,22 +144,23 @@ pub fn trust_tier(registry: &Registry, tool: &str, downgrades: &[String]) -> Tru
         );
     };
     let probes = probes();
-    // A call must pass every layer: the arguments are limited when one layer limits them.
-    let open = view.layers.iter().all(|l| is_open(l, &probes));
+    // A call passes the run-time layer (if any) AND one operator entry: the arguments are
+    // open when the run-time layer is and at least one operator entry is.
+    let accepts = |probe: &str| {
+        let passes = |l: &Vec<regex::Regex>| l.is_empty() || l.iter().any(|re| re.is_match(probe));
+        view.runtime_layer.as_ref().is_none_or(passes) && view.operator_layers.iter().any(passes)
+    };
+    let open = probes.iter().all(|p| accepts(p));
     if open {
-        let all_empty = view.layers.iter().all(Vec::is_empty);
-        let mut reason = if all_empty {
+        let no_patterns = view.runtime_layer.as_ref().is_none_or(Vec::is_empty)
+            && view.operator_layers.iter().any(Vec::is_empty);
+        let mut reason = if no_patterns {
             "it has no args_patterns: any argument is accepted".to_string()
         } else {
             "its args_patterns accept any argument (every probe: shell metacharacters, command substitution, path traversal, option injection, long random text, Unicode)".to_string()
         };
-        let also: Vec<&str> = EXTRA_PROBES
-            .iter()
-            .filter(|(p, _)| {
-                view.layers
-                    .iter()
-                    .all(|l| l.is_empty() || l.iter().any(|re| re.is_match(p)))
-            })
+        let also: Vec<&str> = (EXTRA_PROBES.iter())
+            .filter(|(p, _)| accepts(p))
             .map(|(_, what)| *what)
             .collect();
         if !also.is_empty() {
@@ -190,7 +183,7 @@ pub fn trust_tier(registry: &Registry, tool: &str, downgrades: &[String]) -> Tru
     }
     if view.profile == Profile::Permissive {
         reasons.push("its profile is permissive (long runs, large outputs)".to_string());
-        hints.push(if view.runtime {
+        hints.push(if view.runtime_layer.is_some() {
             "register it with profile strict or standard".to_string()
         } else {
             "give the entry profile = \"standard\" or \"strict\"".to_string()
@@ -356,6 +349,30 @@ mod tests {
         r.register("strict", &ls(), &[], None, Some(Profile::Strict))
             .unwrap();
         assert_eq!(trust_tier(&r, "strict", &[]).tier, TrustTier::Critical);
+        // Two operator entries for one program, one of them open: a call need pass only
+        // that one, so an open run-time entry over both is open, however many patterns
+        // the limited entry has.
+        let tool = |name: &str, patterns: &[&str]| GuardTool {
+            name: name.into(),
+            executable: ls(),
+            args_patterns: patterns.iter().map(|p| p.to_string()).collect(),
+            cwd: None,
+            profile: None,
+            env_allow: vec![],
+            examples_allow: vec![],
+            examples_deny: vec![],
+        };
+        let settings = GuardSettings {
+            tools: vec![tool("limited", &["-l"]), tool("open", &[".+", "x", "y"])],
+            ..GuardSettings::default()
+        };
+        let r = Registry::new(&settings, Profile::Standard).unwrap();
+        r.register("both", &ls(), &[], None, None).unwrap();
+        let t = trust_tier(&r, "both", &[]);
+        assert_eq!(t.tier, TrustTier::Medium, "{t:?}");
+        r.register("narrow", &ls(), &["-l".to_string()], None, None)
+            .unwrap();
+        assert_eq!(trust_tier(&r, "narrow", &[]).tier, TrustTier::Critical);
     }
 
     #[test]
