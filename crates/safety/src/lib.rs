@@ -35,7 +35,7 @@
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):
 //! `result`, `parse`, `protocol`, `redact` → `jail` → `exec` → `config` → `policy`,
-//! `audit`, `journal` → `terminal`, `organizer`. `config` validates the limits the lower
+//! `audit`, `journal` → `terminal`, `organizer`, [`guard`]. `config` validates the limits the lower
 //! layers enforce (it owns them, e.g. the smallest audit rotation size); the containment
 //! test `jail::is_within` belongs to the jail.
 //!
@@ -66,6 +66,7 @@
 pub mod audit;
 pub mod config;
 pub mod exec;
+pub mod guard;
 #[cfg(test)]
 mod import_graph;
 pub mod jail;
