@@ -518,10 +518,38 @@ mod tests {
         }
     }
 
+    /// A test clock and a window of `max_entries` on it.
+    fn window(max_entries: usize) -> (Arc<TestClock>, ReplayWindow) {
+        let clock = TestClock::new();
+        let w = ReplayWindow::with_clock(limits(max_entries), clock.clone());
+        (clock, w)
+    }
+
+    /// A temporary folder, the state file's path in it, a test clock and a 10-entry window
+    /// on it.
+    fn fixture() -> (tempfile::TempDir, PathBuf, Arc<TestClock>, ReplayWindow) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("replay.json");
+        let (clock, w) = window(10);
+        (dir, path, clock, w)
+    }
+
+    /// A restart: a new monotonic clock, the wall clock at `wall`, the window loaded from
+    /// `path`.
+    fn restart(
+        path: &Path,
+        wall: SystemTime,
+        max_entries: usize,
+    ) -> (Arc<TestClock>, ReplayWindow) {
+        let clock = TestClock::new();
+        clock.set_wall(wall);
+        let w = ReplayWindow::load_with_clock(path, limits(max_entries), clock.clone()).unwrap();
+        (clock, w)
+    }
+
     #[test]
     fn a_second_record_within_the_window_is_a_replay_and_check_only_looks() {
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (clock, w) = window(10);
         assert!(!w.check(&h(1)));
         assert!(!w.check(&h(1)), "check recorded nothing");
         assert!(w.is_empty());
@@ -535,8 +563,7 @@ mod tests {
 
     #[test]
     fn not_a_replay_once_older_than_the_window() {
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (clock, w) = window(10);
         w.record(h(1));
         clock.advance(60 * MIN);
         assert!(w.check(&h(1)), "exactly the window's age still counts");
@@ -547,8 +574,7 @@ mod tests {
 
     #[test]
     fn a_replay_refreshes_the_entry() {
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (clock, w) = window(10);
         w.record(h(1));
         clock.advance(40 * MIN);
         assert!(w.record(h(1)));
@@ -558,8 +584,7 @@ mod tests {
 
     #[test]
     fn the_size_bound_evicts_the_least_recently_recorded() {
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(3), clock.clone());
+        let (clock, w) = window(3);
         for n in 1..=3 {
             w.record(h(n));
             clock.advance(Duration::from_secs(1));
@@ -582,19 +607,14 @@ mod tests {
 
     #[test]
     fn flagged_again_after_a_save_and_a_load() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("replay.json");
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (dir, path, clock, w) = fixture();
         assert!(!w.record_and_save(h(1), &path).unwrap());
         clock.advance(10 * MIN);
         w.record_and_save(h(2), &path).unwrap();
         drop(w);
 
-        // A restart: a new monotonic clock, the wall clock 20 minutes on.
-        let restarted = TestClock::new();
-        restarted.set_wall(clock.wall_now() + 20 * MIN);
-        let w = ReplayWindow::load_with_clock(&path, limits(10), restarted.clone()).unwrap();
+        // A restart, the wall clock 20 minutes on.
+        let (restarted, w) = restart(&path, clock.wall_now() + 20 * MIN, 10);
         assert!(w.check(&h(1)) && w.check(&h(2)));
         assert!(w.record(h(1)), "a replay across the restart");
         assert!(!w.record(h(3)));
@@ -614,17 +634,12 @@ mod tests {
 
     #[test]
     fn entries_older_than_the_window_at_load_are_dropped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("replay.json");
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (_dir, path, clock, w) = fixture();
         w.record(h(1));
         clock.advance(30 * MIN);
         w.record(h(2));
         w.save(&path).unwrap();
-        let later = TestClock::new();
-        later.set_wall(clock.wall_now() + 31 * MIN);
-        let w = ReplayWindow::load_with_clock(&path, limits(10), later).unwrap();
+        let (_, w) = restart(&path, clock.wall_now() + 31 * MIN, 10);
         assert!(!w.check(&h(1)), "30 + 31 minutes old");
         assert!(w.check(&h(2)));
         assert_eq!(w.len(), 1);
@@ -632,16 +647,12 @@ mod tests {
 
     #[test]
     fn a_wall_clock_set_back_does_not_keep_an_entry_alive() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("replay.json");
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (_dir, path, clock, w) = fixture();
         w.record(h(1));
         clock.advance(10 * MIN);
         w.save(&path).unwrap();
-        let back = TestClock::new();
-        back.set_wall(clock.wall_now() - Duration::from_secs(365 * 24 * 3600));
-        let w = ReplayWindow::load_with_clock(&path, limits(10), back.clone()).unwrap();
+        let year = Duration::from_secs(365 * 24 * 3600);
+        let (back, w) = restart(&path, clock.wall_now() - year, 10);
         assert!(w.check(&h(1)));
         back.advance(50 * MIN + Duration::from_secs(1));
         assert!(
@@ -652,16 +663,13 @@ mod tests {
 
     #[test]
     fn a_smaller_window_at_load_keeps_the_youngest() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("replay.json");
-        let clock = TestClock::new();
-        let w = ReplayWindow::with_clock(limits(10), clock.clone());
+        let (_dir, path, clock, w) = fixture();
         for n in 1..=5 {
             w.record(h(n));
             clock.advance(Duration::from_secs(1));
         }
         w.save(&path).unwrap();
-        let w = ReplayWindow::load_with_clock(&path, limits(2), clock).unwrap();
+        let (_, w) = restart(&path, clock.wall_now(), 2);
         assert_eq!(w.len(), 2);
         assert!(w.check(&h(4)) && w.check(&h(5)) && !w.check(&h(3)));
     }
