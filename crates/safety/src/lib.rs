@@ -33,7 +33,8 @@
 //! sockets. The architecture in full: `docs/architecture.md`.
 //!
 //! [`guard`] holds the guard's decisions: the registry of named tools (operator entries
-//! from the policy, run-time entries that can only narrow them) and each tool's trust tier.
+//! from the policy, run-time entries that can only narrow them), each tool's trust tier,
+//! the canonical hash of what will really run and the replay window of recent hashes.
 //!
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):
