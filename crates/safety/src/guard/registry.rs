@@ -26,11 +26,8 @@ use regex::Regex;
 use crate::config::{GuardSettings, GuardTool, ReplayMode, check_cwd_pattern};
 use crate::exec::Profile;
 use crate::jail::ContainedDir;
+use crate::policy::{PATTERN_SIZE_LIMIT, whole_match};
 use crate::result::ResultCode;
-
-/// The compiled size limit of one pattern: a pattern that needs more is refused, so no
-/// entry can make matching slow or large (Rust `regex` never backtracks).
-const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// Most run-time entries one registry holds: registrations are memory a caller spends.
 pub const MAX_RUNTIME_ENTRIES: usize = 256;
@@ -204,15 +201,6 @@ pub struct Registry {
     replay: ReplayMode,
 }
 
-/// `pattern` anchored (`^(?:…)$`: an argument must match it whole, not contain a match)
-/// and compiled under the size limit. The operator writes the pattern bare; a pattern
-/// anchored by hand is anchored twice, which changes nothing.
-fn compile_whole_match(pattern: &str) -> Result<Regex, regex::Error> {
-    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
-        .size_limit(PATTERN_SIZE_LIMIT)
-        .build()
-}
-
 /// A `cwd` folder or glob as a regex over the jail-relative folder: `*` and `?` stay within
 /// one path component, `**` spans any number, anything else is literal; the folder named
 /// and everything beneath it match (`build` allows `build` and `build/x`).
@@ -325,7 +313,7 @@ fn compile_operator_entry(
 ) -> Result<OperatorEntry, RegistryError> {
     let mut patterns = Vec::with_capacity(tool.args_patterns.len());
     for pattern in &tool.args_patterns {
-        let re = compile_whole_match(pattern).map_err(|e| RegistryError::BadPattern {
+        let re = whole_match(pattern).map_err(|e| RegistryError::BadPattern {
             index,
             name: tool.name.clone(),
             pattern: pattern.clone(),
@@ -489,7 +477,7 @@ impl Registry {
         }
         let mut patterns = Vec::with_capacity(args_patterns.len());
         for pattern in args_patterns {
-            let re = compile_whole_match(pattern).map_err(|e| {
+            let re = whole_match(pattern).map_err(|e| {
                 Refusal::invalid(format!("args_patterns '{pattern}' does not compile: {e}"))
             })?;
             patterns.push(re);
@@ -981,11 +969,11 @@ mod tests {
 
     #[test]
     fn digit_classes_are_unicode_unless_written_ascii_as_the_policy_page_says() {
-        let unicode = compile_whole_match("\\d+").unwrap();
+        let unicode = whole_match("\\d+").unwrap();
         assert!(unicode.is_match("12") && unicode.is_match("\u{663}"));
-        let ascii = compile_whole_match("(?-u:\\d)+").unwrap();
+        let ascii = whole_match("(?-u:\\d)+").unwrap();
         assert!(ascii.is_match("12") && !ascii.is_match("\u{663}"));
-        let range = compile_whole_match("[0-9]+").unwrap();
+        let range = whole_match("[0-9]+").unwrap();
         assert!(!range.is_match("\u{663}"));
     }
 

@@ -223,17 +223,12 @@ impl TerminalPolicy {
             }
             let mut args_patterns = Vec::new();
             for pattern in &rule.args_patterns {
-                // Anchored: an argument must match the whole pattern, not contain it.
-                let anchored = format!("^(?:{pattern})$");
-                let re = regex::RegexBuilder::new(&anchored)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| PolicyError::BadPattern {
-                        index,
-                        command: rule.command.clone(),
-                        pattern: pattern.clone(),
-                        message: e.to_string(),
-                    })?;
+                let re = whole_match(pattern).map_err(|e| PolicyError::BadPattern {
+                    index,
+                    command: rule.command.clone(),
+                    pattern: pattern.clone(),
+                    message: e.to_string(),
+                })?;
                 args_patterns.push(re);
             }
             let executables = rule
@@ -598,15 +593,12 @@ fn compile_allow_form(
     let options = allow::OptionSpec::parse(options).map_err(|e| bad(e.to_string()))?;
     let mut operand_patterns = Vec::new();
     for pattern in &rule.operand_patterns {
-        let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| PolicyError::BadPattern {
-                index,
-                command: rule.command.clone(),
-                pattern: pattern.clone(),
-                message: e.to_string(),
-            })?;
+        let re = whole_match(pattern).map_err(|e| PolicyError::BadPattern {
+            index,
+            command: rule.command.clone(),
+            pattern: pattern.clone(),
+            message: e.to_string(),
+        })?;
         operand_patterns.push(re);
     }
     Ok(Some(AllowForm {
@@ -623,6 +615,18 @@ fn is_executable_file(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The compiled size limit of one operator pattern: a pattern that needs more is refused,
+/// so no entry can make matching slow or large (Rust `regex` never backtracks).
+pub(crate) const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// An operator's argument pattern, anchored: an argument must match the whole pattern, not
+/// merely contain a match. Shared by `args_patterns`, `operand_patterns` and the guard's
+/// tool entries.
+pub(crate) fn whole_match(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+}
 #[cfg(test)]
 mod tests {
     use super::*;
