@@ -216,6 +216,9 @@ fn markdown_and_text_render() {
     assert!(markdown.contains("| CRITICAL | `exec_dynamic_string` |"));
     let text = report.render(scan::report::Format::Text).expect("text");
     assert!(text.contains("CRITICAL exec_dynamic_string"));
+    // One file, no errors: the summary's counts agree with their nouns.
+    assert!(text.contains("1 file scanned ("), "{text}");
+    assert!(text.contains(", 0 errors,"), "{text}");
 }
 
 fn sarif_validator() -> jsonschema::Validator {
