@@ -290,6 +290,12 @@ pub(crate) enum ArgKind {
     String,
     /// A JSON number (its range is checked by the tool).
     Number,
+    /// `true` or `false`.
+    Bool,
+    /// A JSON array (its items are checked by the tool).
+    Array,
+    /// A JSON object (its members are checked by the tool).
+    Object,
 }
 
 /// One argument a tool takes, as its refusals describe it.
@@ -377,6 +383,9 @@ pub(crate) fn check_shape(
             (Some(Value::Null), _) => !spec.required,
             (Some(Value::String(_)), ArgKind::String) => true,
             (Some(Value::Number(_)), ArgKind::Number) => true,
+            (Some(Value::Bool(_)), ArgKind::Bool) => true,
+            (Some(Value::Array(_)), ArgKind::Array) => true,
+            (Some(Value::Object(_)), ArgKind::Object) => true,
             (Some(_), _) => false,
         };
         if !fits {
