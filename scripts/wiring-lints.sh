@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 
 LIST=crates/wiring.clippy.toml
 PROBE=crates/wiring-probe
-# The server crates. A new one (the guard server) is added here and links its clippy.toml.
-WIRING_CRATES=(terminal files)
+# The server crates. A new one is added here and links its clippy.toml.
+WIRING_CRATES=(terminal files guard)
 RAW_SYSCALL_CRATES='libc|rustix|nix'
 failed=0
 fail() {

@@ -1,8 +1,10 @@
 //! The `safe-mcp` binary's library half: the MCP client used by `safe-mcp demo`, the
 //! benchmark (`examples/bench`) and the end-to-end tests. The subcommands themselves
-//! dispatch to the crates `safety`, `terminal`, `files` and `scan`.
+//! dispatch to the crates `safety`, `terminal`, `files`, `guard` and `scan`; `exec` is
+//! `safe-mcp exec`, one guarded call from the command line.
 #![forbid(unsafe_code)]
 
 pub mod client;
 pub mod demo;
 pub mod demo_files;
+pub mod exec;

@@ -31,6 +31,33 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Serve the guard MCP server on stdio: mcp-stdio-shellguard's eight tools over the operator's registry.
+    Guard {
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Run one command through the guard (as guard_exec) and print its envelope. Exit status: the command's (128+N for signal N), 124 timeout, 125 refused, 126 not run (start-up, audit or sandbox failure).
+    Exec {
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The registered tool to run.
+        #[arg(long, value_name = "NAME")]
+        tool: String,
+        /// Working folder, relative to the jail.
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<String>,
+        /// Lower the time limit (milliseconds).
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+        /// A variable for the command (the tool's env_allow must list it); repeatable.
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// The program (its path or file name) and its arguments.
+        #[arg(last = true, required = true, value_name = "ARGV")]
+        argv: Vec<String>,
+    },
     /// Check an audit log's hash chain.
     Audit {
         #[command(subcommand)]
@@ -115,6 +142,12 @@ fn build_runtime(mut builder: tokio::runtime::Builder) -> tokio::runtime::Runtim
     }
 }
 
+/// Load a guard policy and start its core.
+fn start_guard(flag: Option<PathBuf>) -> Result<safety::guard::GuardCore, String> {
+    let config = load(flag, Server::Guard).map_err(|e| e.to_string())?;
+    safety::guard::GuardCore::start(config).map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     // Sandbox launcher mode: must run before clap, logging or any thread exists.
     if let Some(code) = safety::exec::launcher_main() {
@@ -148,6 +181,44 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fatal(e),
             }
+        }
+        Command::Guard { config } => {
+            init_logging();
+            let core = match start_guard(config) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            tracing::info!("guard server ready on stdio");
+            match single_thread_runtime().block_on(guard::serve_stdio(core)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fatal(e),
+            }
+        }
+        Command::Exec {
+            config,
+            tool,
+            cwd,
+            timeout_ms,
+            env,
+            argv,
+        } => {
+            init_logging();
+            let core = match start_guard(config) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("fatal: {e}");
+                    return ExitCode::from(safe_mcp::exec::NOT_RUN);
+                }
+            };
+            let request = safe_mcp::exec::Request {
+                tool,
+                cwd,
+                timeout_ms,
+                env,
+                argv,
+            };
+            let code = single_thread_runtime().block_on(safe_mcp::exec::run(&core, request));
+            ExitCode::from(code)
         }
         Command::Audit {
             command: AuditCommand::Verify { file },

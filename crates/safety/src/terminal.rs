@@ -391,7 +391,7 @@ pub fn output_schema(tool: &str) -> Option<Map<String, Value>> {
 /// start it). Each becomes an envelope in [`CallError::envelope`], the one place that
 /// picks its code and reason.
 #[derive(Debug, thiserror::Error)]
-enum CallError {
+pub(crate) enum CallError {
     /// The arguments are malformed.
     #[error(transparent)]
     Arguments(#[from] ArgumentError),
@@ -437,7 +437,7 @@ impl CallError {
 
     /// The envelope of `tool` for this error: its code, its message, and (for a command
     /// the sandbox got as far as reporting on) the sandbox report.
-    fn envelope<D: Default>(
+    pub(crate) fn envelope<D: Default>(
         self,
         tool: &str,
         report: impl FnOnce(SandboxReport, &mut D),
@@ -493,7 +493,7 @@ struct Vetted {
 
 /// Why stages 1–3 refused, with what explain_command reports about it.
 #[derive(Debug)]
-struct Refusal {
+pub(crate) struct Refusal {
     code: ResultCode,
     reason: String,
     /// The argv, when the command parsed.
@@ -610,6 +610,26 @@ impl TerminalCore {
         }
     }
 
+    /// The configuration the core was started with.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The jail every command runs in.
+    pub(crate) fn jail(&self) -> &Jail {
+        &self.jail
+    }
+
+    /// Every command's environment before a caller's additions.
+    pub(crate) fn base_env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// The audit recorder of this server.
+    pub(crate) fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
     /// The answer to a tool this server does not have.
     pub fn unknown_tool(&self, name: &str) -> Envelope {
         let shown = quote(name);
@@ -639,7 +659,7 @@ impl TerminalCore {
     }
 
     /// The profile's limits, tightened by `[terminal.limits]` and the caller (never widened).
-    fn limits(
+    pub(crate) fn limits(
         &self,
         profile: Profile,
         timeout_override: Option<u64>,
@@ -667,7 +687,11 @@ impl TerminalCore {
 
     /// `detail.sandbox` for explain_command: the call's profile and limits, the mechanisms
     /// the start-up probe found for a profile with the same network setting.
-    fn expected_sandbox(&self, profile: Profile, limits: &ExecLimits) -> ExpectedSandbox {
+    pub(crate) fn expected_sandbox(
+        &self,
+        profile: Profile,
+        limits: &ExecLimits,
+    ) -> ExpectedSandbox {
         let probe = if limits.network {
             &self.probe_online
         } else {
@@ -853,14 +877,12 @@ impl TerminalCore {
             // A model can start any number of calls at once; without a limit each holds a
             // process tree, its memory and output buffers. Over the limit nothing queues:
             // the call is answered now and the model decides what to do.
-            Ok(a) => match self.slots.try_acquire() {
+            Ok(a) => match self.try_slot() {
                 Ok(permit) => {
                     slot = Some(permit);
                     self.run_vetted(&a, &mut call, cancel).await
                 }
-                Err(_) => Err(CallError::Busy(
-                    self.config.terminal.max_concurrent_commands(),
-                )),
+                Err(busy) => Err(busy),
             },
         };
         let envelope = result.unwrap_or_else(|e| {
@@ -886,7 +908,6 @@ impl TerminalCore {
         let limits = self
             .limits(vetted.profile, a.timeout_seconds)
             .map_err(CallError::Limits)?;
-        // Intent before anything runs. Fail-closed: no record, no run.
         let mut intent = Map::new();
         intent.insert("argv".into(), json!(vetted.argv));
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
@@ -896,38 +917,142 @@ impl TerminalCore {
             json!(Self::canonical_hash(&vetted, &self.env)),
         );
         intent.insert("profile".into(), json!(vetted.profile.name()));
+        let job = Job {
+            program: &vetted.program,
+            argv: &vetted.argv,
+            cwd: &vetted.cwd,
+            env: self.env.clone(),
+            profile: vetted.profile,
+            limits,
+            hash_output: false,
+        };
+        let ran = self.execute(&job, intent, call, cancel).await?;
+        let (code, reason) = ran.code_and_reason(&vetted.argv, &vetted.reason, &limits);
+        let truncated = ran.truncated();
+        let mut detail = RunCommandDetail {
+            exit_code: Some(ran.outcome.exit_code),
+            signal: ran.outcome.signal,
+            killed: ran.outcome.stop != Stop::Exited,
+            truncated,
+            stdout_truncated_bytes: truncated.then_some(ran.stdout.omitted_bytes),
+            stderr_truncated_bytes: truncated.then_some(ran.stderr.omitted_bytes),
+            output_incomplete: ran.outcome.drain_abandoned,
+            ..Default::default()
+        };
+        detail.set_sandbox(ran.outcome.sandbox);
+        detail.stdout = Some(ran.stdout.text);
+        detail.stderr = Some(ran.stderr.text);
+        Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
+    }
+
+    /// A slot of `[terminal] max_concurrent_commands`, held while a command runs; `Err` with
+    /// the refusal when every slot is taken (nothing queues).
+    pub(crate) fn try_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, CallError> {
+        self.slots
+            .try_acquire()
+            .map_err(|_| CallError::Busy(self.config.terminal.max_concurrent_commands()))
+    }
+
+    /// Steps four to six of every command, whichever server allowed it: the intent record
+    /// (fail-closed: the command waits before `execve` until it is durable, and never runs
+    /// when it cannot be), the run in the sandbox, then terminal escapes stripped, secrets
+    /// redacted and the output cut, in that order.
+    pub(crate) async fn execute(
+        &self,
+        job: &Job<'_>,
+        intent: Map<String, Value>,
+        call: &mut Call<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Ran, CallError> {
         // Fail-closed: nothing runs before the intent record is durable. The line is written
         // now; the command's process is created and sandboxed while the disk syncs, and
         // waits at a gate before `execve` that opens only once the fdatasync succeeded.
         let (gate, opener) = Gate::new().map_err(CallError::Gate)?;
         let pending = call.intent_gated(intent, opener)?;
         let request = ExecRequest {
-            program: vetted.program.clone(),
-            argv0: vetted.argv.first().cloned().unwrap_or_default(),
-            args: vetted.argv.get(1..).unwrap_or_default().to_vec(),
-            cwd: &vetted.cwd,
-            env: self.env.clone(),
-            profile: vetted.profile,
-            limits,
+            program: job.program.to_path_buf(),
+            argv0: job.argv.first().cloned().unwrap_or_default(),
+            args: job.argv.get(1..).unwrap_or_default().to_vec(),
+            cwd: job.cwd,
+            env: job.env.clone(),
+            profile: job.profile,
+            limits: job.limits,
             gate: pending.gated().then_some(&gate),
+            hash_output: job.hash_output,
         };
+        let started = std::time::Instant::now();
         let run = self.executor.run(&request, cancel).await;
+        let run_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         call.settle(pending)?;
         let outcome = run?;
         // Strip terminal escapes, redact, then truncate: in that order, always (a key that
         // `grep --color=always` wraps in escapes is found, and no escape reaches the client).
+        let cap = job.limits.max_output_bytes;
         let stdout = self
             .redactor
-            .strip_redact_then_truncate(&outcome.stdout, limits.max_output_bytes);
+            .strip_redact_then_truncate(&outcome.stdout, cap);
         let stderr = self
             .redactor
-            .strip_redact_then_truncate(&outcome.stderr, limits.max_output_bytes);
-        let program = vetted
-            .argv
+            .strip_redact_then_truncate(&outcome.stderr, cap);
+        Ok(Ran {
+            outcome,
+            stdout,
+            stderr,
+            run_ms,
+        })
+    }
+}
+
+/// A command the policy allowed and the jail contained, ready for
+/// [`TerminalCore::execute`].
+pub(crate) struct Job<'a> {
+    /// The resolved program.
+    pub(crate) program: &'a std::path::Path,
+    /// The argv, argv\[0\] first.
+    pub(crate) argv: &'a [String],
+    /// The contained working folder.
+    pub(crate) cwd: &'a crate::jail::ContainedDir,
+    /// The whole environment of the command.
+    pub(crate) env: Vec<(String, String)>,
+    /// The profile its limits came from.
+    pub(crate) profile: Profile,
+    /// Its limits.
+    pub(crate) limits: ExecLimits,
+    /// Hash every byte of each stream as well.
+    pub(crate) hash_output: bool,
+}
+
+/// A command that ran: its outcome and each stream as it may leave (redacted, then cut).
+pub(crate) struct Ran {
+    pub(crate) outcome: crate::exec::ExecOutcome,
+    pub(crate) stdout: crate::redact::Truncated,
+    pub(crate) stderr: crate::redact::Truncated,
+    /// How long the command ran, in milliseconds (from its start to the end of the drain).
+    pub(crate) run_ms: u64,
+}
+
+impl Ran {
+    /// Whether an output was cut (or the command stopped for endless output).
+    pub(crate) fn truncated(&self) -> bool {
+        self.stdout.omitted_bytes > 0
+            || self.stderr.omitted_bytes > 0
+            || self.outcome.stop == Stop::Overflowed
+    }
+
+    /// The envelope's code and reason for how the command ended; `ok_reason` is the
+    /// policy's reason for a command that simply exited.
+    pub(crate) fn code_and_reason(
+        &self,
+        argv: &[String],
+        ok_reason: &str,
+        limits: &ExecLimits,
+    ) -> (ResultCode, String) {
+        let (outcome, stdout, stderr) = (&self.outcome, &self.stdout, &self.stderr);
+        let program = argv
             .first()
             .map(|p| p.rsplit('/').next().unwrap_or(p))
             .unwrap_or("");
-        let (code, reason) = match outcome.stop {
+        match outcome.stop {
             Stop::TimedOut => (
                 ResultCode::Timeout,
                 format!(
@@ -958,9 +1083,8 @@ impl TerminalCore {
             Stop::Exited if stdout.omitted_bytes > 0 || stderr.omitted_bytes > 0 => (
                 ResultCode::OutputTruncated,
                 format!(
-                    "{}; its output was longer than the {}-byte cap per stream, so the middle \
-                     was cut: {}",
-                    vetted.reason,
+                    "{ok_reason}; its output was longer than the {}-byte cap per stream, so the \
+                     middle was cut: {}",
                     limits.max_output_bytes,
                     kept_streams(&[
                         ("stdout", outcome.stdout.total, stdout.omitted_bytes),
@@ -968,25 +1092,8 @@ impl TerminalCore {
                     ])
                 ),
             ),
-            Stop::Exited => (ResultCode::Ok, vetted.reason.clone()),
-        };
-        let truncated = stdout.omitted_bytes > 0
-            || stderr.omitted_bytes > 0
-            || outcome.stop == Stop::Overflowed;
-        let mut detail = RunCommandDetail {
-            exit_code: Some(outcome.exit_code),
-            signal: outcome.signal,
-            killed: outcome.stop != Stop::Exited,
-            truncated,
-            stdout_truncated_bytes: truncated.then_some(stdout.omitted_bytes),
-            stderr_truncated_bytes: truncated.then_some(stderr.omitted_bytes),
-            stdout: Some(stdout.text),
-            stderr: Some(stderr.text),
-            output_incomplete: outcome.drain_abandoned,
-            ..Default::default()
-        };
-        detail.set_sandbox(outcome.sandbox);
-        Ok(Envelope::with(RUN_COMMAND, code, reason, detail))
+            Stop::Exited => (ResultCode::Ok, ok_reason.to_string()),
+        }
     }
 }
 

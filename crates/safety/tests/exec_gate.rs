@@ -54,6 +54,7 @@ fn touch_request<'a>(
         profile: Profile::Standard,
         limits: effective_limits(Profile::Standard, 30, 65536, None).unwrap(),
         gate,
+        hash_output: false,
     }
 }
 

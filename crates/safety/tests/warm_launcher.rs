@@ -105,6 +105,7 @@ fn request<'a>(
         profile,
         limits: effective_limits(profile, 30, 65536, None).unwrap(),
         gate,
+        hash_output: false,
     }
 }
 

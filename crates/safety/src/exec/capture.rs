@@ -12,30 +12,38 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
 
+use sha2::{Digest, Sha256};
+
 use crate::redact::{CAPTURE_MARGIN, Captured};
 
 /// How long pipes are drained after the command ended or was killed.
 pub const DRAIN_DEADLINE: Duration = Duration::from_millis(500);
 
-/// Bounded capture of one stream: head, a ring-buffered tail, and the total.
+/// Bounded capture of one stream: head, a ring-buffered tail, the total, and (when asked)
+/// the SHA-256 of every byte read.
 #[derive(Debug, Default)]
 struct CaptureBuffer {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     total: u64,
     keep: usize,
+    hasher: Option<Sha256>,
 }
 
 impl CaptureBuffer {
-    fn new(cap: usize) -> Self {
+    fn new(cap: usize, hash: bool) -> Self {
         CaptureBuffer {
             keep: cap.saturating_add(CAPTURE_MARGIN),
+            hasher: hash.then(Sha256::new),
             ..Default::default()
         }
     }
 
     fn push(&mut self, mut bytes: &[u8]) {
         self.total = self.total.saturating_add(bytes.len() as u64);
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(bytes);
+        }
         let room = self.keep.saturating_sub(self.head.len());
         if room > 0 {
             let take = room.min(bytes.len());
@@ -57,13 +65,24 @@ impl CaptureBuffer {
         }
     }
 
-    fn finish(self) -> Captured {
-        Captured {
+    fn finish(self) -> (Captured, Option<[u8; 32]>) {
+        let hash = self.hasher.map(|h| h.finalize().into());
+        let captured = Captured {
             head: self.head,
             tail: self.tail.into_iter().collect(),
             total: self.total,
-        }
+        };
+        (captured, hash)
     }
+}
+
+/// One stream after the drain: what was kept of it, its SHA-256 (when asked for), and
+/// whether the drain gave up on it.
+#[derive(Debug, Default)]
+pub(super) struct Drained {
+    pub(super) captured: Captured,
+    pub(super) sha256: Option<[u8; 32]>,
+    pub(super) abandoned: bool,
 }
 
 type SharedBuffer = Arc<std::sync::Mutex<CaptureBuffer>>;
@@ -78,14 +97,16 @@ pub(super) struct Reader {
 }
 
 /// Start reading `stream`, keeping `cap` bytes (and the redaction margin) of its head and of
-/// its tail; past `kill_at` bytes in all, `overflow` is raised and reading stops.
+/// its tail, and hashing every byte when `hash`; past `kill_at` bytes in all, `overflow` is
+/// raised and reading stops.
 pub(super) fn start_reading(
     stream: pipe::Receiver,
     cap: usize,
     kill_at: u64,
     overflow: &Overflow,
+    hash: bool,
 ) -> Reader {
-    let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap)));
+    let buffer: SharedBuffer = Arc::new(std::sync::Mutex::new(CaptureBuffer::new(cap, hash)));
     Reader {
         task: tokio::spawn(read_stream(
             stream,
@@ -128,13 +149,13 @@ async fn read_stream<R: AsyncRead + Unpin>(
 /// Collect a reader task, giving up after [`DRAIN_DEADLINE`]: a grandchild that left the group
 /// (`setsid sleep 1000 &`) may hold the pipe open forever.
 /// Whatever was read before the deadline is kept.
-pub(super) async fn drain(reader: Option<Reader>) -> (Captured, bool) {
+pub(super) async fn drain(reader: Option<Reader>) -> Drained {
     let Some(Reader {
         task: mut handle,
         buffer,
     }) = reader
     else {
-        return (Captured::default(), false);
+        return Drained::default();
     };
     let abandoned = match tokio::time::timeout(DRAIN_DEADLINE, &mut handle).await {
         Ok(_) => false,
@@ -143,11 +164,15 @@ pub(super) async fn drain(reader: Option<Reader>) -> (Captured, bool) {
             true
         }
     };
-    let captured = match buffer.lock() {
+    let (captured, sha256) = match buffer.lock() {
         Ok(mut b) => std::mem::take(&mut *b).finish(),
-        Err(_) => Captured::default(),
+        Err(_) => (Captured::default(), None),
     };
-    (captured, abandoned)
+    Drained {
+        captured,
+        sha256,
+        abandoned,
+    }
 }
 
 #[cfg(test)]
@@ -156,13 +181,15 @@ mod tests {
 
     #[test]
     fn capture_keeps_head_and_tail() {
-        let mut b = CaptureBuffer::new(4);
+        let mut b = CaptureBuffer::new(4, true);
         let keep = 4 + CAPTURE_MARGIN;
         let data: Vec<u8> = (0..(keep * 3)).map(|i| (i % 251) as u8).collect();
         for chunk in data.chunks(1000) {
             b.push(chunk);
         }
-        let c = b.finish();
+        let (c, hash) = b.finish();
+        // The hash covers every byte, also the middle that was not kept.
+        assert_eq!(hash, Some(<[u8; 32]>::from(Sha256::digest(&data))));
         assert_eq!(c.total, data.len() as u64);
         assert_eq!(c.head, data[..keep]);
         assert_eq!(c.tail, data[data.len() - keep..]);
@@ -170,9 +197,10 @@ mod tests {
 
     #[test]
     fn capture_of_short_output_is_all_head() {
-        let mut b = CaptureBuffer::new(100);
+        let mut b = CaptureBuffer::new(100, false);
         b.push(b"hello");
-        let c = b.finish();
+        let (c, hash) = b.finish();
+        assert_eq!(hash, None, "no hash unless asked for");
         assert_eq!(c.head, b"hello");
         assert!(c.tail.is_empty());
     }

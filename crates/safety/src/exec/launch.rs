@@ -255,7 +255,7 @@ pub(super) async fn supervise_launch(
 ) -> Result<ExecOutcome, ExecError> {
     let limits = &request.limits;
     let reader = tokio::spawn(read_report(report_read));
-    let supervised = supervise(child, limits, cancel, Some(&mut call)).await;
+    let supervised = supervise(child, limits, cancel, Some(&mut call), request.hash_output).await;
     let cgroup_report = call.report.clone();
     let hits = call.finish().await;
     let events = match tokio::time::timeout(DRAIN_DEADLINE, reader).await {

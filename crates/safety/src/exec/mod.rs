@@ -108,6 +108,9 @@ pub struct ExecRequest<'a> {
     pub limits: ExecLimits,
     /// Held at `execve` until opened; `None`: runs as soon as it is ready.
     pub gate: Option<&'a Gate>,
+    /// Also take the SHA-256 of every byte of stdout and stderr (the guard's `guard_spawn`
+    /// answers with these instead of the text).
+    pub hash_output: bool,
 }
 
 /// Why the command stopped, when it did not simply exit.
@@ -138,6 +141,14 @@ pub struct ExecOutcome {
     pub stderr: Captured,
     /// The pipes were still held open (by a grandchild) when the drain deadline passed.
     pub drain_abandoned: bool,
+    /// SHA-256 of every byte read from stdout (with `ExecRequest::hash_output`): all of
+    /// the stream, or up to where it was stopped for endless output.
+    pub stdout_sha256: Option<[u8; 32]>,
+    /// SHA-256 of every byte read from stderr, as `stdout_sha256`.
+    pub stderr_sha256: Option<[u8; 32]>,
+    /// The host pid of the process the server started (the command, or with the sandbox
+    /// on, the launcher that became it, or that started it in a PID namespace).
+    pub pid: u32,
     /// What confined the call, really.
     pub sandbox: SandboxReport,
 }
@@ -248,7 +259,8 @@ impl Executor {
     ) -> Result<ExecOutcome, ExecError> {
         let Some(sandbox) = self.sandbox.as_deref() else {
             let child = self.spawn_plain(request).map_err(ExecError::Spawn)?;
-            let supervised = supervise(child, &request.limits, cancel, None).await;
+            let supervised =
+                supervise(child, &request.limits, cancel, None, request.hash_output).await;
             let report =
                 sandbox::unsandboxed_report(request.profile, &request.limits, self.plain_identity);
             return Ok(outcome(supervised, report));

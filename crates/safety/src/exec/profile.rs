@@ -131,11 +131,15 @@ pub fn effective_limits(
         }
         limits.timeout = Duration::from_secs(t);
     }
-    // CPU time can never be the reason a call outlives its wall-clock budget by much.
-    limits.cpu_seconds = limits
-        .cpu_seconds
-        .min(limits.timeout.as_secs().saturating_mul(4).max(1));
+    clamp_cpu(&mut limits);
     Ok(limits)
+}
+
+/// CPU time can never be the reason a call outlives its wall-clock budget by much: at most
+/// four CPU seconds per second of timeout (rounded up), at least one.
+pub(crate) fn clamp_cpu(limits: &mut ExecLimits) {
+    let seconds = limits.timeout.as_secs() + u64::from(limits.timeout.subsec_nanos() > 0);
+    limits.cpu_seconds = limits.cpu_seconds.min(seconds.saturating_mul(4).max(1));
 }
 
 #[cfg(test)]

@@ -20,16 +20,21 @@ pub(super) struct Supervised {
     stop: Stop,
     stdout: Captured,
     stderr: Captured,
+    stdout_sha256: Option<[u8; 32]>,
+    stderr_sha256: Option<[u8; 32]>,
     drain_abandoned: bool,
+    pid: u32,
 }
 
 /// Watch a started child: capture both streams, stop it on timeout, overflow or
 /// cancellation, and kill its whole tree (the call's cgroup, then the process group).
+/// `hash`: also take the SHA-256 of every byte of each stream.
 pub(super) async fn supervise(
     mut child: spawn::Spawned,
     limits: &ExecLimits,
     cancel: &CancellationToken,
     call: Option<&mut CallCgroup>,
+    hash: bool,
 ) -> Supervised {
     let pid = child.pid();
     let cap = limits.max_output_bytes;
@@ -38,11 +43,11 @@ pub(super) async fn supervise(
     let stdout = child
         .stdout
         .take()
-        .map(|s| capture::start_reading(s, cap, kill_at, &overflow));
+        .map(|s| capture::start_reading(s, cap, kill_at, &overflow, hash));
     let stderr = child
         .stderr
         .take()
-        .map(|s| capture::start_reading(s, cap, kill_at, &overflow));
+        .map(|s| capture::start_reading(s, cap, kill_at, &overflow, hash));
 
     let waited = tokio::select! {
         status = child.wait() => (status.ok(), Stop::Exited),
@@ -79,13 +84,16 @@ pub(super) async fn supervise(
 
     // Drain with a deadline: a grandchild that left the group (setsid) may hold the pipe.
     // Both at once: an escaped process holding both pipes costs one deadline, not two.
-    let ((stdout, a), (stderr, b)) = tokio::join!(capture::drain(stdout), capture::drain(stderr));
+    let (stdout, stderr) = tokio::join!(capture::drain(stdout), capture::drain(stderr));
     Supervised {
         status,
         stop,
-        stdout,
-        stderr,
-        drain_abandoned: a || b,
+        drain_abandoned: stdout.abandoned || stderr.abandoned,
+        stdout_sha256: stdout.sha256,
+        stderr_sha256: stderr.sha256,
+        stdout: stdout.captured,
+        stderr: stderr.captured,
+        pid: u32::try_from(pid.as_raw_nonzero().get()).unwrap_or(0),
     }
 }
 
@@ -98,6 +106,9 @@ pub(super) fn outcome(s: Supervised, sandbox: SandboxReport) -> ExecOutcome {
         stdout: s.stdout,
         stderr: s.stderr,
         drain_abandoned: s.drain_abandoned,
+        stdout_sha256: s.stdout_sha256,
+        stderr_sha256: s.stderr_sha256,
+        pid: s.pid,
         sandbox,
     }
 }

@@ -18,11 +18,14 @@
 //! The guard reuses the terminal's executor and the one audited-call recorder; this module
 //! decides, it does not run or record anything.
 
+pub mod audit;
 pub mod canon;
+pub mod core;
 pub mod registry;
 pub mod replay;
 pub mod tier;
 
+pub use self::core::{GuardCore, GuardStartError, TOOLS};
 pub use canon::{CanonicalCommand, CanonicalHash, canonical_str};
 pub use registry::{Allowed, Refusal, Registration, Registry, RegistryError};
 pub use replay::{Clock, ReplayLimits, ReplayStateError, ReplayWindow, SystemClock};

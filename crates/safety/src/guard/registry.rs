@@ -578,6 +578,15 @@ impl Registry {
         )))
     }
 
+    /// The profile `tool` runs under; `None` when it is not registered.
+    pub fn profile_of(&self, tool: &str) -> Option<Profile> {
+        if let Some(entry) = self.operator.iter().find(|e| e.name == tool) {
+            return Some(entry.profile);
+        }
+        let runtime = self.runtime.read().unwrap_or_else(PoisonError::into_inner);
+        runtime.get(tool).map(|e| e.profile)
+    }
+
     /// What the trust tier reads of `tool`; `None` when it is not registered.
     pub(crate) fn tier_view(&self, tool: &str) -> Option<TierView> {
         if let Some(entry) = self.operator.iter().find(|e| e.name == tool) {

@@ -312,6 +312,30 @@ impl ReplayWindow {
             .is_some_and(|e| now.saturating_duration_since(e.at) <= self.limits.max_age)
     }
 
+    /// How long ago `hash` was last recorded, when it is in the window now. Only looks.
+    #[must_use]
+    pub fn age(&self, hash: &CanonicalHash) -> Option<Duration> {
+        let now = self.clock.monotonic();
+        let inner = self.lock();
+        let age = now.saturating_duration_since(inner.entries.get(hash)?.at);
+        (age <= self.limits.max_age).then_some(age)
+    }
+
+    /// Record `hash` as run now, and say how long ago it was last recorded when it was
+    /// still in the window (a replay): the look-up and the record under one lock, so of two
+    /// identical calls at once one is the replay.
+    pub fn record_seen(&self, hash: CanonicalHash) -> Option<Duration> {
+        let now = self.clock.monotonic();
+        let mut inner = self.lock();
+        let seen = inner
+            .entries
+            .get(&hash)
+            .map(|e| now.saturating_duration_since(e.at))
+            .filter(|age| *age <= self.limits.max_age);
+        self.record_locked(&mut inner, hash);
+        seen
+    }
+
     /// Record `hash` as run now; `true` when it was already in the window (a replay).
     pub fn record(&self, hash: CanonicalHash) -> bool {
         let mut inner = self.lock();
