@@ -6,12 +6,14 @@
 //! cargo build --release -p safe-mcp
 //! cargo run --release -p safe-mcp --example bench -- --iterations 200 --repeat 10
 //! cargo run --release -p safe-mcp --example bench -- --sandbox --iterations 300
+//! cargo run --release -p safe-mcp --example bench -- --guard --iterations 300
 //! ```
 //!
 //! Cargo does not build a package's binaries for an example: build `safe-mcp` first (the
 //! first line), or name the binary to measure with `--server`.
 
 mod bench;
+mod bench_guard;
 mod bench_sandbox;
 mod line_client;
 mod recorded;
@@ -32,6 +34,10 @@ struct Args {
     /// Compare run_command "true" with the full kernel sandbox against the sandbox off.
     #[arg(long)]
     sandbox: bool,
+    /// Compare guard_exec "echo hi" with run_command "echo hi" (in process and over MCP),
+    /// and one `safe-mcp exec` with a bare spawn.
+    #[arg(long, conflicts_with_all = ["sandbox", "repeat"])]
+    guard: bool,
     /// Repeat the whole benchmark this many times and end with how many runs met each
     /// target (the machine's noise, in one command).
     #[arg(long, default_value_t = 1, conflicts_with = "sandbox")]
@@ -62,7 +68,9 @@ async fn run(args: Args) -> Result<()> {
         "no safe-mcp binary at {}: build it first (`cargo build --release -p safe-mcp`) or name one with --server",
         server.display()
     );
-    if args.sandbox {
+    if args.guard {
+        bench_guard::run(&server, args.iterations).await
+    } else if args.sandbox {
         bench_sandbox::run(&server, args.iterations).await
     } else {
         bench::run(&server, args.iterations, args.repeat)
