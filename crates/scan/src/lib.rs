@@ -11,7 +11,8 @@
 //! 3. Hits become [`Finding`]s with position, snippet, fix and the MCP tool-input taint mark
 //!    (which raises severity one step); pragmas and the severity floor filter them.
 //! 4. [`report`] renders text, JSON, Markdown or SARIF 2.1.0; [`cli`] wires it to
-//!    `safe-mcp scan` and its exit codes.
+//!    `safe-mcp scan` and its exit codes; [`import`] reads a report back from its JSON (or a
+//!    bare findings array) so it can be rendered again in another format.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod cli;
 mod discover;
 pub mod error;
 pub mod finding;
+pub mod import;
 mod javascript;
 mod python;
 pub mod report;

@@ -37,6 +37,19 @@ impl Severity {
         }
     }
 
+    /// The severity named `name` (`LOW`, `MEDIUM`, `HIGH`, `CRITICAL`, exactly as
+    /// [`Severity::name`] writes it).
+    pub fn from_name(name: &str) -> Option<Severity> {
+        [
+            Severity::Low,
+            Severity::Medium,
+            Severity::High,
+            Severity::Critical,
+        ]
+        .into_iter()
+        .find(|severity| severity.name() == name)
+    }
+
     /// SARIF `level` for this severity.
     pub fn sarif_level(self) -> &'static str {
         match self {
@@ -121,6 +134,11 @@ impl Rule {
             Rule::UnboundedBuffer => "unbounded_buffer",
             Rule::MissingTimeout => "missing_timeout",
         }
+    }
+
+    /// The rule whose stable id is `id` (looked up in [`Rule::ALL`]).
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|rule| rule.id() == id)
     }
 
     /// Base severity (before the tool-input taint raise).

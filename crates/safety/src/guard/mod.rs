@@ -15,6 +15,10 @@
 //!   clock, shared by every guarded entry point of a process and saved to a state file so
 //!   a restart does not forget it.
 //!
+//! - [`audit`]: the `audit_source` and `audit_report` tools: the source scanner run on a
+//!   path the kernel resolved beneath `[guard] scan_root`, and its report rendered as
+//!   Markdown, JSON or SARIF.
+//!
 //! The guard reuses the terminal's executor and the one audited-call recorder; this module
 //! decides, it does not run or record anything.
 
