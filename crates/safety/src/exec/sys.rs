@@ -23,6 +23,44 @@ pub(crate) fn adopt_inherited_fd(fd: RawFd) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Mark every descriptor from 3 up close-on-exec, so a command gets only its stdio and the
+/// descriptors its starter keeps on purpose: any other descriptor the server (or the MCP
+/// client that started it) holds without close-on-exec would otherwise reach the command.
+/// `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)` (Linux 5.11); where that call is missing, each
+/// number below the soft RLIMIT_NOFILE (at most 2^20) is marked one by one. Only raw system
+/// calls on numbers: safe in the `vfork` child. Returns 0 or the errno.
+pub(crate) fn cloexec_from_3() -> i32 {
+    // SAFETY: close_range with the CLOEXEC flag closes nothing and reads no memory; it only
+    // sets a flag on open descriptors in the range.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if ret == 0 {
+        return 0;
+    }
+    // SAFETY: getrlimit writes only the local struct it is given.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } < 0 {
+        return std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+    }
+    let end = limit.rlim_cur.min(1 << 20) as RawFd;
+    for fd in 3..end {
+        // SAFETY: fcntl on a number that is not open fails with EBADF and touches nothing.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    0
+}
+
 /// Restore the default action of SIGPIPE, which the Rust runtime sets to "ignore" before
 /// `main`. An ignored signal survives `execve`, so without this every command would get
 /// EPIPE where it expects to die quietly (`yes` writing to a closed pipe).
@@ -339,6 +377,11 @@ fn child_steps(plan: &VforkPlan<'_>) -> i32 {
             && libc::fchdir(fd) < 0
         {
             return errno();
+        }
+        // Nothing the server holds reaches the child but what it keeps on purpose.
+        let failed = cloexec_from_3();
+        if failed != 0 {
+            return failed;
         }
         for &fd in plan.keep {
             if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {

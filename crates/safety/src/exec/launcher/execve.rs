@@ -46,6 +46,19 @@ pub(super) fn exec_or_report(exec: Option<&Exec>, reporter: &mut Reporter) -> Ex
         return ExitCode::from(REFUSED_EXIT);
     }
     reporter.flush();
+    // The command gets its stdio and nothing else: whatever the launcher inherited or
+    // opened (its report pipe, the Landlock ruleset, a descriptor leaked to the server)
+    // closes at execve.
+    let failed = sys::cloexec_from_3();
+    if failed != 0 {
+        reporter.send(&LaunchEvent::ExecFailed {
+            reason: format!(
+                "could not mark the launcher's descriptors close-on-exec: {}",
+                std::io::Error::from_raw_os_error(failed)
+            ),
+        });
+        return ExitCode::from(127);
+    }
     let error = sys::execve(&exec.strings.program, &exec.strings.argv, &exec.strings.env);
     reporter.send(&LaunchEvent::ExecFailed {
         reason: error.to_string(),
