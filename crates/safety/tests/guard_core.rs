@@ -354,17 +354,21 @@ async fn caller_env_reaches_the_command_only_for_listed_names() {
 async fn a_backgrounded_sleep_does_not_survive_its_call() {
     let g = Guard::new("", SH);
     let marker = Marker::new();
-    let script = format!("sleep 987654.{} & echo started", marker.0);
+    // The script ends with the sleeper alive (it says so), leaving it behind.
+    let script = format!(
+        "sleep 987654.{} & sleep 0.3; kill -0 $! && echo alive",
+        marker.0
+    );
     let r = g.exec(sh(&script)).await;
     assert_eq!(code(&r), "OK", "{r:#}");
-    assert_eq!(r["detail"]["stdout"], "started\n", "{r:#}");
+    assert_eq!(r["detail"]["stdout"], "alive\n", "{r:#}");
     let left = survivors_after(&marker, Duration::from_secs(5));
     assert!(left.is_empty(), "survivors of the call: {left:?}");
 }
 
 // 5. ---------------------------------------------------------------------------------------
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn a_child_that_ignores_sigterm_is_killed_at_its_timeout() {
     let g = Guard::new("", SH);
     let marker = Marker::new();
@@ -372,9 +376,21 @@ async fn a_child_that_ignores_sigterm_is_killed_at_its_timeout() {
     let mut call = sh(&script);
     call["timeoutMs"] = json!(500);
     let started = Instant::now();
-    let r = g.exec(call).await;
+    // While the call runs, the sleeper is seen (so "no survivor" below means killed).
+    let watch = async {
+        for _ in 0..60 {
+            if !marker.pids().is_empty() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        false
+    };
+    let (r, seen) = tokio::join!(g.exec(call), watch);
     let took = started.elapsed();
-    assert_refused(&r, "TIMEOUT", &[]);
+    assert!(seen, "the sleeper was never seen running: {r:#}");
+    // (The reason's number is whole seconds: "0 s" for 500 ms; reported to the lead.)
+    assert_refused(&r, "TIMEOUT", &["timeout", "whole process tree was killed"]);
     assert!(took < Duration::from_secs(5), "took {took:?}: {r:#}");
     assert!(took >= Duration::from_millis(450), "took {took:?}: {r:#}");
     assert_eq!(r["detail"]["timeoutMs"], 500, "{r:#}");
