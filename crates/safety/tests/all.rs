@@ -28,6 +28,7 @@ mod files_race;
 mod files_undo;
 mod fuzz_replay;
 mod guard_audit;
+mod guard_core;
 mod parse_differential;
 mod policy_allow;
 mod redact_escapes;
