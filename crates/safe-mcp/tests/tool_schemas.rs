@@ -1,4 +1,5 @@
-//! Every tool schema of both servers, as a client lists it, is portable and true.
+//! Every tool schema of the three servers (terminal, files, guard), as a client lists it, is
+//! portable and true.
 //!
 //! Portable: no `format` key (the TypeScript SDK's validator warns on every non-standard
 //! one, `uint64` and friends), no `type` array, no bare boolean schema, no schema without a
@@ -217,6 +218,40 @@ async fn every_schema_of_every_tool_is_portable() {
         }
     }
     assert_eq!(seen.len(), 8, "{seen:?}");
+}
+
+/// The guard's tools whose schemas are placeholders on main (`{}`, being written on branch
+/// guard-audit): skipped, loudly, while they are still `{}`; held to the rules once not.
+const GUARD_PLACEHOLDERS: &[&str] = &["audit_source", "audit_report"];
+
+#[tokio::test]
+async fn every_schema_of_every_guard_tool_is_portable() {
+    let f = crate::guard_e2e::Fixture::new();
+    let args = f.args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let s = client::connect(Path::new(BIN), &args, &[]).await.unwrap();
+    let tools = serde_json::to_value(s.peer().list_all_tools().await.unwrap()).unwrap();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 8, "{tools:?}");
+    let mut linted = Vec::new();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap().to_string();
+        for which in ["inputSchema", "outputSchema"] {
+            let schema = &tool[which];
+            // TODO(guard-audit): drop this once audit_source/audit_report have schemas.
+            let placeholder = [json!({}), json!({"type": "object"}), Value::Null];
+            if GUARD_PLACEHOLDERS.contains(&name.as_str()) && placeholder.contains(schema) {
+                eprintln!("tool_schemas: {name} {which} is still the placeholder {{}}: not linted");
+                continue;
+            }
+            assert!(schema.is_object(), "{name} has no {which}");
+            let mut findings = Vec::new();
+            lint(schema, which, None, &mut findings);
+            assert!(findings.is_empty(), "{name}: {findings:#?}\n{schema}");
+            linted.push(format!("{name}.{which}"));
+        }
+    }
+    assert!(linted.len() >= 12, "{linted:?}");
 }
 
 #[test]

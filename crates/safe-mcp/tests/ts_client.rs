@@ -46,7 +46,7 @@ fn skip(why: &str) {
 
 /// Run `cmd` to its end or until `limit`, whichever is first (then it is killed); its
 /// exit status and output, or why it did not finish.
-fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(bool, String, String), String> {
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(bool, String, String), String> {
     let stdout = tempfile::tempfile().map_err(|e| e.to_string())?;
     let stderr = tempfile::tempfile().map_err(|e| e.to_string())?;
     let (mut out, mut err) = (
