@@ -144,11 +144,7 @@ async fn call(s: &Session, tools: &[Value], tool: &str, args: Value) -> Value {
     let e = client::call(s, tool, args.clone())
         .await
         .unwrap_or_else(|err| panic!("{tool} {args}: {err:#}"));
-    // TODO(guard-audit): audit_source/audit_report have no outputSchema on main yet.
-    if let Some(t) = tools
-        .iter()
-        .find(|t| t["name"] == tool && t["outputSchema"].is_object())
-    {
+    if let Some(t) = tools.iter().find(|t| t["name"] == tool) {
         let validator = jsonschema::validator_for(&t["outputSchema"]).unwrap();
         let errors: Vec<String> = validator.iter_errors(&e).map(|x| x.to_string()).collect();
         assert!(
@@ -214,10 +210,7 @@ async fn tools_list_has_the_eight_tools_with_their_hints_and_the_instructions() 
         assert_eq!(hints["openWorldHint"], false, "{name}: {hints}");
         assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
         assert_eq!(t["inputSchema"]["type"], "object", "{name}");
-        // TODO(guard-audit): audit_source/audit_report have no outputSchema on main yet.
-        if !name.starts_with("audit_") {
-            assert!(t["outputSchema"].is_object(), "{name}");
-        }
+        assert!(t["outputSchema"].is_object(), "{name}");
     }
     let exec = tools.iter().find(|t| t["name"] == "guard_exec").unwrap();
     let props = exec["inputSchema"]["properties"].as_object().unwrap();
@@ -434,17 +427,30 @@ async fn a_session_runs_replays_and_refuses() {
     assert!(e["detail"]["tier"].is_string(), "{e}");
     let e = call(&s, &tools, "trust_tier", json!({"toolName": "nope"})).await;
     assert_eq!(e["detail"]["tier"], "LOW", "{e}");
-    // TODO(guard-audit): audit_source / audit_report are placeholders on main (they answer
-    // INTERNAL_ERROR); assert their findings once branch guard-audit is merged.
-    for (tool, args) in [
-        ("audit_source", json!({"path": "app.js"})),
-        (
+    // The scanner, beneath the scan root only: the sample's `exec('ls ' + ...)` is found,
+    // and the scan result renders (as a whole, and as its bare findings array).
+    let e = call(&s, &tools, "audit_source", json!({"path": "app.js"})).await;
+    assert_eq!(code(&e), "OK", "{e}");
+    let findings = e["detail"]["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["id"] == "exec_dynamic_string"),
+        "{e}"
+    );
+    let e2 = call(&s, &tools, "audit_source", json!({"path": "../../etc"})).await;
+    assert_eq!(code(&e2), "PATH_ESCAPE", "{e2}");
+    for findings in [e["detail"].clone(), e["detail"]["findings"].clone()] {
+        let r = call(
+            &s,
+            &tools,
             "audit_report",
-            json!({"findings": [], "format": "markdown"}),
-        ),
-    ] {
-        let e = call(&s, &tools, tool, args).await;
-        assert!(e["ok"].is_boolean() && e["code"].is_string(), "{tool}: {e}");
+            json!({"findings": findings, "format": "sarif"}),
+        )
+        .await;
+        assert_eq!(code(&r), "OK", "{r}");
+        assert_eq!(r["detail"]["mimeType"], "application/sarif+json", "{r}");
+        let sarif: Value = serde_json::from_str(r["detail"]["report"].as_str().unwrap()).unwrap();
+        assert_eq!(sarif["version"], "2.1.0", "{r}");
+        assert!(sarif.to_string().contains("exec_dynamic_string"), "{r}");
     }
 
     // An unknown tool: an INVALID_REQUEST envelope naming the server's tools, not a

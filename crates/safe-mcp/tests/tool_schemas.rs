@@ -220,10 +220,6 @@ async fn every_schema_of_every_tool_is_portable() {
     assert_eq!(seen.len(), 8, "{seen:?}");
 }
 
-/// The guard's tools whose schemas are placeholders on main (`{}`, being written on branch
-/// guard-audit): skipped, loudly, while they are still `{}`; held to the rules once not.
-const GUARD_PLACEHOLDERS: &[&str] = &["audit_source", "audit_report"];
-
 #[tokio::test]
 async fn every_schema_of_every_guard_tool_is_portable() {
     let f = crate::guard_e2e::Fixture::new();
@@ -238,12 +234,6 @@ async fn every_schema_of_every_guard_tool_is_portable() {
         let name = tool["name"].as_str().unwrap().to_string();
         for which in ["inputSchema", "outputSchema"] {
             let schema = &tool[which];
-            // TODO(guard-audit): drop this once audit_source/audit_report have schemas.
-            let placeholder = [json!({}), json!({"type": "object"}), Value::Null];
-            if GUARD_PLACEHOLDERS.contains(&name.as_str()) && placeholder.contains(schema) {
-                eprintln!("tool_schemas: {name} {which} is still the placeholder {{}}: not linted");
-                continue;
-            }
             assert!(schema.is_object(), "{name} has no {which}");
             let mut findings = Vec::new();
             lint(schema, which, None, &mut findings);

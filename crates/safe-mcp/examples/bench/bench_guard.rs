@@ -86,8 +86,12 @@ pub(crate) async fn run(bin: &Path, iterations: usize) -> Result<()> {
     said_hi(&grd.call("guard_exec", &guard_args)?)?;
     let (mut run_mcp, mut guard_mcp) = (Vec::new(), Vec::new());
     for _ in 0..iterations {
-        said_hi(&timed(&mut run_mcp, || term.call("run_command", &run_args))?)?;
-        said_hi(&timed(&mut guard_mcp, || grd.call("guard_exec", &guard_args))?)?;
+        said_hi(&timed(&mut run_mcp, || {
+            term.call("run_command", &run_args)
+        })?)?;
+        said_hi(&timed(&mut guard_mcp, || {
+            grd.call("guard_exec", &guard_args)
+        })?)?;
     }
     drop((term, grd));
 

@@ -119,8 +119,8 @@ struct AuditSourceInput {
 enum FindingsInput {
     /// audit_source's detail (or `safe-mcp scan --format json`'s output).
     Report(Map<String, Value>),
-    /// An array of findings.
-    Findings(Vec<Value>),
+    /// An array of findings (objects, as audit_source's detail lists them).
+    Findings(Vec<Map<String, Value>>),
 }
 
 /// The format `audit_report` renders.

@@ -1020,15 +1020,7 @@ pub fn input_schema(tool: &str) -> Option<Map<String, Value>> {
         REPLAY_CHECK => Some(result::input_schema::<ReplayCheckInput>()),
         SANDBOX_STATUS => Some(result::input_schema::<SandboxStatusInput>()),
         TRUST_TIER => Some(result::input_schema::<TrustTierInput>()),
-        // A listed tool's inputSchema must be an object schema (MCP; the Python SDK refuses
-        // the whole tools/list otherwise): the audit module's placeholder has none yet.
-        other => audit::input_schema(other).or_else(|| {
-            TOOLS.contains(&other).then(|| {
-                let mut schema = Map::new();
-                schema.insert("type".into(), Value::from("object"));
-                schema
-            })
-        }),
+        other => audit::input_schema(other),
     }
 }
 
