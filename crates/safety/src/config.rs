@@ -458,6 +458,11 @@ pub struct GuardTool {
     /// reaches the command. Loader and configuration variables ([`FORBIDDEN_ENV`]) are refused.
     #[serde(default)]
     pub env_allow: Vec<String>,
+    /// `executable` as the policy wrote it, before its symlinks were resolved (its file
+    /// name is a name a caller may use for it, as is the resolved one's).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub written_executable: Option<PathBuf>,
     /// Argument lists (the program not included) this entry must accept; checked when the
     /// registry is built at start-up, one that is refused is fatal.
     #[serde(default)]
@@ -1273,6 +1278,7 @@ fn validate_guard(guard: &mut GuardSettings, base: &Path) -> Result<(), ConfigEr
         if !names.insert(tool.name.clone()) {
             return Err(bad("a second entry of this name".into()));
         }
+        tool.written_executable = Some(tool.executable.clone());
         tool.executable = checked_executable(&tool.executable).map_err(&bad)?;
         if let Some(cwd) = &tool.cwd {
             check_cwd_pattern(cwd).map_err(&bad)?;

@@ -1056,8 +1056,8 @@ impl Ran {
             Stop::TimedOut => (
                 ResultCode::Timeout,
                 format!(
-                    "'{program}' ran past its {} s timeout; its whole process tree was killed",
-                    limits.timeout.as_secs()
+                    "'{program}' ran past its {} timeout; its whole process tree was killed",
+                    shown_duration(limits.timeout)
                 ),
             ),
             Stop::Cancelled => (
@@ -1094,6 +1094,16 @@ impl Ran {
             ),
             Stop::Exited => (ResultCode::Ok, ok_reason.to_string()),
         }
+    }
+}
+
+/// A time limit as a reason shows it: whole seconds (`30 s`), or milliseconds when it is not
+/// a whole number of seconds (`500 ms`, `1500 ms`).
+fn shown_duration(d: std::time::Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
     }
 }
 

@@ -390,7 +390,11 @@ async fn a_child_that_ignores_sigterm_is_killed_at_its_timeout() {
     let took = started.elapsed();
     assert!(seen, "the sleeper was never seen running: {r:#}");
     // (The reason's number is whole seconds: "0 s" for 500 ms; reported to the lead.)
-    assert_refused(&r, "TIMEOUT", &["timeout", "whole process tree was killed"]);
+    assert_refused(
+        &r,
+        "TIMEOUT",
+        &["500 ms timeout", "whole process tree was killed"],
+    );
     assert!(took < Duration::from_secs(5), "took {took:?}: {r:#}");
     assert!(took >= Duration::from_millis(450), "took {took:?}: {r:#}");
     assert_eq!(r["detail"]["timeoutMs"], 500, "{r:#}");
@@ -1187,4 +1191,32 @@ async fn no_descriptor_beyond_stdio_reaches_the_command() {
         inherited.is_empty(),
         "descriptors reached the command: {inherited:?}"
     );
+}
+
+/// A caller may name an entry's program by its file name as the policy wrote it (`sh` for
+/// `/bin/sh`, which is a symlink to `dash` on Debian) or by the resolved one, or by any
+/// absolute spelling that resolves to the same file; any other name is refused.
+#[tokio::test]
+async fn the_program_may_be_named_as_written_or_as_resolved() {
+    let g = Guard::new("", SH);
+    let script = "exit 0";
+    let resolved = std::fs::canonicalize("/bin/sh").unwrap();
+    let resolved_name = resolved.file_name().unwrap().to_str().unwrap().to_string();
+    for command in [
+        "sh",
+        resolved_name.as_str(),
+        "/bin/sh",
+        "/usr/bin/../bin/sh",
+    ] {
+        let r = g
+            .exec(json!({ "toolName": "sh", "command": command, "args": ["-c", script] }))
+            .await;
+        assert_eq!(code(&r), "OK", "{command}: {r:#}");
+    }
+    for command in ["bash", "./sh", "bin/sh", "/bin/bash"] {
+        let r = g
+            .exec(json!({ "toolName": "sh", "command": command, "args": ["-c", script] }))
+            .await;
+        assert_refused(&r, "POLICY_DENIED", &["executable mismatch"]);
+    }
 }

@@ -507,7 +507,7 @@ fn check_program(arg: &str, given: &str, allowed: &Allowed) -> Result<(), Refusa
     }
     let path = Path::new(given);
     if !given.contains('/') {
-        return if pinned.file_name().is_some_and(|n| n == path.as_os_str()) {
+        return if allowed.file_names.iter().any(|n| n == given) {
             Ok(())
         } else {
             Err(mismatch())
@@ -1399,7 +1399,20 @@ impl GuardCore {
                 String::new()
             }
         );
-        let (code, reason) = ran.code_and_reason(&argv, &ok_reason, &limits);
+        let (code, mut reason) = ran.code_and_reason(&argv, &ok_reason, &limits);
+        if let Some(fds) = a.fd_budget.filter(|_| runner == Runner::Spawn)
+            && ran.outcome.exit_code != Some(0)
+            && fds < 16
+        {
+            // A program and its loader open descriptors before main: under a tiny budget it
+            // fails at start-up, and guard_spawn shows no stderr to say so.
+            reason.push_str(&format!(
+                "; it exited with {} under fdBudget {fds}: a dynamically linked program opens                  several descriptors (libraries, locale, its runtime) before it starts, so a                  budget this small can stop it at start-up",
+                ran.outcome
+                    .exit_code
+                    .map_or_else(|| "a signal".to_string(), |c| format!("status {c}"))
+            ));
+        }
         let tier = trust_tier(
             &self.registry,
             &a.tool_name,

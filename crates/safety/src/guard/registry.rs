@@ -130,6 +130,9 @@ pub struct Allowed {
     /// The caller variables that may reach the command; any other name of a caller's `env`
     /// must be dropped (or refused) by the server.
     pub env_allow: Vec<String>,
+    /// The file names a caller may use for the executable instead of its path: the
+    /// resolved file's and the one the policy wrote (`sh` for `/bin/sh` → `/usr/bin/dash`).
+    pub file_names: Vec<String>,
 }
 
 /// A granted registration.
@@ -166,6 +169,8 @@ struct CwdPattern {
 struct OperatorEntry {
     name: String,
     executable: PathBuf,
+    /// See [`Allowed::file_names`].
+    file_names: Vec<String>,
     rules: Rules,
     profile: Profile,
     env_allow: Vec<String>,
@@ -329,8 +334,16 @@ fn compile_operator_entry(
             name: tool.name.clone(),
             message,
         })?;
+    let file_name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut file_names: Vec<String> = [Some(&tool.executable), tool.written_executable.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| file_name(p))
+        .collect();
+    file_names.dedup();
     let entry = OperatorEntry {
         name: tool.name.clone(),
+        file_names,
         executable: tool.executable.clone(),
         rules: Rules { patterns, cwd },
         profile: tool.profile.unwrap_or(default_profile),
@@ -534,6 +547,7 @@ impl Registry {
             executable: entry.executable.clone(),
             profile: entry.profile,
             env_allow: entry.env_allow.clone(),
+            file_names: entry.file_names.clone(),
         };
         if let Some(entry) = self.operator.iter().find(|e| e.name == tool) {
             let layer = format!("operator entry '{tool}'");
@@ -625,6 +639,7 @@ mod tests {
             env_allow: vec![],
             examples_allow: vec![],
             examples_deny: vec![],
+            written_executable: None,
         }
     }
 

@@ -233,6 +233,7 @@ mod tests {
                 env_allow: vec![],
                 examples_allow: vec![],
                 examples_deny: vec![],
+                written_executable: None,
             }],
             ..GuardSettings::default()
         };
@@ -361,6 +362,7 @@ mod tests {
             env_allow: vec![],
             examples_allow: vec![],
             examples_deny: vec![],
+            written_executable: None,
         };
         let settings = GuardSettings {
             tools: vec![tool("limited", &["-l"]), tool("open", &[".+", "x", "y"])],
