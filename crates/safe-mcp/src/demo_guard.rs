@@ -161,7 +161,7 @@ pub async fn run(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
     let session = client::connect(bin, &["guard", "--config", &policy], &[])
         .await
         .context("starting safe-mcp guard")?;
-    println!("== guard server ==\n");
+    println!("== guard server (policy: {policy}) ==\n");
     let mut envelopes = Vec::new();
     for step in steps() {
         println!("# {}", step.what);
