@@ -1,5 +1,5 @@
-//! `safe-mcp demo`: a throw-away sandbox, the servers started as child processes, driven
-//! through the rmcp client, every envelope printed.
+//! `safe-mcp demo`: a throw-away sandbox, the servers (terminal, files, guard) started as
+//! child processes, driven through the rmcp client, every envelope printed.
 
 use std::path::{Path, PathBuf};
 
@@ -121,6 +121,8 @@ pub async fn run(keep: bool) -> Result<()> {
     );
     terminal_half(&bin, &policy).await?;
     crate::demo_files::run(&bin, &policy).await?;
+    let guard_policy = crate::demo_guard::make_sandbox(dir.path())?;
+    crate::demo_guard::run(&bin, &guard_policy).await?;
     if keep {
         let kept = dir.keep();
         println!("sandbox kept at {}", kept.display());

@@ -7,4 +7,5 @@
 pub mod client;
 pub mod demo;
 pub mod demo_files;
+pub mod demo_guard;
 pub mod exec;

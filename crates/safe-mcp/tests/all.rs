@@ -26,6 +26,7 @@ mod recorded;
 mod audit_cli;
 mod audit_tamper;
 mod files_e2e;
+mod guard_demo;
 mod guard_e2e;
 mod policy_e2e;
 mod protocol_bounds;
