@@ -28,18 +28,20 @@
 //! [`terminal`] ties the six steps together for the terminal server, and [`organizer`]
 //! (with [`journal`], [`jail::workspace`] and [`policy::layers`]) does the same for the
 //! files server; one audited-call recorder (intent record, act, outcome record, envelope)
-//! serves both. The MCP wiring crates (`terminal`, `files`) only convert arguments and
-//! return the envelope, and a lint list keeps them from the file system, processes and
-//! sockets. The architecture in full: `docs/architecture.md`.
+//! serves all three servers. The MCP wiring crates (`terminal`, `files`, `guard`) only
+//! convert arguments and return the envelope, and a lint list keeps them from the file
+//! system, processes and sockets. The architecture in full: `docs/architecture.md`.
 //!
-//! [`guard`] holds the guard's decisions: the registry of named tools (operator entries
+//! [`guard`] is the guard server's core: the registry of named tools (operator entries
 //! from the policy, run-time entries that can only narrow them), each tool's trust tier,
-//! the canonical hash of what will really run and the replay window of recent hashes.
+//! the canonical hash of what will really run, the replay window of recent hashes, the
+//! source audits, and [`guard::GuardCore`], which runs a call through the terminal's own
+//! flow.
 //!
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):
 //! `result`, `parse`, `protocol`, `redact` → `jail` → `exec` → `config` → `policy`,
-//! `audit`, `journal`, `guard` → `terminal`, `organizer`. `config` validates the limits the lower
+//! `audit`, `journal` → `terminal`, `organizer` → `guard`. `config` validates the limits the lower
 //! layers enforce (it owns them, e.g. the smallest audit rotation size); the containment
 //! test `jail::is_within` belongs to the jail.
 //!

@@ -61,8 +61,16 @@ pub(crate) async fn run(bin: &Path, iterations: usize) -> Result<()> {
 
     // 1. In process.
     let load = |server| safety::config::load(&policy, server, &[]);
-    let terminal = safety::terminal::TerminalCore::start(load(safety::config::Server::Terminal)?)?;
-    let guard = safety::guard::GuardCore::start(load(safety::config::Server::Guard)?)?;
+    // Commands start through the server binary's launcher mode (this example has none).
+    let launcher = bin.to_path_buf();
+    let terminal = safety::terminal::TerminalCore::start_with_launcher(
+        load(safety::config::Server::Terminal)?,
+        launcher.clone(),
+    )?;
+    let guard = safety::guard::GuardCore::start_with_launcher(
+        load(safety::config::Server::Guard)?,
+        launcher,
+    )?;
     let cancel = tokio_util::sync::CancellationToken::new();
     let (mut run_in, mut guard_in) = (Vec::new(), Vec::new());
     for round in 0..=iterations {
