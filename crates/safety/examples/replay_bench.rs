@@ -74,6 +74,19 @@ fn main() {
             .sum()
     });
 
+    // The trust tier every guarded call reports: its patterns against the probe arguments.
+    let settings: safety::config::GuardSettings = toml::from_str(
+        "[[tools]]\nname = 'git'\nexecutable = '/bin/echo'\nargs_patterns = ['log', '--oneline', '-n', '[0-9]{1,3}']\n",
+    )
+    .unwrap();
+    let registry =
+        safety::guard::Registry::new(&settings, safety::exec::Profile::Standard).unwrap();
+    let tier_cost = per_op(100, || {
+        (0..100)
+            .map(|_| safety::guard::trust_tier(&registry, "git", &[]).reasons.len())
+            .sum()
+    });
+
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-12);
     println!("replay window, {ENTRIES} entries, best of {ROUNDS} rounds, per operation:");
     println!(
@@ -101,6 +114,10 @@ fn main() {
     println!(
         "  {:<34} {:>10.1?}",
         "canonicalise + SHA-256, one call", hash_cost
+    );
+    println!(
+        "  {:<34} {:>10.1?}",
+        "trust tier of a limited tool", tier_cost
     );
     let worst = win_hit.max(win_miss).max(win_record);
     println!(
