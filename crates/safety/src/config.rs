@@ -521,7 +521,9 @@ impl GuardSettings {
 /// (`GIT_SSH_COMMAND`, `GIT_CONFIG_*`); `PYTHON*`, `NODE_OPTIONS`, `NODE_PATH`, `PERL5*`,
 /// `PERLLIB`, `RUBYOPT`, `RUBYLIB`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`,
 /// `CLASSPATH` load code into interpreters; `HOME`, `XDG_CONFIG_HOME`, `TMPDIR` move where
-/// programs read their configuration and write; `SAFE_MCP_*` is ours.
+/// programs read their configuration and write; `PAGER`, `TERM`, `NO_COLOR` are the
+/// terminal's hardening of every command's environment (`PAGER=cat`: a program that pages
+/// runs `$PAGER` through a shell), which a caller must not set back; `SAFE_MCP_*` is ours.
 pub const FORBIDDEN_ENV: &[&str] = &[
     "PATH",
     "LD_*",
@@ -556,6 +558,9 @@ pub const FORBIDDEN_ENV: &[&str] = &[
     "HOME",
     "XDG_CONFIG_HOME",
     "TMPDIR",
+    "PAGER",
+    "TERM",
+    "NO_COLOR",
     "SAFE_MCP_*",
 ];
 

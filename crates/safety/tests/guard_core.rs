@@ -348,6 +348,30 @@ async fn caller_env_reaches_the_command_only_for_listed_names() {
     assert!(!vars.iter().any(|v| v.contains("/tmp/evil")), "{vars:?}");
 }
 
+/// `PAGER=cat`, `TERM=dumb`, `NO_COLOR=1` are hardening the terminal gives every command
+/// (a program that pages runs `$PAGER` through a shell). An `env_allow` naming one would let
+/// a caller set it back to a program of its choice, so the loader refuses it, naming the
+/// entry, whatever its case.
+#[test]
+fn env_allow_cannot_name_a_hardening_variable_of_the_base_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jail")).unwrap();
+    for name in ["PAGER", "pager", "TERM", "NO_COLOR", "GIT_PAGER"] {
+        let tool = format!(
+            "[[guard.tools]]\nname = \"env\"\nexecutable = \"/usr/bin/env\"\n\
+             env_allow = [\"COLUMNS\", \"{name}\"]\n"
+        );
+        let path = dir.path().join("policy.toml");
+        std::fs::write(&path, policy_text("", &tool)).unwrap();
+        let e = config::load(&path, Server::Guard, &[])
+            .map(|_| ())
+            .expect_err(name)
+            .to_string();
+        assert!(e.contains("guard.tools[0] 'env': env_allow"), "{name}: {e}");
+        assert!(e.contains(name), "{name}: {e}");
+    }
+}
+
 // 4. ---------------------------------------------------------------------------------------
 
 #[tokio::test]
