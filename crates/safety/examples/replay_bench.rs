@@ -83,7 +83,11 @@ fn main() {
         safety::guard::Registry::new(&settings, safety::exec::Profile::Standard).unwrap();
     let tier_cost = per_op(100, || {
         (0..100)
-            .map(|_| safety::guard::trust_tier(&registry, "git", &[]).reasons.len())
+            .map(|_| {
+                safety::guard::trust_tier(&registry, "git", &[])
+                    .reasons
+                    .len()
+            })
             .sum()
     });
 

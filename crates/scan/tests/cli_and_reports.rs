@@ -331,7 +331,7 @@ fn empty_sarif_validates() {
 }
 
 /// Findings the self-scan is expected to produce, each with the reason it is acceptable.
-const EXPLAINED: [(&str, &str, &str); 5] = [
+const EXPLAINED: [(&str, &str, &str); 6] = [
     (
         "crates/safety/src/exec/",
         "exec_file_dynamic",
@@ -351,6 +351,11 @@ const EXPLAINED: [(&str, &str, &str); 5] = [
         "crates/safe-mcp/examples/bench/line_client",
         "exec_file_dynamic",
         "the benchmarks' line client starts the server binary it was given",
+    ),
+    (
+        "crates/safe-mcp/examples/bench/bench_guard",
+        "exec_file_dynamic",
+        "the guard benchmark times `safe-mcp exec` of the server binary it was given",
     ),
     (
         "/tests/",
