@@ -4,9 +4,9 @@
 //! - `MEDIUM`: it is, but its arguments are not really limited: no patterns, or patterns
 //!   that accept anything. That is decided by running the compiled patterns against probe
 //!   arguments (shell metacharacters, command substitution, path traversal, option
-//!   injection, long random text, Unicode), never by comparing their text: `.*`, `.+`,
-//!   `[\s\S]*`, `(?s).*`, `\S+`, `(?:.|\n)*` and any spelling yet to be invented all accept
-//!   every probe.
+//!   injection, random text, Unicode), never by comparing their text: `.*`, `.+`,
+//!   `[\s\S]*`, `(?s).*`, `\S+`, `(?:.|\n)*`, a length bound such as `(?s).{0,300}` and
+//!   any spelling yet to be invented all accept every probe.
 //! - `HIGH`: the patterns limit the arguments, but something else is weaker than it
 //!   should be: a sandbox mechanism was downgraded on this host, the profile is
 //!   `permissive`, or the replay window is off.
@@ -87,7 +87,9 @@ fn probes() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    probes.push(random_text(0x5eed_cafe, 4096));
+    // Short enough that a length bound (`(?s).{0,300}`, `\S{1,64}`) does not pass for a limit:
+    // an argument that does harm needs no more than a few dozen characters.
+    probes.push(random_text(0x5eed_cafe, 24));
     probes
 }
 
@@ -157,7 +159,7 @@ pub fn trust_tier(registry: &Registry, tool: &str, downgrades: &[String]) -> Tru
         let mut reason = if no_patterns {
             "it has no args_patterns: any argument is accepted".to_string()
         } else {
-            "its args_patterns accept any argument (every probe: shell metacharacters, command substitution, path traversal, option injection, long random text, Unicode)".to_string()
+            "its args_patterns accept any argument (every probe: shell metacharacters, command substitution, path traversal, option injection, random text, Unicode)".to_string()
         };
         let also: Vec<&str> = (EXTRA_PROBES.iter())
             .filter(|(p, _)| accepts(p))
@@ -269,6 +271,9 @@ mod tests {
             &["\\S+"],
             &["(?:.|\\n)*"],
             &["-l", "[^\\n]*"],
+            // A length bound is not a limit.
+            &["(?s).{0,300}"],
+            &["\\S{1,64}"],
         ] {
             let t = tier(open);
             assert_eq!(t.tier, TrustTier::Medium, "{open:?}: {t:?}");
