@@ -1,5 +1,5 @@
 //! The official TypeScript SDK client (`@modelcontextprotocol/sdk`, what Claude Desktop and
-//! Claude Code are built on) against both servers: connect over stdio, list the tools, call
+//! Claude Code are built on) against every server: connect over stdio, list the tools, call
 //! every tool on its success and refusal paths, and fail on anything the SDK prints
 //! (`console.*`, or the node process's stderr: the SDK's validator warns there about schema
 //! keywords it does not know, such as `format: "uint64"`), on any `structuredContent` the
@@ -308,4 +308,80 @@ fn the_typescript_sdk_client_works_with_the_files_server_without_a_warning() {
     );
     assert!(f.root().join("ws/report.pdf").exists());
     assert!(f.root().join("ws/photo.png").exists());
+}
+
+#[test]
+fn the_typescript_sdk_client_works_with_the_guard_server_without_a_warning() {
+    let Some(dir) = installed_client() else {
+        return;
+    };
+    let f = crate::guard_e2e::Fixture::new();
+    let hello = json!({"toolName": "echo", "command": "/bin/echo", "args": ["hello"]});
+    let calls = [
+        ("guard_exec", hello.clone()),
+        ("guard_exec", hello),
+        (
+            "guard_exec",
+            json!({"toolName": "echo", "command": "/bin/echo", "args": [";id"]}),
+        ),
+        (
+            "guard_exec",
+            json!({"toolName": "sleep", "command": "sleep", "args": ["5"], "timeoutMs": 300}),
+        ),
+        (
+            "guard_spawn",
+            json!({"toolName": "echo", "file": "echo", "args": ["spawned"], "fdBudget": 16}),
+        ),
+        (
+            "guard_spawn",
+            json!({"toolName": "echo", "file": "echo", "args": ["x"], "shell": true}),
+        ),
+        (
+            "register_allowlist",
+            json!({"toolName": "sh2", "executable": "/bin/sh", "argsPatterns": ["-c"]}),
+        ),
+        (
+            "register_allowlist",
+            json!({"toolName": "bash", "executable": "/bin/bash", "argsPatterns": []}),
+        ),
+        (
+            "replay_check",
+            json!({"executable": "/bin/echo", "args": ["hello"]}),
+        ),
+        ("sandbox_status", json!({"toolName": "echo"})),
+        ("trust_tier", json!({"toolName": "echo"})),
+        ("audit_source", json!({"path": "app.js"})),
+        ("audit_report", json!({"findings": [], "format": "sarif"})),
+        ("guard_exec", json!({"toolName": "echo", "command": "echo"})),
+        ("no_such_tool", json!({})),
+    ];
+    let report = run_client(&dir, &f.args(), &calls);
+    assert_eq!(
+        report.value["tools"],
+        json!(crate::guard_e2e::TOOLS),
+        "{}",
+        report.value
+    );
+    report.check(&[
+        "OK",
+        "OK",
+        "POLICY_DENIED",
+        "TIMEOUT",
+        "OK",
+        "POLICY_DENIED",
+        "OK",
+        "POLICY_DENIED",
+        "OK",
+        "OK",
+        "OK",
+        "OK",
+        "OK",
+        "INVALID_REQUEST",
+        "INVALID_REQUEST",
+    ]);
+    let calls = report.value["calls"].as_array().unwrap();
+    assert_eq!(calls[1]["structured"]["detail"]["isReplay"], true);
+    assert_eq!(calls[8]["structured"]["detail"]["isReplay"], true);
+    // The schema says what the server says of a call without its args.
+    assert_eq!(calls[13]["input_valid"], false, "{}", calls[13]);
 }
