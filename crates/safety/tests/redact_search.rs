@@ -150,6 +150,11 @@ impl Reference {
                     if is_marker(&text[start..end]) {
                         continue;
                     }
+                    // The value check is the engine's own function: the reference checks
+                    // where it is applied, not what it decides.
+                    if !rule.check.accepts(&text[start..end]) {
+                        continue;
+                    }
                     let error_text = is_os_error_message(&text[start..], end - start);
                     if error_text {
                         continue;
@@ -280,6 +285,8 @@ fn every_example_is_found_at_every_offset_around_a_chunk_boundary() {
                     "rule {} at {offset}",
                     rule.name
                 );
+                // A value check may look at the value's case (base64 does): only the
+                // example itself must be found, the mangled one agree with the reference.
                 if example == rule.example {
                     assert!(
                         !out.contains(rule.example_secret),

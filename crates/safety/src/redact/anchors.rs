@@ -24,6 +24,7 @@ pub(super) struct CompiledRule {
     pub(super) glued: Option<Regex>,
     pub(super) secret_groups: Vec<usize>,
     pub(super) extends_back: bool,
+    pub(super) check: super::values::ValueCheck,
 }
 
 /// One anchor of one rule, as checked at a literal hit.
@@ -305,6 +306,7 @@ fn compile_builtin() -> Result<Builtin, RedactError> {
             secret_groups: secret_groups(&regex),
             regex,
             extends_back: spec.extends_back,
+            check: spec.check,
         });
     }
     // Teddy's fingerprint is as long as the shortest pattern (at most 4 bytes): one 3-byte

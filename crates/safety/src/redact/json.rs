@@ -151,11 +151,12 @@ fn replace_credential_values(value: &mut serde_json::Value) {
     }
 }
 
-/// Replace `v` by its marker when it is a non-empty string under a credential `key`;
-/// whether it did.
+/// Replace `v` by its marker when it is a string under a credential `key` that is not a
+/// placeholder, a mask, a flag or a path (the check of the keyword rules,
+/// [`ValueCheck::Password`](super::ValueCheck)); whether it did.
 fn replace_credential_value(key: &str, v: &mut serde_json::Value) -> bool {
     match (credential_key(key), &*v) {
-        (Some(rule), serde_json::Value::String(s)) if !s.is_empty() => {
+        (Some(rule), serde_json::Value::String(s)) if super::ValueCheck::Password.accepts(s) => {
             *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
             true
         }

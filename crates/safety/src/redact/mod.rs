@@ -37,6 +37,8 @@
 //! - `rules`: the table of built-in rules, each with an example it must redact.
 //! - `anchors`: the table compiled, and the literal searchers that find the anchors.
 //! - `search`: each rule tried at its anchor hits, and the operator patterns: the spans.
+//! - `values`: what a matched value must look like (no placeholder, mask, flag or path for
+//!   a keyword rule) and the bounded base64 decoding of two rules.
 //! - `entropy`: the optional high-entropy token fallback.
 //! - `spans`: overlapping spans merged, and the markers rendered in their place.
 //! - `json`: every string of a JSON value, in one pass where nothing is found.
@@ -57,12 +59,14 @@ mod rules;
 mod search;
 mod spans;
 mod truncate;
+mod values;
 
 pub use controls::{has_terminal_controls, strip_terminal_controls};
 pub use entropy::ENTROPY_RULE;
 pub use rules::{BUILTIN_RULES, BuiltinRule, LeftContext, builtin_rule_names};
 pub use search::{OS_ERROR_MESSAGES, is_os_error_message};
 pub use truncate::{CAPTURE_MARGIN, Captured, Truncated};
+pub use values::{MAX_DECODED, ValueCheck};
 
 use anchors::{BUILTIN, Builtin};
 use search::secret_groups;

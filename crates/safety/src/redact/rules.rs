@@ -41,6 +41,11 @@ macro_rules! delimiter {
 const GLUED_DELIMITER: &str = delimiter!();
 
 impl BuiltinRule {
+    /// The rule with its value check.
+    const fn checked(self, check: ValueCheck) -> BuiltinRule {
+        BuiltinRule { check, ..self }
+    }
+
     /// The pattern a match right after an ASCII letter or digit must also match (anchored
     /// at the anchor), for [`LeftContext::Delimited`] and [`LeftContext::Glued`] rules.
     pub fn glued_pattern(&self) -> Option<String> {
@@ -70,6 +75,8 @@ pub struct BuiltinRule {
     /// The replaced span also reaches back over PEM body characters before the anchor (a PEM
     /// `-----END ...` line whose `BEGIN` was cut off by truncation).
     pub extends_back: bool,
+    /// What the matched value must look like to be replaced ([`ValueCheck`]).
+    pub check: ValueCheck,
     /// A text this rule must redact (checked by the tests).
     pub example: &'static str,
     /// The part of `example` that must not survive redaction.
@@ -91,6 +98,7 @@ const fn rule(
         left,
         pattern,
         extends_back: false,
+        check: ValueCheck::Any,
         example,
         example_secret,
     }
@@ -113,11 +121,13 @@ const fn rule_ci(
 
 use LeftContext::{Any, Delimited as Word, Digit, Glued, NotAlphanumeric};
 
+use super::values::ValueCheck;
+
 /// Separator between a key and its value: `=`, `:`, `:=`, `=>`, with optional quotes around
 /// the key's end and blanks (never a newline: a prompt `Password:` must not eat the next line).
 macro_rules! assign {
     () => {
-        r#"["']?[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}"#
+        r#"\\?["']?[ \t]{0,5}(?::=|=>|=|:|%3[DdAa])[ \t]{0,5}"#
     };
 }
 
@@ -125,7 +135,7 @@ macro_rules! assign {
 /// or a bare word. Bare words stop at blanks, quotes, `&` and `;` (URL query, connection string).
 macro_rules! value {
     () => {
-        r#"(?:"(?P<secret_dq>(?:[^"\\\r\n]|\\.)+)"?|'(?P<secret_sq>[^'\r\n]+)'?|(?P<secret>[^\s"'`{\[&;][^\s"'`&;]*))"#
+        r#"(?:\\"(?P<secret_eq>(?:[^"\\\r\n]|\\[^"\r\n])+)\\"|"(?P<secret_dq>(?:[^"\\\r\n]|\\.)+)"?|'(?P<secret_sq>[^'\r\n]+)'?|(?P<secret>[^\s"'`{\[&;\\][^\s"'`&;]*))"#
     };
 }
 
@@ -555,6 +565,7 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         left: Any,
         pattern: r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
         extends_back: true,
+        check: ValueCheck::Any,
         example: "ZQISApQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g\n-----END OPENSSH PRIVATE KEY-----",
         example_secret: "ZQISApQyOMqlfZZgZMnafy8hWskBf6wmxe1mbVrNHMx1eOc3g",
     },
@@ -630,7 +641,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         ),
         "export DB_PASSWORD='correct horse battery staple'",
         "correct horse battery staple",
-    ),
+    )
+    .checked(ValueCheck::Password),
     rule_ci(
         "secret-assignment",
         &[
@@ -659,7 +671,41 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         ),
         r#"{"client_secret": "q8Zr-Tt5!long~value", "x": 1}"#,
         "q8Zr-Tt5!long~value",
-    ),
+    )
+    .checked(ValueCheck::Password),
+    // `token: ...` (a kubeconfig's user token, `GITHUB_TOKEN=`): the noisiest key word
+    // (`token_type=bearer`, `max_tokens=4096`), so its value must look made.
+    rule_ci(
+        "token-assignment",
+        &["token"],
+        NotAlphanumeric,
+        concat!(r"(?i)token[A-Za-z0-9_.-]{0,30}", assign!(), value!()),
+        "    token: 8f2c1e9d7b6a5f4e3d2c1b0a9f8e7d6c",
+        "8f2c1e9d7b6a5f4e3d2c1b0a9f8e7d6c",
+    )
+    .checked(ValueCheck::Token),
+    // A PEM private key in base64 (a kubeconfig's `client-key-data`): the run starts with
+    // the encoding of `-----BEGIN`; its first bytes are decoded to tell a key from a
+    // certificate.
+    rule(
+        "base64-private-key",
+        &["LS0tLS1CRUdJTi"],
+        Any,
+        r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}",
+        "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+        "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+    )
+    .checked(ValueCheck::Base64PrivateKey),
+    // Docker's `config.json` `"auth"` and npm's `_auth`: base64 of `user:password`.
+    rule_ci(
+        "basic-auth-base64",
+        &["auth"],
+        NotAlphanumeric,
+        r#"(?i)auth["']?[ \t]{0,5}[:=][ \t]{0,5}["']?(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"#,
+        r#"{"auths": {"registry.example.com": {"auth": "ZGVwbG95OnMzY3JldC1QYXNzMjAyNg=="}}}"#,
+        "ZGVwbG95OnMzY3JldC1QYXNzMjAyNg==",
+    )
+    .checked(ValueCheck::Base64UserPassword),
 ];
 
 /// The names of the built-in rules, each once, in table order.

@@ -69,6 +69,10 @@ impl Builtin {
         if text.get(start..end).is_some_and(is_marker) {
             return;
         }
+        // A placeholder, a mask, a flag, a path... is not the secret its key names.
+        if !text.get(start..end).is_some_and(|v| rule.check.accepts(v)) {
+            return;
+        }
         // `cat: secret.txt: No such file or directory` names a file, it assigns nothing.
         if text
             .get(start..)
