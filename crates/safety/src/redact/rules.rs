@@ -577,7 +577,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         r"(?i)postgres(?:ql)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app",
         "s3cr3t-Pa55",
-    ),
+    )
+    .checked(ValueCheck::Password),
     rule_ci(
         "mysql-connection-string",
         &["mysql://", "mysqlx://", "mariadb://"],
@@ -585,7 +586,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         r"(?i)(?:mysqlx?|mariadb)://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "mysql://root:hunter2hunter2@127.0.0.1:3306/shop",
         "hunter2hunter2",
-    ),
+    )
+    .checked(ValueCheck::Password),
     rule_ci(
         "mongodb-connection-string",
         &["mongodb://", "mongodb+srv://"],
@@ -593,7 +595,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         r"(?i)mongodb(?:\+srv)?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "mongodb+srv://admin:Zx9-qq_77rT@cluster0.abcde.mongodb.net/test?retryWrites=true",
         "Zx9-qq_77rT",
-    ),
+    )
+    .checked(ValueCheck::Password),
     rule_ci(
         "redis-connection-string",
         &["redis://", "rediss://"],
@@ -601,7 +604,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         r"(?i)rediss?://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "REDIS_URL=rediss://:p4ssw0rd-redis@cache.internal:6380/0",
         "p4ssw0rd-redis",
-    ),
+    )
+    .checked(ValueCheck::Password),
     // scheme://user:pass@host: the password runs to the LAST `@` of the authority, so an
     // unencoded `@` in a password does not leave its second half behind.
     rule(
@@ -611,7 +615,8 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         r"://[^\s:/?#@]{0,128}:(?P<secret>[^\s/?#]+)@",
         "git clone https://deploy:gh-pass-1234@git.example.com/repo.git",
         "gh-pass-1234",
-    ),
+    )
+    .checked(ValueCheck::Password),
     rule_ci(
         "authorization-header",
         &["authorization"],
@@ -671,6 +676,16 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         ),
         r#"{"client_secret": "q8Zr-Tt5!long~value", "x": 1}"#,
         "q8Zr-Tt5!long~value",
+    )
+    .checked(ValueCheck::Password),
+    // `.netrc`: `machine api.example.com login deploy password s3cret` (blanks, not `=`).
+    rule_ci(
+        "netrc-password",
+        &["login"],
+        NotAlphanumeric,
+        r"(?i)login[ \t]+[^\s]+[ \t\r\n]+password[ \t]+(?P<secret>[^\s]+)",
+        "machine api.heroku.com login me@example.com password 01234567-89ab-cdef-0123-456789abcdef",
+        "01234567-89ab-cdef-0123-456789abcdef",
     )
     .checked(ValueCheck::Password),
     // `token: ...` (a kubeconfig's user token, `GITHUB_TOKEN=`): the noisiest key word
