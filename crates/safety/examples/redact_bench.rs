@@ -157,4 +157,66 @@ fn main() {
     }
     let per_call = t.elapsed() / runs;
     println!("redact_then_truncate, 1 MiB stream, 64 KiB cap: {per_call:?} per call");
+    base64_blobs(&redactor);
+}
+
+/// A text made around a blob.
+type Shape = fn(&str) -> String;
+
+/// One large base64 blob of each shape the decoding rules look at, at 256 KiB, 1 MiB and
+/// 4 MiB: time per call and per MiB, so a rule that turned quadratic shows as a per-MiB time
+/// that grows with the size.
+fn base64_blobs(redactor: &Redactor) {
+    // Deterministic base64 characters (xorshift), no padding.
+    let chars = |n: usize| -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(ALPHABET[(seed % 64) as usize])
+            })
+            .collect()
+    };
+    println!("large base64 blobs (one per text), best of 5 calls:");
+    println!(
+        "{:<44} {:>12} {:>12} {:>12}",
+        "blob", "256 KiB", "1 MiB", "4 MiB"
+    );
+    let shapes: [(&str, Shape); 3] = [
+        ("plain base64 (an image, a bundle)", |b| {
+            format!("data: {b}\n")
+        }),
+        ("base64 of a PEM (client-key-data: LS0t...)", |b| {
+            format!("client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b}\n")
+        }),
+        ("an \"auth\" value (Docker's user:password)", |b| {
+            format!("{{\"auth\": \"{b}\"}}\n")
+        }),
+    ];
+    for (label, shape) in shapes {
+        let mut cells = Vec::new();
+        for size in [256 << 10, 1 << 20, 4 << 20] {
+            let text = shape(&chars(size));
+            let best = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    black_box(redactor.redact(black_box(&text)));
+                    t.elapsed()
+                })
+                .min()
+                .unwrap_or_default();
+            let per_mib = best.as_secs_f64() * 1e3 / (size as f64 / f64::from(1 << 20));
+            cells.push(format!(
+                "{:.2} ms ({per_mib:.2}/MiB)",
+                best.as_secs_f64() * 1e3
+            ));
+        }
+        println!(
+            "{label:<44} {:>12} {:>12} {:>12}",
+            cells[0], cells[1], cells[2]
+        );
+    }
 }
