@@ -34,6 +34,7 @@ mod policy_allow;
 mod redact_escapes;
 mod redact_rules;
 mod redact_search;
+mod redact_straddle;
 mod redact_truncate;
 mod sandbox_attacks;
 mod warm_launcher;
