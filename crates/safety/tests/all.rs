@@ -31,6 +31,7 @@ mod guard_audit;
 mod guard_core;
 mod parse_differential;
 mod policy_allow;
+mod redact_audit;
 mod redact_escapes;
 mod redact_rules;
 mod redact_search;
