@@ -56,7 +56,7 @@ examples_deny = [["sh"]]
 "#;
 
 /// A guard core in a temporary folder: `jail/`, `state/audit.jsonl`, `state/replay.json`.
-struct Guard {
+pub struct Guard {
     dir: tempfile::TempDir,
     core: GuardCore,
 }
@@ -80,7 +80,7 @@ fn start_in(dir: &Path, guard: &str, tools: &str) -> GuardCore {
 
 impl Guard {
     /// `guard`: lines of the `[guard]` table (besides replay_state); `tools`: entries.
-    fn new(guard: &str, tools: &str) -> Guard {
+    pub fn new(guard: &str, tools: &str) -> Guard {
         let dir = tempfile::Builder::new()
             .prefix("safe-mcp-guard-test-")
             .tempdir()
@@ -101,7 +101,7 @@ impl Guard {
         self.dir.path().join("jail")
     }
 
-    fn audit_log(&self) -> PathBuf {
+    pub fn audit_log(&self) -> PathBuf {
         self.dir.path().join("state/audit.jsonl")
     }
 
@@ -113,7 +113,7 @@ impl Guard {
         Guard { dir, core }
     }
 
-    async fn exec(&self, args: Value) -> Value {
+    pub async fn exec(&self, args: Value) -> Value {
         self.core
             .guard_exec(args.as_object(), &CancellationToken::new())
             .await

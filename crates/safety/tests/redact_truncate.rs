@@ -12,7 +12,7 @@ fn redactor() -> Redactor {
 }
 
 /// What the executor captures from a stream of `stream.len()` bytes under `cap`.
-fn capture(stream: &[u8], cap: usize) -> Captured {
+pub fn capture(stream: &[u8], cap: usize) -> Captured {
     let head_len = stream.len().min(cap + CAPTURE_MARGIN);
     let (head, rest) = stream.split_at(head_len);
     let tail_len = rest.len().min(cap + CAPTURE_MARGIN);
@@ -29,7 +29,7 @@ fn truncate(stream: &[u8], cap: usize) -> Truncated {
 }
 
 /// Every `[REDACTED` in `text` starts a whole `[REDACTED:<name>]` marker.
-fn markers_are_whole(text: &str) -> bool {
+pub fn markers_are_whole(text: &str) -> bool {
     text.match_indices("[REDACTED").all(|(i, _)| {
         let rest = &text[i + "[REDACTED".len()..];
         rest.strip_prefix(':')
@@ -272,7 +272,7 @@ fn secret() -> impl Strategy<Value = Secret> {
 
 /// `len` bytes (about) of filler text: lower-case words, blanks, newlines and multibyte
 /// characters, drawn from one random number (fast even unoptimised; proptest varies it).
-fn filler(len: usize) -> impl Strategy<Value = String> {
+pub fn filler(len: usize) -> impl Strategy<Value = String> {
     any::<u64>().prop_map(move |seed| {
         let mut state = seed | 1;
         let mut out = String::with_capacity(len + 4);
