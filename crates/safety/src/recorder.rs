@@ -102,12 +102,17 @@ impl Recorder {
     pub(crate) fn call<'a>(&'a self, tool: &str, fields: Map<String, Value>) -> Call<'a> {
         let mut fields = fields;
         fields.insert("tool".into(), Value::from(tool));
+        let mut secrets = Vec::new();
+        if let Some(arguments) = fields.get("arguments") {
+            collect_secrets(&self.redactor, arguments, &mut secrets);
+        }
         Call {
             recorder: self,
             tool: tool.to_string(),
             fields,
             started: Instant::now(),
             note: None,
+            secrets,
         }
     }
 
@@ -146,6 +151,32 @@ impl Recorder {
     }
 }
 
+/// The secrets in a call's arguments: in each string, and in each array of strings read as
+/// one command line (an argv), where a rule may need the neighbouring element.
+fn collect_secrets(redactor: &Redactor, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(s) => out.extend(redactor.secrets_in(s)),
+        Value::Array(items) => {
+            let strings: Vec<String> = (items.iter())
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect();
+            if strings.len() > 1 {
+                let line = strings.join(" ");
+                out.extend(redactor.secrets_in(&line));
+            }
+            for item in items {
+                collect_secrets(redactor, item, out);
+            }
+        }
+        Value::Object(map) => {
+            for v in map.values() {
+                collect_secrets(redactor, v, out);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// An intent whose line is written while its `fdatasync` is still under way
 /// ([`Call::intent_gated`]); [`Call::settle`] learns how the sync ended.
 pub(crate) struct PendingIntent {
@@ -169,6 +200,8 @@ pub(crate) struct Call<'a> {
     fields: Map<String, Value>,
     started: Instant,
     note: Option<String>,
+    /// The secrets in the call's arguments, whose fragments a reason may quote.
+    secrets: Vec<(String, String)>,
 }
 
 impl Call<'_> {
@@ -252,8 +285,13 @@ impl Call<'_> {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Clip the reason (where the server bounds it) and set the duration.
+    /// Remove every fragment of the arguments' secrets from the reason (it may quote an
+    /// argument cut short, past what a rule recognises), clip it (where the server bounds
+    /// it) and set the duration.
     fn close<D>(&self, mut env: Envelope<D>) -> Envelope<D> {
+        if !self.secrets.is_empty() {
+            env.reason = crate::redact::scrub_fragments(&env.reason, &self.secrets);
+        }
         if self.recorder.reason_limit {
             env.reason = protocol::clip_reason(env.reason);
         }

@@ -630,6 +630,11 @@ impl TerminalCore {
         &self.recorder
     }
 
+    /// The redactor of every text this server sends or records.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// The answer to a tool this server does not have.
     pub fn unknown_tool(&self, name: &str) -> Envelope {
         let shown = quote(name);
@@ -909,7 +914,10 @@ impl TerminalCore {
             .limits(vetted.profile, a.timeout_seconds)
             .map_err(CallError::Limits)?;
         let mut intent = Map::new();
-        intent.insert("argv".into(), json!(vetted.argv));
+        intent.insert(
+            "argv".into(),
+            json!(self.redactor.redact_argv(&vetted.argv)),
+        );
         intent.insert("executable".into(), json!(vetted.program.to_string_lossy()));
         intent.insert("cwd".into(), json!(vetted.cwd.relative().to_string_lossy()));
         intent.insert(

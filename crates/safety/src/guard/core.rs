@@ -1364,7 +1364,10 @@ impl GuardCore {
             "executable".into(),
             json!(allowed.executable.to_string_lossy()),
         );
-        intent.insert("argv".into(), json!(argv));
+        intent.insert(
+            "argv".into(),
+            json!(self.terminal.redactor().redact_argv(&argv)),
+        );
         intent.insert("cwd".into(), json!(cwd.relative().to_string_lossy()));
         intent.insert("canonical_hash".into(), json!(hash.to_hex()));
         intent.insert("is_replay".into(), json!(seen.is_some()));

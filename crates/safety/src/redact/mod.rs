@@ -202,6 +202,98 @@ impl Redactor {
         render(text, &spans)
     }
 
+    /// The secrets in `text`: the text of each span [`Redactor::redact`] would replace, with
+    /// the marker it would put there.
+    pub fn secrets_in(&self, text: &str) -> Vec<(String, String)> {
+        (self.find_spans(text).iter())
+            .filter_map(|s| {
+                text.get(s.start..s.end)
+                    .map(|t| (t.to_owned(), s.marker.to_owned()))
+            })
+            .collect()
+    }
+
+    /// An argv as a record may keep it: each element redacted, and also in the context of
+    /// its neighbours. The shell took away the quotes and blanks the rules key on
+    /// (`aws_secret_access_key = KEY` is three elements, `DB_PASSWORD='a b c'` one element
+    /// without its quotes), so the elements are joined into a command line again (a value
+    /// with a blank quoted after its `=` or `:`, else the whole element) and every secret
+    /// found there is replaced in each element it touches.
+    pub fn redact_argv(&self, argv: &[String]) -> Vec<String> {
+        let mut line = String::new();
+        // For each byte of `line`: the element and the byte of it that it shows.
+        let mut origin: Vec<Option<(usize, usize)>> = Vec::new();
+        let mut push = |line: &mut String, text: &str, from: Option<(usize, usize)>| {
+            for (k, _) in text.bytes().enumerate() {
+                origin.push(from.map(|(i, at)| (i, at + k)));
+            }
+            line.push_str(text);
+        };
+        for (i, arg) in argv.iter().enumerate() {
+            if !line.is_empty() {
+                push(&mut line, " ", None);
+            }
+            let blank = arg.contains(char::is_whitespace) && !arg.contains('\'');
+            let split = arg.find(['=', ':']).filter(|&k| {
+                blank
+                    && !arg
+                        .get(..k)
+                        .is_some_and(|p| p.contains(char::is_whitespace))
+            });
+            match split {
+                Some(k) => {
+                    push(&mut line, arg.get(..=k).unwrap_or_default(), Some((i, 0)));
+                    push(&mut line, "'", None);
+                    push(
+                        &mut line,
+                        arg.get(k + 1..).unwrap_or_default(),
+                        Some((i, k + 1)),
+                    );
+                    push(&mut line, "'", None);
+                }
+                None if blank => {
+                    push(&mut line, "'", None);
+                    push(&mut line, arg, Some((i, 0)));
+                    push(&mut line, "'", None);
+                }
+                None => push(&mut line, arg, Some((i, 0))),
+            }
+        }
+        // For each element, which of its bytes a span covers (the span's index).
+        let mut covered: Vec<Vec<Option<usize>>> =
+            argv.iter().map(|a| vec![None; a.len()]).collect();
+        let spans = self.find_spans(&line);
+        for (n, span) in spans.iter().enumerate() {
+            for (i, at) in (span.start..span.end).filter_map(|b| origin.get(b).copied().flatten()) {
+                if let Some(slot) = covered.get_mut(i).and_then(|c| c.get_mut(at)) {
+                    *slot = Some(n);
+                }
+            }
+        }
+        argv.iter()
+            .zip(covered)
+            .map(|(arg, covered)| {
+                let mut out = String::with_capacity(arg.len());
+                let mut last = None;
+                for (at, c) in arg.char_indices() {
+                    match covered.get(at).copied().flatten() {
+                        Some(n) => {
+                            if last != Some(n) {
+                                out.push_str(spans.get(n).map_or("", |s| s.marker));
+                            }
+                            last = Some(n);
+                        }
+                        None => {
+                            out.push(c);
+                            last = None;
+                        }
+                    }
+                }
+                self.redact(&out)
+            })
+            .collect()
+    }
+
     /// [`Redactor::redact`], borrowing `text` when nothing in it is replaced.
     fn redact_cow<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let spans = self.find_spans(text);
@@ -210,5 +302,88 @@ impl Redactor {
         } else {
             Cow::Owned(render(text, &spans))
         }
+    }
+}
+
+/// `text` with every fragment of each of `secrets` (a run of `min(len, 8)` bytes or more of
+/// it, anywhere) replaced by the secret's marker. A text built from a request's arguments
+/// before they were redacted (a refusal's reason quotes an argument, cut to a short prefix,
+/// which no rule recognises any more) is made safe with the secrets found in the whole
+/// arguments.
+pub fn scrub_fragments(text: &str, secrets: &[(String, String)]) -> String {
+    let mut out = text.as_bytes().to_vec();
+    for (secret, marker) in secrets {
+        let secret = secret.as_bytes();
+        let min = secret.len().min(8);
+        if min == 0 {
+            continue;
+        }
+        'again: loop {
+            for i in 0..=secret.len() - min {
+                let Some(fragment) = secret.get(i..i + min) else {
+                    continue;
+                };
+                let Some(p) = out.windows(min).position(|w| w == fragment) else {
+                    continue;
+                };
+                let (mut j, mut q) = (i + min, p + min);
+                while secret.get(j).is_some_and(|b| out.get(q) == Some(b)) {
+                    j += 1;
+                    q += 1;
+                }
+                out.splice(p..q, marker.bytes());
+                continue 'again;
+            }
+            break;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod argv_tests {
+    use super::*;
+
+    fn redactor() -> Redactor {
+        Redactor::new(&RedactionSettings::default()).unwrap()
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_argv_is_redacted_in_the_context_the_shell_took_away() {
+        let r = redactor();
+        let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        let out = r.redact_argv(&strings(&["echo", "aws_secret_access_key", "=", key]));
+        assert_eq!(
+            out[..3],
+            strings(&["echo", "aws_secret_access_key", "="])[..]
+        );
+        assert_eq!(out[3], "[REDACTED:aws-secret-access-key]");
+        let out = r.redact_argv(&strings(&[
+            "env",
+            "DB_PASSWORD=correct horse battery staple",
+        ]));
+        assert_eq!(out[1], "DB_PASSWORD=[REDACTED:password-assignment]");
+        let plain = strings(&["git", "log", "--oneline", "-n", "5"]);
+        assert_eq!(r.redact_argv(&plain), plain);
+    }
+
+    #[test]
+    fn a_fragment_of_a_known_secret_is_scrubbed_wherever_it_stands() {
+        let r = redactor();
+        let secrets =
+            r.secrets_in("curl -H 'Authorization: Bearer 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c'");
+        assert!(!secrets.is_empty());
+        let reason = "'curl' is not allowed (argument '4f9a8b7c6d5e4f3a2b1c…')";
+        let scrubbed = scrub_fragments(reason, &secrets);
+        assert!(!scrubbed.contains("4f9a8b7c"), "{scrubbed}");
+        assert!(
+            scrubbed.starts_with("'curl' is not allowed (argument '[REDACTED:"),
+            "{scrubbed}"
+        );
+        assert_eq!(scrub_fragments("nothing here", &secrets), "nothing here");
     }
 }
