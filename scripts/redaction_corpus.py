@@ -206,7 +206,9 @@ KINDS = {
     "slack-app-token": lambda: f"xapp-1-A{rs(10, UPPER_ALNUM)}-{R.randint(10**12, 10**13)}-{rs(64, HEX)}",
     "slack-webhook": lambda: f"T{rs(8, UPPER_ALNUM)}/B{rs(10, UPPER_ALNUM)}/{rs(24)}",
     "discord-webhook": lambda: f"{R.randint(10**17, 10**18)}/{rs(68, B64URL)}",
-    "telegram-bot-token": lambda: "AA" + rs(33, B64URL),
+    # The whole token is `<bot id>:AA...`; the bot id is public, the part after the colon is
+    # the secret (Text.secret lists only that part).
+    "telegram-bot-token": lambda: f"{R.randint(10**8, 10**10)}:AA" + rs(33, B64URL),
     "stripe-secret-key": lambda: pick(["sk_live_", "sk_test_"]) + rs(R.choice([24, 99])),
     "stripe-restricted-key": lambda: pick(["rk_live_", "rk_test_"]) + rs(R.choice([24, 99])),
     "stripe-webhook-secret": lambda: "whsec_" + rs(32),
@@ -406,8 +408,12 @@ class Text:
 
     def secret(self, kind, value, shown=None):
         """The text shows `shown` (default: the value); `value` must disappear."""
+        if shown is None:
+            shown = value
+            if kind == "telegram-bot-token":
+                value = value.split(":", 1)[1]
         self.secrets.append({"kind": kind, "value": value})
-        self.parts.append(shown if shown is not None else value)
+        self.parts.append(shown)
 
     def note_secret(self, kind, value):
         self.secrets.append({"kind": kind, "value": value})
@@ -1667,7 +1673,7 @@ def src_webhooks(t, secret):
             t.secret("discord-webhook", KINDS["discord-webhook"]())
             t.line('"')
         else:
-            t.add(f"url = \"https://api.telegram.org/bot{R.randint(10**8, 10**10)}:")
+            t.add("url = \"https://api.telegram.org/bot")
             t.secret("telegram-bot-token", KINDS["telegram-bot-token"]())
             t.line('/sendMessage"')
     else:
