@@ -378,7 +378,7 @@ def benign_env_line():
         lambda: "PIP_NO_CACHE_DIR=off",
         lambda: f"VAULT_ADDR=https://vault.{org()}.internal:8200",
         lambda: "AUTH_ENABLED=YES",
-        lambda: "SECRETS_BACKEND=aws-secretsmanager",
+        lambda: "SECRETS_BACKEND_TIMEOUT_MS=1500",
     ]
     return pick(choices)()
 
@@ -919,8 +919,23 @@ def src_gcloud(t, secret):
 def src_azure(t, secret):
     tenant, sub = uuid(), uuid()
     if secret:
-        style = R.randrange(4)
-        if style == 0:
+        style = R.randrange(5)
+        if style == 4:
+            # ~/.azure/msal_token_cache.json
+            home = f"{uuid()}.{tenant}-login.microsoftonline.com"
+            d = {"AccessToken": {f"{home}-accesstoken-04b07795-8ddb-461a-bbee-02f9e1bf7b46-{tenant}-https://management.core.windows.net//.default":
+                                 {"credential_type": "AccessToken", "secret": "@AT", "home_account_id": home,
+                                  "environment": "login.microsoftonline.com", "client_id": "04b07795-8ddb-461a-bbee-02f9e1bf7b46",
+                                  "target": "https://management.core.windows.net//.default", "realm": tenant,
+                                  "token_type": "Bearer", "cached_at": str(R.randint(1_780_000_000, 1_790_000_000)),
+                                  "expires_on": str(R.randint(1_790_000_000, 1_799_999_999))}},
+                 "RefreshToken": {f"{home}-refreshtoken-04b07795-8ddb-461a-bbee-02f9e1bf7b46--":
+                                  {"credential_type": "RefreshToken", "secret": "@RT", "home_account_id": home,
+                                   "environment": "login.microsoftonline.com", "client_id": "04b07795-8ddb-461a-bbee-02f9e1bf7b46"}}}
+            fill(t, json.dumps(d, indent=4), {"@AT": ("jwt", jwt()),
+                                              "@RT": ("azure-refresh-token", "1.A" + rs(R.randint(300, 400), B64URL) + "." + rs(40, B64URL))},
+                 keep_lines=lambda l: "credential_type" in l or "token_type" in l or "environment" in l)
+        elif style == 0:
             # az ad sp create-for-rbac
             d = {"appId": uuid(), "displayName": f"{repo()}-deployer", "password": "@PW", "tenant": tenant}
             t.kept_line("Creating 'Contributor' role assignment under scope '/subscriptions/" + sub + "'")
@@ -1165,7 +1180,7 @@ def src_ini_config(t, secret):
             t.secret("password", password())
             t.line()
         else:
-            t.kept_line(pick(["bind_password = %(LDAP_PASSWORD)s", "smtp_password = ", "password_policy = strict"]).rstrip())
+            t.kept_line(pick(["bind_password = %(LDAP_PASSWORD)s", "smtp_password = ", "password_policy_min_length = 12"]).rstrip())
 
 
 def src_ci_log(t, secret):
@@ -1634,7 +1649,7 @@ def src_app_log(t, secret):
         lambda: f'{date()} INFO  Authorization header missing; returning 401',
         lambda: f'{date()} INFO  commit {sha1()} by {user()}',
         lambda: f'{date()} WARN  login failed for {user()}@{org()}.com: invalid password (attempt {R.randint(1, 5)}/5)',
-        lambda: f'{date()} INFO  password_hash_algorithm=argon2id memory_kib=65536 iterations=3',
+        lambda: f'{date()} INFO  password_hash_memory_kib=65536 iterations=3 parallelism=4',
         lambda: f'{date()} DEBUG secrets manager: fetched 3 secrets in {R.randint(5, 90)}ms',
         lambda: f'{date()} INFO  session store: redis://cache.internal:6379/2',
     ]
