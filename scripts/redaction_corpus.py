@@ -319,7 +319,7 @@ PLACEHOLDERS = [
     "<your-api-key-here>", "<YOUR_TOKEN>", "changeme", "xxx", "XXXXXXXX", "${REDIS_PASSWORD}", "${DB_PASSWORD}",
     "{{ .Values.password }}", "{{ .Values.auth.token }}", "%PASSWORD%", "$PASSWORD", "$(DB_PASSWORD)",
     "${{ secrets.NPM_TOKEN }}", "{{ vault_db_password }}", "******", "********", "[hidden]", "<redacted>",
-    "REPLACE_ME", "your-secret-here", "<password>", "${env:API_KEY}", "#{DbPassword}#", "null", "\"\"",
+    "REPLACE_ME", "your-secret-here", "<password>", "${env:API_KEY}", "#{DbPassword}#", "null",
 ]
 
 
