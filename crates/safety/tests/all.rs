@@ -1,5 +1,5 @@
 //! The safety core's integration tests, one binary (one link, one start-up) with a module
-//! per area; the shared set-ups (`audit_common`, `files_sandbox`, `sandbox_common`) are
+//! per area; the shared set-ups (`audit_common`, `files_sandbox`, `redact_corpus_common`, `sandbox_common`) are
 //! declared here once.
 //!
 //! Run one area: `cargo test -p safety --test all <module>::`.
@@ -14,6 +14,7 @@
 
 mod audit_common;
 mod files_sandbox;
+mod redact_corpus_common;
 mod sandbox_common;
 
 mod audit_log;
@@ -32,6 +33,7 @@ mod guard_core;
 mod parse_differential;
 mod policy_allow;
 mod redact_audit;
+mod redact_corpus;
 mod redact_escapes;
 mod redact_rules;
 mod redact_search;
