@@ -299,8 +299,9 @@ const RANDOM_TOKEN: &str = "Qm9vdHN0cmFwLTdYa2ZMcTJ2UjhzTnBXM3o";
 #[test]
 fn entropy_fallback_is_off_by_default() {
     let r = default_redactor();
-    let text = format!("session={RANDOM_TOKEN}x end");
-    // `session=` is not a credential key, and the token matches no rule.
+    let text = format!("build={RANDOM_TOKEN}x end");
+    // `build=` is not a credential key (`session=` is now: a session cookie), and the token
+    // matches no rule.
     assert_eq!(r.redact(&text), text);
 }
 

@@ -152,7 +152,8 @@ impl Reference {
                     }
                     // The value check is the engine's own function: the reference checks
                     // where it is applied, not what it decides.
-                    if !rule.check.accepts(&text[start..end]) {
+                    let key = safety::redact::key_before(text, at, start);
+                    if !rule.check.accepts(key, &text[start..end]) {
                         continue;
                     }
                     let error_text = is_os_error_message(&text[start..], end - start);

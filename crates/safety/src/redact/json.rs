@@ -156,7 +156,9 @@ fn replace_credential_values(value: &mut serde_json::Value) {
 /// [`ValueCheck::Password`](super::ValueCheck)); whether it did.
 fn replace_credential_value(key: &str, v: &mut serde_json::Value) -> bool {
     match (credential_key(key), &*v) {
-        (Some(rule), serde_json::Value::String(s)) if super::ValueCheck::Password.accepts(s) => {
+        (Some(rule), serde_json::Value::String(s))
+            if super::ValueCheck::Password.accepts(key, s) =>
+        {
             *v = serde_json::Value::String(format!("[REDACTED:{rule}]"));
             true
         }

@@ -66,7 +66,7 @@ pub use entropy::ENTROPY_RULE;
 pub use rules::{BUILTIN_RULES, BuiltinRule, LeftContext, builtin_rule_names};
 pub use search::{OS_ERROR_MESSAGES, is_os_error_message};
 pub use truncate::{CAPTURE_MARGIN, Captured, Truncated};
-pub use values::{MAX_DECODED, ValueCheck};
+pub use values::{MAX_DECODED, ValueCheck, key_before};
 
 use anchors::{BUILTIN, Builtin};
 use search::secret_groups;

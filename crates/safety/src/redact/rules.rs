@@ -139,6 +139,13 @@ macro_rules! value {
     };
 }
 
+/// A command-line argument's value: single- or double-quoted, or a bare word.
+macro_rules! cli_value {
+    () => {
+        r#"(?:'(?P<secret_sq>[^'\r\n]+)'|"(?P<secret_dq>[^"\r\n]+)"|(?P<secret>[^\s'"-][^\s'"]*))"#
+    };
+}
+
 /// The built-in rules, in priority order (when two rules find the same span, the first names it).
 pub static BUILTIN_RULES: &[BuiltinRule] = &[
     // --- Cloud providers -------------------------------------------------------------------
@@ -676,6 +683,91 @@ pub static BUILTIN_RULES: &[BuiltinRule] = &[
         ),
         r#"{"client_secret": "q8Zr-Tt5!long~value", "x": 1}"#,
         "q8Zr-Tt5!long~value",
+    )
+    .checked(ValueCheck::Password),
+    // A key whose name ends in `pass` (`smtp_pass`, `RABBITMQ_DEFAULT_PASS`, INI `pass =`).
+    rule_ci(
+        "password-assignment",
+        &["pass"],
+        NotAlphanumeric,
+        concat!(r"(?i)pass", assign!(), value!()),
+        "export RABBITMQ_DEFAULT_PASS=Summer7474!",
+        "Summer7474!",
+    )
+    .checked(ValueCheck::Password),
+    // A key whose name ends in `key` (`ENCRYPTION_KEY=`, `SERVICEBUS_KEY=`,
+    // `azure_storage_key =`): only a long made value, and never a public or database key.
+    rule_ci(
+        "key-assignment",
+        &["key"],
+        NotAlphanumeric,
+        concat!(r"(?i)key", assign!(), value!()),
+        "SERVICEBUS_KEY=SraZ0WuPO28mI4n4ifQAvIeB9jfHNNlPQLQjCXabqVV=",
+        "SraZ0WuPO28mI4n4ifQAvIeB9jfHNNlPQLQjCXabqVV=",
+    )
+    .checked(ValueCheck::Key),
+    // Password hashes of /etc/shadow and of applications: bcrypt and SHA-crypt (a hash is
+    // cracked offline, so it is a credential).
+    rule(
+        "password-hash",
+        &["$2a$", "$2b$", "$2y$", "$5$", "$6$"],
+        Any,
+        r"\$(?:2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|[56]\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86})",
+        "alice:$2b$12$RTShtiahhxPT50jH4stXw5ZF3ApzaIWp4kv/VP/K2MyVfmCvTA5U2:19800:0:99999:7:::",
+        "$2b$12$RTShtiahhxPT50jH4stXw5ZF3ApzaIWp4kv/VP/K2MyVfmCvTA5U2",
+    ),
+    // A session cookie (`Cookie: _session_id=...`, `set-cookie: __Host-session=...`).
+    rule_ci(
+        "session-cookie",
+        &["session", "sessid", "sid="],
+        Any,
+        r"(?i)(?:session[A-Za-z0-9_.-]{0,20}|sessid|sid)=(?P<secret>[A-Za-z0-9_%./+~-]{16,}={0,2})",
+        "> Cookie: _session_id=T9nwr0lvA_dQibski5RREQ2A3Puyx9m-; theme=dark",
+        "T9nwr0lvA_dQibski5RREQ2A3Puyx9m-",
+    )
+    .checked(ValueCheck::Made),
+    // Passwords on a command line: `sshpass -p`, `mysql -p'...'`, `curl -u user:pass`,
+    // `gh secret set NAME --body '...'`.
+    rule(
+        "command-line-password",
+        &["sshpass"],
+        Any,
+        concat!(r"sshpass[ \t]+-p[ \t]*", cli_value!()),
+        "$ sshpass -p 'rocket-maple-staple91' ssh deploy@10.229.31.157",
+        "rocket-maple-staple91",
+    )
+    .checked(ValueCheck::Password),
+    rule_ci(
+        "command-line-password",
+        &["mysql", "mariadb"],
+        NotAlphanumeric,
+        concat!(
+            r"(?i)(?:mysql(?:dump|admin)?|mariadb)(?:[ \t][^\r\n|;&]{0,200}?)?[ \t]-p",
+            cli_value!()
+        ),
+        "$ mysql -u root -p'iLYpBFh1CXuqPpyEfPjPiD' -h db.internal users",
+        "iLYpBFh1CXuqPpyEfPjPiD",
+    )
+    .checked(ValueCheck::Password),
+    rule(
+        "command-line-password",
+        &["curl"],
+        NotAlphanumeric,
+        r#"curl(?:[ \t][^\r\n|;&]{0,300}?)?[ \t](?:-u|--user)(?:[ \t]+|=)?(?:'[^':\r\n]*:(?P<secret_sq>[^'\r\n]+)'|"[^":\r\n]*:(?P<secret_dq>[^"\r\n]+)"|[^\s:'"]+:(?P<secret>[^\s'"]+))"#,
+        "$ curl -u bob:19Yz6MMemsNKOSZm https://api.acme.com/v1/status",
+        "19Yz6MMemsNKOSZm",
+    )
+    .checked(ValueCheck::Password),
+    rule_ci(
+        "command-line-password",
+        &["secret set"],
+        Any,
+        concat!(
+            r"(?i)secret set[ \t]+[^\s]+[^\r\n]{0,100}?[ \t](?:--body|-b)(?:[ \t]+|=)",
+            cli_value!()
+        ),
+        "$ gh secret set ENCRYPTION_KEY --body 'cd1037b1fd633d763699bb8677e367a0'",
+        "cd1037b1fd633d763699bb8677e367a0",
     )
     .checked(ValueCheck::Password),
     // `.netrc`: `machine api.example.com login deploy password s3cret` (blanks, not `=`).

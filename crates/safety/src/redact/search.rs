@@ -70,7 +70,11 @@ impl Builtin {
             return;
         }
         // A placeholder, a mask, a flag, a path... is not the secret its key names.
-        if !text.get(start..end).is_some_and(|v| rule.check.accepts(v)) {
+        let key = super::values::key_before(text, at, start);
+        if !text
+            .get(start..end)
+            .is_some_and(|v| rule.check.accepts(key, v))
+        {
             return;
         }
         // `cat: secret.txt: No such file or directory` names a file, it assigns nothing.

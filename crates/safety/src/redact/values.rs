@@ -35,19 +35,233 @@ pub enum ValueCheck {
     Base64PrivateKey,
     /// Base64 that decodes to `user:password`.
     Base64UserPassword,
+    /// A made value whatever its key is called (a session cookie's `_session_id`).
+    Made,
+    /// A value under a key that only ends in `key` (`ENCRYPTION_KEY=`, `SERVICEBUS_KEY=`):
+    /// as [`ValueCheck::Token`], at least 20 characters, and neither a public key nor under a
+    /// key that names one (`public_key`, `ssh_key`) or an identifier (`primary_key`).
+    Key,
 }
 
 impl ValueCheck {
-    /// Whether `value` (the matched secret, quotes removed) passes.
-    pub fn accepts(self, value: &str) -> bool {
+    /// Whether `value` (the matched secret, quotes removed) passes under `key` (the name it
+    /// is assigned to, as [`key_before`] finds it; empty where there is none).
+    pub fn accepts(self, key: &str, value: &str) -> bool {
+        let named = || !not_a_password(value) && !non_secret_key(key) && !names_itself(key, value);
         match self {
             ValueCheck::Any => true,
-            ValueCheck::Password => !not_a_password(value),
-            ValueCheck::Token => !not_a_password(value) && looks_made(value),
+            ValueCheck::Password => named(),
+            ValueCheck::Token => named() && looks_made(value),
+            ValueCheck::Made => !not_a_password(value) && looks_made(value),
+            ValueCheck::Key => {
+                named()
+                    && key_words(key).len() >= 2
+                    && looks_made(value)
+                    && trimmed(value.trim()).chars().count() >= 20
+                    && !names_a_non_secret_key(key)
+                    && !["ssh-", "ecdsa-", "sk-ssh", "-----BEGIN"]
+                        .iter()
+                        .any(|p| value.trim_start().starts_with(p))
+            }
             ValueCheck::Base64PrivateKey => decodes_to_private_key(value),
             ValueCheck::Base64UserPassword => decodes_to_user_password(value),
         }
     }
+}
+
+/// The name a value at `start` of `text` is assigned to: from the start of the identifier
+/// the rule's anchor at `at` lies in (`DB_PASSWORD` for an anchor at `PASSWORD`) up to the
+/// value, separators and quotes left out.
+pub fn key_before(text: &str, at: usize, start: usize) -> &str {
+    let bytes = text.as_bytes();
+    let mut from = at.min(bytes.len());
+    while let Some(i) = from.checked_sub(1) {
+        match bytes.get(i) {
+            Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-') => from = i,
+            _ => break,
+        }
+    }
+    text.get(from..start.max(from))
+        .unwrap_or_default()
+        .trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ':' | '=' | '>' | '%')
+        })
+        .trim_end_matches("%3D")
+        .trim_end_matches("%3d")
+        .trim_end_matches("%3A")
+        .trim_end_matches("%3a")
+}
+
+/// The words of a key (`password_reset_url` → password, reset, url; `apiKeyHeader` → api,
+/// key, header), lower-cased.
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Last words of a key that say its value describes a credential instead of being one
+/// (`password_reset_url`, `access_token_lifetime`, `api_key_header`, `secret_ref`).
+const DESCRIBING_WORDS: &[&str] = &[
+    "url",
+    "urls",
+    "uri",
+    "endpoint",
+    "path",
+    "paths",
+    "ref",
+    "reference",
+    "file",
+    "files",
+    "header",
+    "name",
+    "names",
+    "type",
+    "lifetime",
+    "ttl",
+    "expiry",
+    "expires",
+    "expiration",
+    "in",
+    "length",
+    "len",
+    "min",
+    "max",
+    "size",
+    "count",
+    "policy",
+    "required",
+    "enabled",
+    "disabled",
+    "history",
+    "id",
+    "ids",
+    "version",
+    "rotation",
+    "format",
+    "algorithm",
+    "algo",
+    "hint",
+    "prompt",
+    "reset",
+    "strength",
+    "manager",
+    "store",
+    "provider",
+    "backend",
+    "env",
+    "var",
+    "field",
+    "label",
+    "dir",
+    "location",
+    "arn",
+    "mode",
+    "prefix",
+    "suffix",
+    "timeout",
+    "age",
+    "limit",
+    "rounds",
+    "attempts",
+    "retries",
+    "scope",
+    "scopes",
+    "audience",
+    "issuer",
+    "regex",
+    "pattern",
+    "validation",
+    "complexity",
+    "changed",
+    "updated",
+    "created",
+    "at",
+    "date",
+    "time",
+    "duration",
+    "interval",
+    "description",
+    "help",
+    "text",
+    "message",
+    "title",
+    "placeholder",
+    "tokenizer",
+    "tokenizers",
+    "tokenize",
+    "tokenization",
+    "tokens",
+    "usage",
+    "used",
+    "remaining",
+    "budget",
+    "kind",
+    "class",
+    "method",
+];
+
+/// Whether the key's last word (or any word, for a tokenizer) says its value only describes
+/// a credential.
+fn non_secret_key(key: &str) -> bool {
+    let words = key_words(key);
+    words
+        .last()
+        .is_some_and(|w| DESCRIBING_WORDS.contains(&w.as_str()))
+        || words.iter().any(|w| w.starts_with("tokeniz"))
+}
+
+/// Whether a `...key` name names a key that is no secret: a public key, an SSH or GPG key's
+/// public half, or a database key.
+fn names_a_non_secret_key(key: &str) -> bool {
+    let words = key_words(key);
+    words.iter().any(|w| {
+        [
+            "public",
+            "pub",
+            "primary",
+            "foreign",
+            "sort",
+            "partition",
+            "cache",
+            "idempotency",
+            "unique",
+            "composite",
+            "ssh",
+            "gpg",
+            "pgp",
+            "host",
+            "hotkey",
+            "keyboard",
+            "map",
+        ]
+        .contains(&w.as_str())
+    })
+}
+
+/// `api_key=api_key`: a value that is the key's own name (or its last word) is a variable.
+fn names_itself(key: &str, value: &str) -> bool {
+    let v = trimmed(value.trim()).to_ascii_lowercase();
+    let k = key.to_ascii_lowercase();
+    !v.is_empty() && (v == k || key_words(key).last().is_some_and(|w| *w == v))
 }
 
 /// Words that stand in for a value, compared ignoring ASCII case.
@@ -82,6 +296,25 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "notset",
     "unset",
     "default",
+    "replace_me",
+    "replaceme",
+    "replace-me",
+    "fill_me_in",
+    "your_password_here",
+    // Type annotations (`db_password: str = Field(...)`, `password: SecretStr`).
+    "str",
+    "string",
+    "secretstr",
+    "secretbytes",
+    "int",
+    "integer",
+    "bool",
+    "boolean",
+    "bytes",
+    "any",
+    "object",
+    "number",
+    "varchar",
 ];
 
 /// Values that are flags, not secrets, compared ignoring ASCII case.
@@ -113,6 +346,11 @@ fn not_a_password(value: &str) -> bool {
         || is_path(v)
         || is_reference(v)
         || is_reference(value.trim())
+        || is_duration(v)
+        || is_plain_url(v)
+        || ["replace", "insert_", "fill_in", "fill-in"]
+            .iter()
+            .any(|w| lower.starts_with(w))
         || (lower.contains("your")
             && ["key", "pass", "token", "secret"]
                 .iter()
@@ -120,7 +358,30 @@ fn not_a_password(value: &str) -> bool {
         || lower.starts_with("(sensitive")
 }
 
-/// `<...>`, `${...}`, `$VAR`, `{{...}}`, `%VAR%`, `@VAR@`, `{VAR}`, `[VAR]`.
+/// A small number with a unit of time (`15m`, `3600s`, `30d`).
+fn is_duration(v: &str) -> bool {
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = v.get(digits..).unwrap_or_default();
+    (1..=5).contains(&digits)
+        && [
+            "ms", "s", "m", "h", "d", "w", "min", "mins", "sec", "secs", "y",
+        ]
+        .contains(&unit)
+}
+
+/// A URL without credentials in it (`https://app.example.com/reset`), or a URN.
+fn is_plain_url(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    lower.starts_with("urn:")
+        || ["http://", "https://"].iter().any(|s| {
+            lower.strip_prefix(s).is_some_and(|rest| {
+                let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+                !authority.contains('@')
+            })
+        })
+}
+
+/// `<...>`, `${...}`, `$VAR`, `{{...}}`, `%VAR%`, `@VAR@`, `{VAR}`, `[VAR]`, `#{VAR}#`.
 fn is_template(v: &str) -> bool {
     let enclosed = |open: &str, close: &str| {
         v.starts_with(open) && v.ends_with(close) && v.len() > open.len() + close.len()
@@ -139,6 +400,9 @@ fn is_template(v: &str) -> bool {
         || enclosed("[", "]") && var(&v[1..v.len() - 1])
         || v.strip_prefix('$').is_some_and(var)
         || v.starts_with("${{")
+        || enclosed("#{", "}#")
+        || enclosed("$(", ")")
+        || enclosed("#{", "}")
 }
 
 /// One character repeated (`******`, `xxxxxx`, `......`), mostly asterisks or bullets, or
@@ -200,12 +464,20 @@ fn is_reference(v: &str) -> bool {
     ]
     .iter()
     .any(|p| lower.starts_with(p))
-        || (v.ends_with(')')
-            && v.split('(').next().is_some_and(|f| {
-                !f.is_empty()
-                    && f.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
-            }))
+        || v.split_once('(').is_some_and(|(f, _)| {
+            // A call: `get_secret()`, `Field(default=...`, `request.headers.get(`.
+            !f.is_empty()
+                && f.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && f.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':'))
+        })
+        || v.split_once('<').is_some_and(|(t, rest)| {
+            // A type: `Option<String>`, `Vec<u8>`.
+            !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':'))
+                && rest.ends_with('>')
+        })
 }
 
 /// Whether a token value looks made: at least 8 characters and not a plain word or
@@ -326,7 +598,7 @@ mod tests {
             "changeme",
             "${{ secrets.NPM_TOKEN }}",
         ] {
-            assert!(!ValueCheck::Password.accepts(v), "{v}");
+            assert!(!ValueCheck::Password.accepts("password", v), "{v}");
         }
         for v in [
             "correct horse battery staple",
@@ -336,8 +608,32 @@ mod tests {
             "839201774",
             "/x9$Fq+",
         ] {
-            assert!(ValueCheck::Password.accepts(v), "{v}");
+            assert!(ValueCheck::Password.accepts("password", v), "{v}");
         }
+    }
+
+    #[test]
+    fn a_key_that_describes_a_credential_holds_no_secret() {
+        for (key, value) in [
+            ("password_reset_url", "https://app.example.com/reset"),
+            ("access_token_lifetime", "15m"),
+            ("api_key_header", "X-API-Key"),
+            ("secret_ref", "projects/acme/secrets/db/versions/latest"),
+            ("tokenizer", "cl100k_base"),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:jwt"),
+            ("api_key", "api_key"),
+            ("password_confirmation", "Option<String>"),
+            ("db_password", "Field(default=..."),
+        ] {
+            assert!(!ValueCheck::Password.accepts(key, value), "{key}={value}");
+        }
+        assert!(ValueCheck::Password.accepts("DB_PASSWORD", "s3cr3t-Pa55"));
+        assert!(ValueCheck::Key.accepts("ENCRYPTION_KEY", "eI4M8eNw2XelBQlKQPbIRtiaFaGM4id7hmQ"));
+        assert!(!ValueCheck::Key.accepts("public_key", "eI4M8eNw2XelBQlKQPbIRtiaFaGM4id7hmQ"));
+        assert!(!ValueCheck::Key.accepts("KEY", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA"));
+        assert!(!ValueCheck::Key.accepts("cache_key", "user:42:profile"));
+        assert_eq!(key_before("export DB_PASSWORD=x", 10, 19), "DB_PASSWORD");
+        assert_eq!(key_before(r#""smtp_pass": "y""#, 6, 14), "smtp_pass");
     }
 
     #[test]
@@ -349,34 +645,34 @@ mod tests {
             "gpt-4o",
             "https://oauth2.example.com/token",
         ] {
-            assert!(!ValueCheck::Token.accepts(v), "{v}");
+            assert!(!ValueCheck::Token.accepts("token", v), "{v}");
         }
         for v in [
             "8f2c1e9d7b6a5f4e3d2c1b0a9f8e7d6c",
             "eyJhbGciOiJIUzI1NiJ9",
             "AbCdEfGhIjKl",
         ] {
-            assert!(ValueCheck::Token.accepts(v), "{v}");
+            assert!(ValueCheck::Token.accepts("token", v), "{v}");
         }
     }
 
     #[test]
     fn base64_is_decoded_bounded_and_only_what_it_claims_is_found() {
         // base64 of "-----BEGIN RSA PRIVATE KEY-----\n..." and of a certificate header.
-        assert!(
-            ValueCheck::Base64PrivateKey
-                .accepts("LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB")
-        );
-        assert!(
-            !ValueCheck::Base64PrivateKey
-                .accepts("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURCVENDQWUyZ0F3SUJBZ0lV")
-        );
+        assert!(ValueCheck::Base64PrivateKey.accepts(
+            "",
+            "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB"
+        ));
+        assert!(!ValueCheck::Base64PrivateKey.accepts(
+            "",
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURCVENDQWUyZ0F3SUJBZ0lV"
+        ));
         // "deploy:s3cret-Pass2026" and "hello world, plain text".
-        assert!(ValueCheck::Base64UserPassword.accepts("ZGVwbG95OnMzY3JldC1QYXNzMjAyNg=="));
-        assert!(!ValueCheck::Base64UserPassword.accepts("aGVsbG8gd29ybGQsIHBsYWluIHRleHQ="));
+        assert!(ValueCheck::Base64UserPassword.accepts("", "ZGVwbG95OnMzY3JldC1QYXNzMjAyNg=="));
+        assert!(!ValueCheck::Base64UserPassword.accepts("", "aGVsbG8gd29ybGQsIHBsYWluIHRleHQ="));
         // A huge blob decodes at most MAX_DECODED bytes.
         let blob = "QUJD".repeat(1 << 20);
         assert_eq!(decode_prefix(&blob).map(|b| b.len()), Some(MAX_DECODED));
-        assert!(!ValueCheck::Base64UserPassword.accepts(&blob));
+        assert!(!ValueCheck::Base64UserPassword.accepts("", &blob));
     }
 }
