@@ -40,12 +40,14 @@ use common::{Entry, Report, Verdict};
 struct Args {
     detect_secrets: Option<PathBuf>,
     failures: usize,
+    corpus: Option<PathBuf>,
 }
 
 fn args() -> Args {
     let mut args = Args {
         detect_secrets: None,
         failures: 40,
+        corpus: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -60,7 +62,10 @@ fn args() -> Args {
                     .and_then(|n| n.parse().ok())
                     .expect("--failures N");
             }
-            other => panic!("unknown argument {other:?} (--detect-secrets PATH, --failures N)"),
+            "--corpus" => args.corpus = Some(PathBuf::from(it.next().expect("--corpus PATH"))),
+            other => panic!(
+                "unknown argument {other:?} (--detect-secrets PATH, --failures N, --corpus PATH)"
+            ),
         }
     }
     args
@@ -191,7 +196,12 @@ fn judge_lines(entry: &Entry, flagged: &BTreeSet<usize>) -> Verdict {
 
 fn main() {
     let args = args();
-    let entries = common::load().unwrap();
+    // Another corpus of the same format (e.g. the script run with another seed:
+    // `REDACTION_CORPUS_SEED=7 python3 scripts/redaction_corpus.py /tmp/c.jsonl`).
+    let entries = match &args.corpus {
+        Some(path) => common::parse(&std::fs::read_to_string(path).unwrap()).unwrap(),
+        None => common::load().unwrap(),
+    };
     let redactor = Redactor::new(&RedactionSettings::default()).unwrap();
     let started = Instant::now();
     let ours = common::score(&entries, |e| common::judge_redactor(&redactor, e));

@@ -402,6 +402,7 @@ fn is_template(v: &str) -> bool {
         || v.starts_with("${{")
         || enclosed("#{", "}#")
         || enclosed("$(", ")")
+        || (v.starts_with("%(") && v.ends_with(")s"))
         || enclosed("#{", "}")
 }
 
@@ -582,6 +583,7 @@ mod tests {
             "{{ .Values.password }}",
             "%PASSWORD%",
             "@DB_PASS@",
+            "%(LDAP_PASSWORD)s",
             "******",
             "xxxxxxxx",
             "(sensitive",
