@@ -174,3 +174,75 @@ async fn no_secret_in_guarded_arguments_or_environment_reaches_the_audit_log() {
     let records = records_without_secrets(&g.audit_log());
     assert_eq!(count(&records, "guard_exec", "outcome"), calls);
 }
+
+/// The corpus's secrets as a model would type them (issue 16, part 5): each secret's line of
+/// its text (with the line before it), as `echo` arguments, through explain_command (and every fiftieth through
+/// run_command, which runs it): no fragment of any of them reaches the log.
+#[tokio::test]
+async fn no_secret_of_the_corpus_typed_into_a_command_line_reaches_the_audit_log() {
+    let t = Setup::new(&Options::default());
+    let entries = crate::redact_corpus_common::load().unwrap();
+    let mut secrets = Vec::new();
+    let mut calls = 0usize;
+    for entry in &entries {
+        for secret in &entry.secrets {
+            // The secret's line with the line before it (a `.netrc` names its login on the
+            // line above the password), joined by a blank.
+            let lines: Vec<&str> = entry.text.lines().collect();
+            let Some(i) = lines.iter().position(|l| l.contains(secret.value.as_str())) else {
+                continue;
+            };
+            let before = i
+                .checked_sub(1)
+                .and_then(|j| lines.get(j))
+                .map_or("", |l| l.trim());
+            let line = format!("{before} {}", lines[i].trim());
+            let args = json!({ "command": format!("echo {}", line.trim()) });
+            let explain = t.core.explain_command(args.as_object()).to_value();
+            assert!(explain["code"].is_string(), "{explain}");
+            if calls.is_multiple_of(50) {
+                let run = t
+                    .core
+                    .run_command(args.as_object(), &CancellationToken::new())
+                    .await
+                    .to_value();
+                assert!(run["code"].is_string(), "{run}");
+            }
+            calls += 1;
+            secrets.push((secret.kind.clone(), secret.value.clone()));
+        }
+    }
+    assert!(calls > 1000, "{calls} corpus secrets typed");
+    let path = t.dir.path().join("state/audit.jsonl");
+    let log = std::fs::read_to_string(&path).unwrap();
+    // Every fragment of every secret, found in one pass over the log.
+    let mut patterns: Vec<&[u8]> = Vec::new();
+    let mut owners = Vec::new();
+    for (kind, value) in &secrets {
+        let bytes = value.as_bytes();
+        for window in bytes.windows(bytes.len().min(8)) {
+            patterns.push(window);
+            owners.push((kind.as_str(), value.as_str()));
+        }
+    }
+    let searcher = AhoCorasick::new(patterns).unwrap();
+    let mut leaked: Vec<String> = searcher
+        .find_iter(&log)
+        .map(|m| {
+            let (kind, value) = owners[m.pattern().as_usize()];
+            let start = log[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+            let end = log[m.end()..].find('\n').map_or(log.len(), |i| m.end() + i);
+            format!("{kind}: {value} in {}", &log[start..end])
+        })
+        .collect();
+    leaked.dedup();
+    assert!(
+        leaked.is_empty(),
+        "{} fragments of the {} corpus secrets reached the audit log:\n{}",
+        leaked.len(),
+        secrets.len(),
+        leaked.join("\n")
+    );
+    let report = verify(&path).unwrap();
+    assert_eq!(report.broken, None, "{report:?}");
+}
