@@ -838,7 +838,8 @@ impl TerminalCore {
                 } = *refusal;
                 let detail = ExplainCommandDetail {
                     decision: Some(Decision::Deny),
-                    argv,
+                    // The argv goes back to the client: redacted, as every text that leaves.
+                    argv: argv.map(|a| self.redactor.redact_argv(&a)),
                     decided_by: Some(decided_by),
                     would_run: Some(false),
                     ..Default::default()
@@ -859,7 +860,7 @@ impl TerminalCore {
             // The profile and its limits are in `sandbox`, as in run_command's detail.
             sandbox: Some(self.explain_sandbox(v.profile, &limits)),
             canonical_hash: Some(Self::canonical_hash(&v, &self.env)),
-            argv: Some(v.argv),
+            argv: Some(self.redactor.redact_argv(&v.argv)),
         };
         Envelope::with(EXPLAIN_COMMAND, ResultCode::Ok, v.reason, detail)
     }

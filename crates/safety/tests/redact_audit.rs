@@ -116,6 +116,9 @@ async fn no_secret_typed_into_a_command_line_reaches_the_audit_log() {
             assert!(run["code"].is_string(), "{}: {run}", rule.name);
             let explain = t.core.explain_command(args.as_object()).to_value();
             assert!(explain["code"].is_string(), "{}: {explain}", rule.name);
+            // What goes back to the client (its argv, its reason) is redacted too.
+            let leaks = Fragments::of_every_rule().leaks(&explain.to_string());
+            assert!(leaks.is_empty(), "{}: {leaks:?}", rule.name);
             calls += 1;
         }
     }
