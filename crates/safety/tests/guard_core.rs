@@ -1,4 +1,4 @@
-//! The guard's safety core (issue 15), called as the wiring crate calls it: real policies in
+//! The guard's safety core, called as the wiring crate calls it: real policies in
 //! temporary folders, real processes through the crate's own launcher, the real audit log and
 //! replay state file. Each test asserts on the code, the reason's key words and the effect.
 //!
@@ -413,7 +413,6 @@ async fn a_child_that_ignores_sigterm_is_killed_at_its_timeout() {
     let (r, seen) = tokio::join!(g.exec(call), watch);
     let took = started.elapsed();
     assert!(seen, "the sleeper was never seen running: {r:#}");
-    // (The reason's number is whole seconds: "0 s" for 500 ms; reported to the lead.)
     assert_refused(
         &r,
         "TIMEOUT",

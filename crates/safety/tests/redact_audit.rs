@@ -1,10 +1,10 @@
-//! Audit records are redacted by the same rules as output (issue 16, part 5): a secret typed
+//! Audit records are redacted by the same rules as output: a secret typed
 //! into a command line, into a guarded tool's arguments or into an allowed environment value
 //! never reaches the log file, while the record of the call is still there and the chain
 //! verifies.
 //!
 //! The log file is read raw (what an operator, a log shipper or a backup sees); a leak is the
-//! secret or any fragment of `min(len, 8)` bytes of it (issue 16's definition).
+//! secret or any fragment of `min(len, 8)` bytes of it (the corpus's definition).
 
 use std::path::Path;
 
@@ -178,7 +178,7 @@ async fn no_secret_in_guarded_arguments_or_environment_reaches_the_audit_log() {
     assert_eq!(count(&records, "guard_exec", "outcome"), calls);
 }
 
-/// The corpus's secrets as a model would type them (issue 16, part 5): each secret's line of
+/// The corpus's secrets as a model would type them: each secret's line of
 /// its text (with the line before it), as `echo` arguments, through explain_command (and every fiftieth through
 /// run_command, which runs it): no fragment of any of them reaches the log.
 #[tokio::test]

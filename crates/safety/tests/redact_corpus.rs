@@ -1,4 +1,4 @@
-//! The redaction quality gate on fixed data (issue 16): over the generated corpus
+//! The redaction quality gate on fixed data: over the generated corpus
 //! (crates/safety/tests/data/redaction/corpus.jsonl) the shipped rules remove at least
 //! 99.5 % of the secrets and alter at most 0.5 % of the look-alikes that must stay. The
 //! corpus itself is checked too: it is what scripts/redaction_corpus.py writes, it is large

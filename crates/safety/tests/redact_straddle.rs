@@ -1,8 +1,8 @@
-//! The straddle guarantee for every kind (issue 16, part 4): every built-in rule's example
+//! The straddle guarantee for every kind: every built-in rule's example
 //! is placed in filler so that its secret straddles a cut at every byte offset (the head
 //! cut, the end of the head capture, the start of the tail capture, the start of the shown
 //! tail), captured the way the executor captures a pipe, redacted then truncated; no
-//! fragment of the secret (any `min(len, 8)` bytes of it, issue 16's definition of a leak)
+//! fragment of the secret (any `min(len, 8)` bytes of it, the corpus's definition of a leak)
 //! is emitted in the head, the tail or the marker.
 //!
 //! The offsets are exhaustive (a secret is at most a few hundred bytes); proptest draws the
