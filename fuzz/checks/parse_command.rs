@@ -41,7 +41,7 @@ pub fn check(data: &[u8]) {
                 !reason.is_empty() && !reason.contains('\n'),
                 "bad reason {reason:?}"
             );
-            if let ParseError::ShellSyntax { operator } = &err {
+            if let ParseError::ShellSyntax { operator, .. } = &err {
                 assert!(!operator.is_empty());
             }
         }

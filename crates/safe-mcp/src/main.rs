@@ -58,6 +58,35 @@ enum Command {
         #[arg(last = true, required = true, value_name = "ARGV")]
         argv: Vec<String>,
     },
+    /// Answer one agent hook event read on stdin (Claude Code or Codex PreToolUse/PostToolUse) with the policy: exit 0 answered, 2 refused (never 1).
+    Hook {
+        /// The agent whose format the event and the answer are in.
+        #[arg(value_enum)]
+        agent: HookAgent,
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, the call is refused.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Show what the agent hooks decide for one command: exit 0 allowed, 1 denied, 2 error.
+    Check {
+        /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print the decision as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The folder the command would run in (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The command: one string as the agent's shell tool gets it ('git push -f'), or its words after `--`.
+        #[arg(
+            required = true,
+            value_name = "COMMAND",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        command: Vec<String>,
+    },
     /// Check an audit log's hash chain.
     Audit {
         #[command(subcommand)]
@@ -71,6 +100,14 @@ enum Command {
     },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum HookAgent {
+    /// Claude Code's hook format.
+    ClaudeCode,
+    /// OpenAI Codex's hook format.
+    Codex,
 }
 
 #[derive(Subcommand)]
@@ -89,9 +126,15 @@ enum AuditCommand {
 const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 
 fn init_logging() {
+    init_logging_at(DEFAULT_LOG_FILTER);
+}
+
+/// Logging with `default` as the filter when `SAFE_MCP_LOG` is not set (the hooks: `warn`,
+/// since an agent shows their stderr to the model).
+fn init_logging_at(default: &str) {
     // stdout is the protocol channel: logs go to stderr only.
     let filter = tracing_subscriber::EnvFilter::try_from_env("SAFE_MCP_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
@@ -155,6 +198,57 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.command {
+        Command::Hook { agent, config } => {
+            init_logging_at("warn");
+            let agent = match agent {
+                HookAgent::ClaudeCode => safety::hook::Agent::ClaudeCode,
+                HookAgent::Codex => safety::hook::Agent::Codex,
+            };
+            // A panic is exit 101, which the agents take as "go ahead": caught, it is a
+            // refusal like every other failure.
+            let answer = std::panic::catch_unwind(|| {
+                safe_mcp::hook::run_hook(
+                    agent,
+                    || load(config, Server::Hook).map_err(|e| e.to_string()),
+                    std::io::stdin().lock(),
+                )
+            })
+            .unwrap_or_else(|_| {
+                safety::hook::HookAnswer::refuse("safe-mcp hook refused the call: internal error")
+            });
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let mut err = std::io::stderr().lock();
+            let printed = out
+                .write_all(answer.stdout.as_bytes())
+                .and_then(|()| out.flush());
+            let _ = err.write_all(answer.stderr.as_bytes());
+            if printed.is_err() {
+                let _ = err.write_all(b"safe-mcp hook: the answer could not be written\n");
+                return ExitCode::from(2);
+            }
+            ExitCode::from(answer.exit_code)
+        }
+        Command::Check {
+            config,
+            json,
+            cwd,
+            command,
+        } => {
+            init_logging_at("warn");
+            let (text, status) = safe_mcp::hook::run_check(
+                || load(config, Server::Hook).map_err(|e| e.to_string()),
+                cwd,
+                &command,
+                json,
+            );
+            if status == safe_mcp::hook::CHECK_ERROR {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+            ExitCode::from(status)
+        }
         Command::Terminal { config } => {
             init_logging();
             let config = match load(config, Server::Terminal) {

@@ -29,6 +29,10 @@ pub enum Server {
     /// The guard: runs registered tools through the terminal's executor, so it validates
     /// `[terminal]` (jail, sandbox, limits) and `[guard]`.
     Guard,
+    /// `safe-mcp hook` and `safe-mcp check`: judge what an agent's own tools are about to
+    /// do with the terminal's rules and the `[hook]` roots; nothing runs, so the jail, the
+    /// sandbox and the limits are not validated.
+    Hook,
 }
 
 /// A fatal start-up condition. `Display` is the text after `fatal: `.
@@ -309,6 +313,79 @@ pub struct CommandRule {
     /// one. `date` gets `\+.*`: an operand without `+` sets the clock. Needs `allow_options`.
     #[serde(default)]
     pub operand_patterns: Vec<String>,
+    /// What `safe-mcp hook` answers when this rule lets a command through: `allow` (the
+    /// agent skips its own prompt), `ask` (the agent must ask its user), `deny` (refused
+    /// in agent hooks only). Absent: no decision, the agent's own permission rules apply.
+    #[serde(default)]
+    pub hook: Option<HookDecision>,
+}
+
+/// A decision a hook rule names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HookDecision {
+    /// Let it through without the agent's own prompt.
+    Allow,
+    /// Make the agent ask its user.
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
+impl HookDecision {
+    /// The lower-case name, as in the policy and the agents' JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookDecision::Allow => "allow",
+            HookDecision::Ask => "ask",
+            HookDecision::Deny => "deny",
+        }
+    }
+}
+
+/// What `[hook] unlisted_tools` gives a tool no `[[hook.tools]]` entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UnlistedTools {
+    /// No decision: the agent's own permission rules apply (default).
+    #[default]
+    None,
+    /// Make the agent ask its user.
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
+/// One `[[hook.tools]]` entry: a decision for the tools whose name matches.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookToolRule {
+    /// The tool's name as the agent sends it (`mcp__github__create_issue`); `*` matches any
+    /// run of characters (`mcp__github__*`).
+    pub name: String,
+    /// The decision.
+    pub decision: HookDecision,
+    /// Why (shown with a deny or an ask).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `[hook]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HookSettings {
+    /// The project folders an agent hook lets the agent touch; absent: `terminal.jail_root`.
+    pub roots: Vec<PathBuf>,
+    /// More paths no agent tool may write, added to the built-in ones: relative paths matched
+    /// at any depth beneath a root (`.env`, `deploy/keys`), compared ignoring ASCII case.
+    pub protected: Vec<String>,
+    /// The severity from which a written file's scan findings are fed back to the agent
+    /// (`LOW`, `MEDIUM`, `HIGH`, `CRITICAL`; default `HIGH`).
+    pub scan_floor: Option<String>,
+    /// A tool that is neither the shell, a file tool nor named by `[[hook.tools]]`.
+    pub unlisted_tools: UnlistedTools,
+    /// Decisions by tool name (MCP tools and any other tool the agent has).
+    pub tools: Vec<HookToolRule>,
 }
 
 /// `[terminal]`.
@@ -599,6 +676,8 @@ pub struct PolicyFile {
     pub files: FilesSettings,
     /// Guard section.
     pub guard: GuardSettings,
+    /// Agent hook section.
+    pub hook: HookSettings,
 }
 
 /// The loaded policy: paths resolved, the started server's section validated.
@@ -625,6 +704,9 @@ pub struct Config {
     /// Guard section (paths resolved, every tool's executable checked and resolved when
     /// `server == Guard`; its patterns and examples are checked when the registry is built).
     pub guard: GuardSettings,
+    /// Agent hook section (`roots` resolved, canonical and never empty when `server ==
+    /// Hook`: `terminal.jail_root` stands in when no root is given).
+    pub hook: HookSettings,
 }
 
 impl Config {
@@ -1221,6 +1303,109 @@ fn overlap(
     }
 }
 
+/// The `[hook]` section for `safe-mcp hook` and `check`: the roots (or the terminal's jail)
+/// canonical, the audit log and the policy file outside every root (an agent that could
+/// write either could forge its record or rewrite its own rules), the protected paths
+/// relative and without `..`, the scan floor a severity, the tool names well formed.
+fn validate_hook(
+    file: &mut PolicyFile,
+    policy_file: &Path,
+    base: &Path,
+    audit_log: &StatePath,
+) -> Result<(), ConfigError> {
+    let given: Vec<PathBuf> = if file.hook.roots.is_empty() {
+        file.terminal.jail_root.iter().cloned().collect()
+    } else {
+        file.hook.roots.clone()
+    };
+    if given.is_empty() {
+        return Err(ConfigError::BadValue {
+            key: "hook.roots".into(),
+            message: "is empty and terminal.jail_root is not set: name the project folders an \
+                      agent may work in"
+                .into(),
+        });
+    }
+    let mut roots = Vec::with_capacity(given.len());
+    for root in &given {
+        roots.push(canonical_root("hook.roots", &resolve(base, root))?);
+    }
+    let mut paths = vec![("audit_log", audit_log.resolved.as_path(), PathKind::State)];
+    paths.extend(
+        roots
+            .iter()
+            .map(|r| ("hook.roots", r.as_path(), PathKind::Root)),
+    );
+    distinct_and_not_nested(&paths)?;
+    audit_log.refuse_link()?;
+    let policy_real = policy_file
+        .canonicalize()
+        .unwrap_or_else(|_| policy_file.to_path_buf());
+    if let Some(root) = roots.iter().find(|r| is_within(r, &policy_real)) {
+        return Err(ConfigError::StateInsideRoot {
+            key: "the policy file",
+            path: policy_real,
+            root_key: "hook.roots",
+            root: root.clone(),
+        });
+    }
+    for entry in &file.hook.protected {
+        let path = Path::new(entry);
+        let bad = entry.is_empty()
+            || path.is_absolute()
+            || path
+                .components()
+                .any(|c| !matches!(c, Component::Normal(_)));
+        if bad {
+            return Err(ConfigError::BadValue {
+                key: "hook.protected".into(),
+                message: format!(
+                    "'{entry}' must be a relative path of plain names (no '/' at the start, \
+                     no '.' or '..')"
+                ),
+            });
+        }
+    }
+    if let Some(floor) = &file.hook.scan_floor
+        && !["LOW", "MEDIUM", "HIGH", "CRITICAL"].contains(&floor.to_ascii_uppercase().as_str())
+    {
+        return Err(ConfigError::BadValue {
+            key: "hook.scan_floor".into(),
+            message: format!("'{floor}' is not LOW, MEDIUM, HIGH or CRITICAL"),
+        });
+    }
+    for rule in &file.hook.tools {
+        let ok = !rule.name.is_empty()
+            && rule.name.len() <= 256
+            && rule
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'*'));
+        if !ok {
+            return Err(ConfigError::BadValue {
+                key: "hook.tools[].name".into(),
+                message: format!(
+                    "'{}' must be 1-256 characters of A-Z, a-z, 0-9, '_', '-', '.' and '*'",
+                    rule.name
+                ),
+            });
+        }
+    }
+    if !file
+        .terminal
+        .path()
+        .split(':')
+        .all(|p| Path::new(p).is_absolute())
+    {
+        return Err(ConfigError::BadValue {
+            key: "terminal.path".into(),
+            message: "every PATH entry must be an absolute folder".into(),
+        });
+    }
+    file.hook.roots = roots;
+    Ok(())
+}
+
 /// The other server's root, when it is set and exists (a missing one is that server's own
 /// start-up error, not this one's).
 fn existing_root(base: &Path, root: Option<&Path>) -> Option<PathBuf> {
@@ -1451,6 +1636,7 @@ fn resolve_and_validate(
                 });
             }
         }
+        Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log)?,
         Server::Files => {
             let f = &mut file.files;
             let ws = f.workspace_root.take().ok_or(ConfigError::Missing {
@@ -1496,6 +1682,7 @@ fn resolve_and_validate(
         terminal: file.terminal,
         files: file.files,
         guard: file.guard,
+        hook: file.hook,
     })
 }
 

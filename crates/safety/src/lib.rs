@@ -73,6 +73,7 @@ pub mod audit;
 pub mod config;
 pub mod exec;
 pub mod guard;
+pub mod hook;
 #[cfg(test)]
 mod import_graph;
 pub mod jail;

@@ -61,11 +61,13 @@ const OPERATOR_START_CHARS: &[char] = &[';', '|', '&', '>', '<', '(', ')'];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// Shell syntax a shell would interpret; commands run without a shell.
-    #[error("{}", shell_syntax_reason(.operator))]
+    #[error("{}", shell_syntax_reason(.operator, *.grammar))]
     ShellSyntax {
         /// The operator as the user wrote it, e.g. `;`, `$(`, `>>`, `$VAR`; a newline is
         /// shown as `newline` and a carriage return as `carriage return`.
         operator: String,
+        /// Who would have run the text: the reason says what to do instead.
+        grammar: Grammar,
     },
     /// Malformed input (empty, unbalanced quote, NUL, too long, control character).
     #[error("{reason}")]
@@ -76,19 +78,39 @@ pub enum ParseError {
 }
 
 /// The reason for refused shell syntax: what it is (an operator, a variable, a command
-/// substitution, a home-folder `~`, a comment `#`) and that commands run without a shell.
-fn shell_syntax_reason(operator: &str) -> String {
-    const NO_SHELL: &str = "commands run without a shell";
+/// substitution, a home-folder `~`, a comment `#`, an expansion) and why it cannot pass.
+fn shell_syntax_reason(operator: &str, grammar: Grammar) -> String {
+    let no_shell = match grammar {
+        Grammar::Exec => "commands run without a shell",
+        // The hook's text is run by the agent's shell: only a single program with its
+        // arguments is judged, so the model is told to run each part on its own.
+        Grammar::Shell => {
+            "only one program with its arguments is judged, so nothing may be left for the \
+             shell to interpret (run each command as a call of its own)"
+        }
+    };
     match operator {
+        "~" if grammar == Grammar::Shell => format!(
+            "unquoted '~' is not allowed: the shell would replace it with a home folder (at the \
+             start of a word, and after '=' or ':'), and {no_shell} (write the path out)"
+        ),
         "~" => format!(
             "'~' at the start of a word is not allowed: a shell would replace it with a home \
-             folder, and {NO_SHELL} (write the path out)"
+             folder, and {no_shell} (write the path out)"
         ),
         "#" => format!(
             "'#' at the start of a word is not allowed: a shell would drop the rest of the line \
-             as a comment, and {NO_SHELL} (quote it to pass it as written)"
+             as a comment, and {no_shell} (quote it to pass it as written)"
         ),
-        "`" | "$(" => format!("command substitution '{operator}' is not allowed: {NO_SHELL}"),
+        "*" | "?" | "[" | "]" => format!(
+            "unquoted '{operator}' is not allowed: the shell would expand it into file names \
+             nobody checked, and {no_shell} (quote it to pass it as written, or name the files)"
+        ),
+        "{" | "}" => format!(
+            "unquoted '{operator}' is not allowed: the shell would expand braces into words \
+             nobody checked, and {no_shell} (quote it to pass it as written)"
+        ),
+        "`" | "$(" => format!("command substitution '{operator}' is not allowed: {no_shell}"),
         op if op.starts_with("${")
             || op
                 .strip_prefix('$')
@@ -96,11 +118,11 @@ fn shell_syntax_reason(operator: &str) -> String {
                 .is_some_and(|c| c.is_ascii_alphanumeric() || "_@*#?-$!".contains(c)) =>
         {
             format!(
-                "variable '{op}' is not allowed: {NO_SHELL}, so nothing would expand it \
+                "variable '{op}' is not allowed: {no_shell}, so nothing would expand it \
                  (single-quote it to pass it as written)"
             )
         }
-        op => format!("shell operator '{op}' is not allowed: {NO_SHELL}"),
+        op => format!("shell operator '{op}' is not allowed: {no_shell}"),
     }
 }
 
@@ -116,6 +138,17 @@ impl ParseError {
     fn shell_syntax(operator: impl Into<String>) -> Self {
         ParseError::ShellSyntax {
             operator: operator.into(),
+            grammar: Grammar::Exec,
+        }
+    }
+
+    /// The same refusal, worded for `grammar`.
+    fn for_grammar(self, grammar: Grammar) -> Self {
+        match self {
+            ParseError::ShellSyntax { operator, .. } => {
+                ParseError::ShellSyntax { operator, grammar }
+            }
+            other => other,
         }
     }
 
@@ -131,6 +164,29 @@ impl ParseError {
 /// On success the list is never empty and its first word (the program) is never empty.
 /// Never panics, whatever the input.
 pub fn parse_command(input: &str) -> Result<Vec<String>, ParseError> {
+    parse(input, Grammar::Exec)
+}
+
+/// [`parse_command`] for a command that a real shell (bash) will run, not our executor:
+/// the agent hooks judge the text an agent's own shell tool is about to run. On top of
+/// everything [`parse_command`] refuses, unquoted `* ? [ ]` (pathname expansion), `{ }`
+/// (brace expansion) and `~` anywhere in a word (bash expands `a=~/x` and `--prefix=~/x`)
+/// are refused: the shell would turn them into words the policy never saw. Quoted or
+/// backslash-escaped they are literal to bash as well, and accepted.
+pub fn parse_shell_command(input: &str) -> Result<Vec<String>, ParseError> {
+    parse(input, Grammar::Shell)
+}
+
+/// Who will split the accepted text again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grammar {
+    /// Our executor: the argv is run as parsed, without a shell.
+    Exec,
+    /// A real shell: the text itself is what runs.
+    Shell,
+}
+
+fn parse(input: &str, grammar: Grammar) -> Result<Vec<String>, ParseError> {
     // A multi-megabyte "command" is a resource attack on every later step (policy
     // matching, audit, redaction); refuse it before looking at a single character.
     if input.len() > MAX_COMMAND_BYTES {
@@ -150,7 +206,7 @@ pub fn parse_command(input: &str) -> Result<Vec<String>, ParseError> {
     }
 
     let chars: Vec<char> = input.chars().collect();
-    let words = split_words(&chars)?;
+    let words = split_words(&chars, grammar).map_err(|e| e.for_grammar(grammar))?;
 
     match words.first() {
         None => Err(ParseError::malformed("command is empty")),
@@ -163,7 +219,7 @@ pub fn parse_command(input: &str) -> Result<Vec<String>, ParseError> {
 }
 
 /// The word splitter proper: one pass over the characters, no backtracking.
-fn split_words(chars: &[char]) -> Result<Vec<String>, ParseError> {
+fn split_words(chars: &[char], grammar: Grammar) -> Result<Vec<String>, ParseError> {
     let mut words = Vec::new();
     let mut word = String::new();
     // True once the current word has begun, even if it is still empty (`''`).
@@ -218,6 +274,12 @@ fn split_words(chars: &[char]) -> Result<Vec<String>, ParseError> {
             // `cat ~/.ssh/id_rsa`: a shell replaces a word-initial `~` with a home folder;
             // we never do, so the command would silently name a different file.
             '~' if !in_word => return Err(ParseError::shell_syntax("~")),
+            // `cat *`, `rm {a,b}`, `make prefix=~/x`: bash would expand these into file
+            // names, words or a home folder after the check, so an argv nobody judged runs.
+            '~' if grammar == Grammar::Shell => return Err(ParseError::shell_syntax("~")),
+            '*' | '?' | '[' | ']' | '{' | '}' if grammar == Grammar::Shell => {
+                return Err(ParseError::shell_syntax(c.to_string()));
+            }
             other => {
                 check_literal_char(other)?;
                 word.push(other);
@@ -383,7 +445,7 @@ mod tests {
 
     fn refused_operator(input: &str) -> String {
         match parse_command(input) {
-            Err(ParseError::ShellSyntax { operator }) => operator,
+            Err(ParseError::ShellSyntax { operator, .. }) => operator,
             other => panic!("{input:?}: expected ShellSyntax, got {other:?}"),
         }
     }

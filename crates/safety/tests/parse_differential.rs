@@ -129,7 +129,7 @@ fn check_against_sh(input: &str, dir: &Path) -> Result<(), TestCaseError> {
             let theirs = sh_words(input, dir);
             prop_assert_eq!(&ours, &theirs, "input {:?}", input);
         }
-        Err(ParseError::ShellSyntax { operator }) => {
+        Err(ParseError::ShellSyntax { operator, .. }) => {
             prop_assert!(
                 refusal_is_justified(input, &operator),
                 "refused {:?} for operator {:?} without cause",

@@ -240,6 +240,12 @@ fn findings_of(
         .collect()
 }
 
+/// Whether the scanner reads a file of this name (by its extension: JavaScript/TypeScript,
+/// Python, Rust).
+pub fn is_scanned_file(path: &Path) -> bool {
+    discover::language_of(path).is_some()
+}
+
 /// Scan source text held in memory as if it were a file at `path` (the extension picks the
 /// language). Used by tests and by tools that scan an edit before writing it.
 pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {

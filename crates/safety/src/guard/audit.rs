@@ -488,6 +488,23 @@ fn run_audit_source(
     Ok((detail, reason))
 }
 
+/// Scan the one file `path` names beneath `root`, opened as `audit_source` opens it (the
+/// kernel resolves it beneath the root; the file itself is not followed if it is a
+/// symlink), with findings of every severity; file names in the report are relative to
+/// the root. For the agent hooks, which scan a file the agent just wrote. `Err` says why
+/// nothing was scanned (outside the root, not a regular file, unreadable).
+pub(crate) fn scan_file_beneath(
+    root: &Path,
+    path: &str,
+) -> Result<scan::report::ScanReport, String> {
+    let jail = Jail::open(root).map_err(|e| e.to_string())?;
+    let target = open_target(&jail, path).map_err(|e| e.to_string())?;
+    if target.is_folder {
+        return Err(format!("'{}' is a folder, not a file", quote(path)));
+    }
+    scan_file(&target, AuditSeverity::Low).map_err(|e| e.to_string())
+}
+
 /// One sentence: what was scanned and what was found.
 fn summary_reason(detail: &AuditSourceDetail, relative: &Path) -> String {
     let summary = detail.summary.unwrap_or_default();

@@ -279,6 +279,78 @@ impl Jail {
         Err(escape())
     }
 
+    /// Where `path` (taken relative to `cwd`) really is, for a check of *which* file it names
+    /// rather than only whether it stays inside: the path relative to the root of its
+    /// deepest existing part as the kernel resolved it (every symlink inside followed, so
+    /// `link/hooks` with `link -> .git` is `.git/hooks`), then the rest as written (which
+    /// holds no `..`), and the link count of the entry when it exists and is a regular file.
+    /// Containment is refused as [`Jail::check_path`] refuses it.
+    pub(crate) fn locate(&self, cwd: &ContainedDir, path: &str) -> Result<Located, JailError> {
+        let escape = || JailError::Escape {
+            path: path.to_string(),
+        };
+        let rel = self.relative_to_root(cwd.relative(), path)?;
+        let components: Vec<Component> = rel.components().collect();
+        for keep in (0..=components.len()).rev() {
+            let prefix: PathBuf = components.iter().take(keep).collect();
+            match self.open_beneath(&prefix, OFlags::PATH) {
+                Ok(fd) => {
+                    let rest = components.get(keep..).unwrap_or_default();
+                    if rest.contains(&Component::ParentDir) {
+                        return Err(escape());
+                    }
+                    // `notes -> .git/hooks/pre-commit`, dangling: a write through it creates
+                    // the target, which the name `notes` does not show. Refused.
+                    if let Some(Component::Normal(first)) = rest.first()
+                        && rustix::fs::statat(&fd, *first, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                            .is_ok_and(|st| {
+                                rustix::fs::FileType::from_raw_mode(st.st_mode)
+                                    == rustix::fs::FileType::Symlink
+                            })
+                    {
+                        return Err(JailError::Invalid {
+                            reason: format!(
+                                "'{}' is a symlink to something that does not exist: writing \
+                                 through it would create a file its name does not show",
+                                crate::protocol::quote(path)
+                            ),
+                        });
+                    }
+                    let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(&fd)))
+                        .map_err(|_| escape())?;
+                    if !is_within(&self.root, &absolute) {
+                        return Err(escape());
+                    }
+                    let mut relative = absolute
+                        .strip_prefix(&self.root)
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default();
+                    relative.extend(rest.iter().filter(|c| matches!(c, Component::Normal(_))));
+                    let links = if rest.is_empty() {
+                        rustix::fs::fstat(&fd)
+                            .ok()
+                            .filter(|st| {
+                                rustix::fs::FileType::from_raw_mode(st.st_mode)
+                                    == rustix::fs::FileType::RegularFile
+                            })
+                            .map(|st| st.st_nlink)
+                    } else {
+                        None
+                    };
+                    return Ok(Located { relative, links });
+                }
+                Err(Errno::NOENT) | Err(Errno::NOTDIR) => continue,
+                Err(_) => return Err(escape()),
+            }
+        }
+        Err(escape())
+    }
+
+    /// Does `rel` (relative to the root) name something that exists beneath it?
+    pub(crate) fn exists_beneath(&self, rel: &Path) -> bool {
+        self.open_beneath(rel, OFlags::PATH).is_ok()
+    }
+
     /// Does `name` name an existing entry (link or not) relative to `cwd`? Used to treat
     /// `cat link` as path-like when `link` is a symlink leading out of the jail.
     fn names_entry(&self, cwd: &ContainedDir, name: &str) -> bool {
@@ -324,6 +396,15 @@ impl Jail {
         }
         Ok(())
     }
+}
+
+/// Where a path really is beneath the root ([`Jail::locate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    /// Relative to the root, symlinks inside resolved.
+    pub(crate) relative: PathBuf,
+    /// The link count, when the path names an existing regular file.
+    pub(crate) links: Option<u64>,
 }
 
 /// The parts of one argument that could be a path.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::config::TerminalSettings;
+use crate::config::{HookDecision, TerminalSettings};
 use crate::exec::Profile;
 use crate::parse::parse_command;
 use crate::result::ResultCode;
@@ -79,6 +79,9 @@ pub struct Decision {
     pub program: String,
     /// The sandbox profile a rule set for this program, if any.
     pub profile: Option<Profile>,
+    /// The strictest `hook` decision of the rules that let the command through, with the
+    /// index of the rule that said it (what `safe-mcp hook` answers; `None`: no decision).
+    pub hook: Option<(HookDecision, usize)>,
 }
 
 impl Decision {
@@ -90,6 +93,7 @@ impl Decision {
             decided_by: decided_by.into(),
             program: program.to_string(),
             profile: None,
+            hook: None,
         }
     }
 }
@@ -139,6 +143,8 @@ struct CompiledRule {
     subcommand: Option<String>,
     /// The allow form (`allow_options`, `max_operands`), if the rule has one.
     allow: Option<AllowForm>,
+    /// What an agent hook answers when this rule lets a command through.
+    hook: Option<HookDecision>,
 }
 
 #[derive(Debug, Clone)]
@@ -259,6 +265,7 @@ impl TerminalPolicy {
                 profile: rule.profile,
                 subcommand: rule.subcommand.clone(),
                 allow,
+                hook: rule.hook,
             });
         }
         let policy = TerminalPolicy {
@@ -374,7 +381,13 @@ impl TerminalPolicy {
             Some(sub) => subcommand.is_some_and(|(_, s)| s == sub),
         };
         let mut profile = None;
+        let mut hook: Option<(HookDecision, usize)> = None;
         for rule in mine.iter().filter(applies) {
+            if let Some(said) = rule.hook
+                && hook.is_none_or(|(strictest, _)| said > strictest)
+            {
+                hook = Some((said, rule.index));
+            }
             for (entry, tokens) in &rule.deny_sets {
                 // Order-free: every token of the entry present anywhere in argv.
                 if tokens.iter().all(|t| t.matches(&forms)) {
@@ -465,6 +478,7 @@ impl TerminalPolicy {
             decided_by: "allowlist".into(),
             program: program.to_string(),
             profile,
+            hook,
         }
     }
 
@@ -491,6 +505,7 @@ impl TerminalPolicy {
             decided_by: "executable".into(),
             program: program.to_string(),
             profile: None,
+            hook: None,
         })?;
         let on_path_real = on_path.canonicalize().unwrap_or_else(|_| on_path.clone());
         let chosen = if argv0.contains('/') {
@@ -659,6 +674,7 @@ mod tests {
             allow_options: None,
             max_operands: None,
             operand_patterns: vec![],
+            hook: None,
         }
     }
 

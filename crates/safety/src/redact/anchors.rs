@@ -1,9 +1,13 @@
 //! The built-in table compiled for search: each rule's regex anchored at its hit, and the
 //! literal searchers (Teddy where it applies) that find the anchors in a text.
 //!
-//! Compiled once per process ([`BUILTIN`]) and shared by every `Redactor`.
+//! Built once per process ([`BUILTIN`]) and shared by every `Redactor`. The anchor searchers
+//! are built at once; each rule's regexes only when an anchor of that rule is first found
+//! ([`CompiledRule::matcher`]): compiling all 71 costs tens of milliseconds, which a
+//! short-lived process (an agent hook, run before every tool call) would pay for every call
+//! while it needs one or two of them.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind, Span as LitSpan, packed};
 use regex::Regex;
@@ -12,19 +16,51 @@ use super::rules::{BUILTIN_RULES, BuiltinRule, LeftContext};
 use super::search::secret_groups;
 use super::{RedactError, marker_for};
 
-/// A built-in rule, compiled.
+/// A built-in rule, ready for search.
 #[derive(Debug)]
 pub(super) struct CompiledRule {
     pub(super) marker: Box<str>,
     pub(super) left: LeftContext,
+    /// The rule as written in the table.
+    spec: &'static BuiltinRule,
+    /// Its regexes, compiled on first use.
+    compiled: OnceLock<Option<Matcher>>,
+    pub(super) extends_back: bool,
+    pub(super) check: super::values::ValueCheck,
+}
+
+/// A rule's compiled regexes.
+#[derive(Debug)]
+pub(super) struct Matcher {
     /// `^(?:pattern)`: only ever run on `&text[hit..]`.
     pub(super) regex: Regex,
     /// [`BuiltinRule::glued_pattern`], compiled: what a match right after a letter or digit
     /// must also match.
     pub(super) glued: Option<Regex>,
     pub(super) secret_groups: Vec<usize>,
-    pub(super) extends_back: bool,
-    pub(super) check: super::values::ValueCheck,
+}
+
+impl CompiledRule {
+    /// The rule's regexes, compiled the first time any text needs them. `None` only if the
+    /// built-in table holds a pattern that does not compile, which a unit test rules out
+    /// (`every_builtin_rule_compiles`); the search then redacts the whole word at the
+    /// anchor rather than let a secret through.
+    pub(super) fn matcher(&self) -> Option<&Matcher> {
+        self.compiled
+            .get_or_init(|| {
+                let regex = Regex::new(&format!("^(?:{})", self.spec.pattern)).ok()?;
+                let glued = match self.spec.glued_pattern() {
+                    Some(p) => Some(Regex::new(&p).ok()?),
+                    None => None,
+                };
+                Some(Matcher {
+                    secret_groups: secret_groups(&regex),
+                    regex,
+                    glued,
+                })
+            })
+            .as_ref()
+    }
 }
 
 /// One anchor of one rule, as checked at a literal hit.
@@ -286,25 +322,11 @@ impl Builtin {
 fn compile_builtin() -> Result<Builtin, RedactError> {
     let mut rules = Vec::with_capacity(BUILTIN_RULES.len());
     for spec in BUILTIN_RULES {
-        let regex =
-            Regex::new(&format!("^(?:{})", spec.pattern)).map_err(|e| RedactError::BadPattern {
-                name: spec.name.to_string(),
-                message: e.to_string(),
-            })?;
-        let glued = spec
-            .glued_pattern()
-            .map(|p| Regex::new(&p))
-            .transpose()
-            .map_err(|e| RedactError::BadPattern {
-                name: spec.name.to_string(),
-                message: e.to_string(),
-            })?;
         rules.push(CompiledRule {
             marker: marker_for(spec.name),
             left: spec.left,
-            glued,
-            secret_groups: secret_groups(&regex),
-            regex,
+            spec,
+            compiled: OnceLock::new(),
             extends_back: spec.extends_back,
             check: spec.check,
         });
@@ -348,6 +370,21 @@ pub(super) static BUILTIN: LazyLock<Result<Arc<Builtin>, RedactError>> =
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_rule_compiles() {
+        let builtin = match &*BUILTIN {
+            Ok(builtin) => builtin,
+            Err(e) => panic!("{e}"),
+        };
+        for (rule, spec) in builtin.rules.iter().zip(BUILTIN_RULES) {
+            assert!(
+                rule.matcher().is_some(),
+                "rule '{}' does not compile",
+                spec.name
+            );
+        }
+    }
 
     #[test]
     #[cfg(target_arch = "x86_64")]
