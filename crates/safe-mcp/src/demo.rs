@@ -1,5 +1,6 @@
 //! `safe-mcp demo`: a throw-away sandbox, the servers (terminal, files, guard) started as
-//! child processes, driven through the rmcp client, every envelope printed.
+//! child processes, driven through the rmcp client, every envelope printed; then three
+//! agent hook events and their answers.
 
 use std::path::{Path, PathBuf};
 
@@ -123,6 +124,8 @@ pub async fn run(keep: bool) -> Result<()> {
     crate::demo_files::run(&bin, &policy).await?;
     let guard_policy = crate::demo_guard::make_sandbox(dir.path())?;
     crate::demo_guard::run(&bin, &guard_policy).await?;
+    let hook_policy = crate::demo_hook::make_policy(dir.path())?;
+    crate::demo_hook::run(&bin, &hook_policy, &dir.path().join("sandbox/terminal"))?;
     if keep {
         let kept = dir.keep();
         println!("sandbox kept at {}", kept.display());

@@ -9,5 +9,6 @@ pub mod client;
 pub mod demo;
 pub mod demo_files;
 pub mod demo_guard;
+pub mod demo_hook;
 pub mod exec;
 pub mod hook;

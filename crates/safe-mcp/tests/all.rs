@@ -28,6 +28,7 @@ mod audit_tamper;
 mod files_e2e;
 mod guard_demo;
 mod guard_e2e;
+mod hook_e2e;
 mod policy_e2e;
 mod protocol_bounds;
 mod py_client;

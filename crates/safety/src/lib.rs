@@ -38,10 +38,14 @@
 //! source audits, and [`guard::GuardCore`], which runs a call through the terminal's own
 //! flow.
 //!
+//! [`hook`] judges what an agent's own tools (Claude Code's and Codex's shell and file
+//! tools, MCP tools by name) are about to do, with the same parser, policy, containment
+//! and audit log, for `safe-mcp hook` and `safe-mcp check`; it runs nothing.
+//!
 //! Layers, lowest first; a module uses only modules of the layers before its own, so there
 //! is no import circle (a unit test reads the sources and fails on one):
 //! `result`, `parse`, `protocol`, `redact` → `jail` → `exec` → `config` → `policy`,
-//! `audit`, `journal` → `terminal`, `organizer` → `guard`. `config` validates the limits the lower
+//! `audit`, `journal` → `terminal`, `organizer` → `guard` → `hook`. `config` validates the limits the lower
 //! layers enforce (it owns them, e.g. the smallest audit rotation size); the containment
 //! test `jail::is_within` belongs to the jail.
 //!

@@ -436,6 +436,42 @@ fn operator_at(chars: &[char], i: usize) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_shell_grammar_refuses_what_bash_would_expand() {
+        for (input, op) in [
+            ("cat *", "*"),
+            ("ls src/?.rs", "?"),
+            ("cat [ab]", "["),
+            ("echo {a,b}", "{"),
+            ("make prefix=~/x", "~"),
+            ("ls; id", ";"),
+        ] {
+            match parse_shell_command(input) {
+                Err(ParseError::ShellSyntax { operator, grammar }) => {
+                    assert_eq!(
+                        (operator.as_str(), grammar),
+                        (op, Grammar::Shell),
+                        "{input}"
+                    );
+                }
+                other => panic!("{input}: {other:?}"),
+            }
+        }
+        // Quoted or escaped they are literal to bash as well.
+        assert_eq!(
+            parse_shell_command(r#"echo '*' "{a,b}" \? 'a=~/x'"#).unwrap(),
+            vec!["echo", "*", "{a,b}", "?", "a=~/x"]
+        );
+        // The exec grammar passes them on literally, as it always did.
+        assert_eq!(parse_command("cat *").unwrap(), vec!["cat", "*"]);
+        // The reason speaks of the shell that will run it.
+        let reason = parse_shell_command("a && b").unwrap_err().to_string();
+        assert!(
+            reason.contains("run each command as a call of its own"),
+            "{reason}"
+        );
+    }
+
     fn words(input: &str) -> Vec<String> {
         match parse_command(input) {
             Ok(words) => words,

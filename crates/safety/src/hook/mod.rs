@@ -454,7 +454,9 @@ impl HookCore {
                         ),
                     ));
                 }
-                if !paths.contains(&place.relative) {
+                // Reported: what names a path (the `a` of `-la` is checked, not shown).
+                let names_path = candidate.contains('/') || jail.exists_beneath(&place.relative);
+                if names_path && !paths.contains(&place.relative) {
                     paths.push(place.relative);
                 }
             }
