@@ -524,3 +524,52 @@ fn the_demos_hook_half_gives_the_answers_it_shows() {
     assert!(x[2].stderr.contains("PATH_ESCAPE"), "{}", x[2].stderr);
     assert!(!dir_path.join("sandbox/outside.txt").exists());
 }
+
+#[test]
+fn attacks_found_in_review_stay_closed() {
+    let s = setup("");
+    // A value glued after a cluster of flags: `-vt DIR`.
+    assert_denied(
+        &bash(&s, &format!("cp -vt{} notes.txt", s.outside.display())),
+        "PATH_ESCAPE",
+    );
+    assert_denied(&bash(&s, "cp -vt.. notes.txt"), "PATH_ESCAPE");
+    assert_denied(&bash(&s, "cp -vt.git notes.txt"), "protected path '.git'");
+    // Codex trims patch lines before it reads a header.
+    let patch = "*** Begin Patch\n*** Add File: ok.txt\n+hi\n *** Add File: .git/hooks/pre-commit\n+x\n*** End Patch";
+    assert_denied(
+        &pre(&s, "codex", "apply_patch", json!({"command": patch})),
+        "protected path",
+    );
+    // Bash through a hard link or a dangling symlink.
+    std::fs::hard_link(s.outside.join("secret"), s.root.join("hl")).unwrap();
+    assert_denied(&bash(&s, "cp notes.txt hl"), "hard links");
+    std::os::unix::fs::symlink(".git/hooks/pre-push", s.root.join("dl")).unwrap();
+    assert_denied(&bash(&s, "cp notes.txt dl"), "does not exist");
+    // Glob and Grep patterns that walk out.
+    let glob = pre(&s, "claude-code", "Glob", json!({"pattern": "../**/*"}));
+    assert_denied(&glob, "leads outside");
+    let grep = pre(
+        &s,
+        "claude-code",
+        "Grep",
+        json!({"pattern": "x", "glob": "/etc/*"}),
+    );
+    assert_denied(&grep, "leads outside");
+    assert_no_decision(&pre(
+        &s,
+        "claude-code",
+        "Glob",
+        json!({"pattern": "src/**/*.rs"}),
+    ));
+    // A long word that names no path is no refusal.
+    let long = format!("echo {}", "w".repeat(300));
+    assert_no_decision(&bash(&s, &long));
+    // A command past the parser's bound is refused and recorded by length and hash.
+    let huge = format!("echo {}", "x".repeat(20_000));
+    assert_denied(&bash(&s, &huge), "bytes long");
+    let log = std::fs::read_to_string(&s.audit).unwrap();
+    let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["command_bytes"], 20_005);
+    assert!(last.get("command").is_none());
+}

@@ -50,8 +50,12 @@ impl Phase {
 pub(crate) enum Subject {
     /// A shell command (Claude's and Codex's `Bash`).
     Shell { command: String },
-    /// File tools: each path, and whether the tool writes it.
-    Files { paths: Vec<(String, bool)> },
+    /// File tools: each path, and whether the tool writes it; the file-name patterns of
+    /// `Glob` (`pattern`) and `Grep` (`glob`), which name files too.
+    Files {
+        paths: Vec<(String, bool)>,
+        patterns: Vec<String>,
+    },
     /// Codex's `apply_patch`: the patch text (its file headers name what it writes).
     Patch { patch: String },
     /// Any other tool, judged by name (`mcp__server__tool`, `WebFetch`, ...).
@@ -183,18 +187,27 @@ pub(crate) fn parse(bytes: &[u8], agent: Agent) -> Result<Event, EventError> {
     } else if let Some(&(_, field, writes, required)) =
         FILE_TOOLS.iter().find(|(name, ..)| *name == tool_name)
     {
-        match input.get(field) {
-            Some(Value::String(path)) => Subject::Files {
-                paths: vec![(path.clone(), writes)],
-            },
-            None if !required => Subject::Files { paths: vec![] },
+        let paths = match input.get(field) {
+            Some(Value::String(path)) => vec![(path.clone(), writes)],
+            None if !required => vec![],
             _ => {
                 return Err(EventError::Field {
                     field: "tool_input's path",
                     problem: "missing or not a string",
                 });
             }
-        }
+        };
+        let pattern_field = match tool_name.as_str() {
+            "Glob" => Some("pattern"),
+            "Grep" => Some("glob"),
+            _ => None,
+        };
+        let patterns = pattern_field
+            .and_then(|f| input.get(f))
+            .and_then(Value::as_str)
+            .map(|p| vec![p.to_string()])
+            .unwrap_or_default();
+        Subject::Files { paths, patterns }
     } else {
         Subject::Other
     };
@@ -221,7 +234,9 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
     patch
         .lines()
         .filter_map(|line| {
-            let line = line.strip_suffix('\r').unwrap_or(line);
+            // Codex trims each line (Unicode white space too) before it reads a header: so
+            // must this, or ` *** Add File: .git/hooks/x` would pass unseen.
+            let line = line.trim();
             HEADERS
                 .iter()
                 .find_map(|h| line.strip_prefix(h))
@@ -286,5 +301,11 @@ mod tests {
             vec!["a.txt", "src/b.rs", "src/c.rs", "d"]
         );
         assert!(patch_paths("not a patch").is_empty());
+        assert_eq!(
+            patch_paths(
+                "*** Begin Patch\n \t*** Add File: .git/hooks/x\n\u{3000}*** Update File: y\n"
+            ),
+            vec![".git/hooks/x", "y"]
+        );
     }
 }

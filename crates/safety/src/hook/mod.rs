@@ -251,7 +251,18 @@ impl HookCore {
         let judgement = self.judge_event(agent, event);
         let mut record = self.record_of(agent, event, &judgement);
         if let Subject::Shell { command } = &event.subject {
-            record.insert("command".into(), json!(command));
+            // A command past the parser's bound was refused unread: its length and hash
+            // are recorded, not megabytes of it.
+            if command.len() > crate::parse::MAX_COMMAND_BYTES {
+                use sha2::Digest;
+                record.insert("command_bytes".into(), json!(command.len()));
+                record.insert(
+                    "command_sha256".into(),
+                    json!(hex::encode(sha2::Sha256::digest(command.as_bytes()))),
+                );
+            } else {
+                record.insert("command".into(), json!(command));
+            }
         }
         if let Err(e) = self.record(record) {
             return HookAnswer::refuse(&format!(
@@ -272,7 +283,23 @@ impl HookCore {
                     "the event has no 'cwd', so the command's folder is unknown",
                 ),
             },
-            Subject::Files { paths } => {
+            Subject::Files { paths, patterns } => {
+                // `../**/*.txt`, `/etc/*`: a pattern walks where its own path leads.
+                for pattern in patterns {
+                    let p = Path::new(pattern);
+                    let climbs = p.components().any(|c| c == std::path::Component::ParentDir);
+                    let elsewhere = p.is_absolute() && !self.roots.iter().any(|r| is_within(r, p));
+                    if climbs || elsewhere {
+                        return Judgement::deny(
+                            ResultCode::PathEscape,
+                            "jail",
+                            format!(
+                                "the pattern '{}' leads outside the [hook] roots",
+                                quote(pattern)
+                            ),
+                        );
+                    }
+                }
                 let mut last = Judgement::pass(Verdict::None, "jail", "no path to check");
                 let mut all = Vec::new();
                 for (path, writes) in paths {
@@ -439,9 +466,27 @@ impl HookCore {
                 if candidate.is_empty() || candidate.starts_with('-') {
                     continue;
                 }
-                let Ok(place) = jail.locate(&dir, candidate) else {
-                    continue;
+                // A dangling symlink (a write through it creates what its name hides).
+                // (Containment was `check_args`' job; a word that is no path, a commit
+                // message longer than a file name say, fails to resolve and names nothing.)
+                let place = match jail.locate(&dir, candidate) {
+                    Ok(place) => place,
+                    Err(e @ JailError::Invalid { .. }) => return located(jail_judgement(e)),
+                    Err(_) => continue,
                 };
+                // A hard link: what a command writes there changes the file under every
+                // name it has, perhaps outside the roots.
+                if let Some(links) = place.links.filter(|&n| n > 1) {
+                    return located(Judgement::deny(
+                        ResultCode::PolicyDenied,
+                        "protected",
+                        format!(
+                            "argument '{}' names a file with {links} hard links: a command \
+                             writing it would change it under another name too",
+                            quote(arg)
+                        ),
+                    ));
+                }
                 if let Some(entry) = self.protected.entry_for(&place.relative) {
                     return located(Judgement::deny(
                         ResultCode::PolicyDenied,
@@ -602,7 +647,7 @@ impl HookCore {
 
     fn answer_post(&self, agent: Agent, event: &Event) -> HookAnswer {
         let written: Vec<String> = match &event.subject {
-            Subject::Files { paths } => paths
+            Subject::Files { paths, .. } => paths
                 .iter()
                 .filter(|(_, w)| *w)
                 .map(|(p, _)| p.clone())

@@ -413,11 +413,23 @@ pub(crate) fn path_candidates(arg: &str) -> Vec<&str> {
     if let Some((_, value)) = arg.split_once('=') {
         out.push(value);
     }
-    if arg.starts_with('-')
-        && !arg.starts_with("--")
-        && let Some(rest) = arg.get(2..).filter(|r| !r.is_empty())
-    {
-        out.push(rest);
+    // `-o/tmp/x`, and also after a cluster of flags: `cp -vt/tmp/x` is `-v -t /tmp/x`, and
+    // which letters take a value is the program's business, so every suffix after a run of
+    // option letters may be the value (`-vt..` is `..`).
+    if arg.starts_with('-') && !arg.starts_with("--") {
+        let bytes = arg.as_bytes();
+        let mut k = 2;
+        while k <= bytes.len() {
+            if let Some(rest) = arg.get(k..).filter(|r| !r.is_empty())
+                && !out.contains(&rest)
+            {
+                out.push(rest);
+            }
+            match bytes.get(k - 1) {
+                Some(b) if b.is_ascii_alphanumeric() && k < bytes.len() => k += 1,
+                _ => break,
+            }
+        }
     }
     for piece in arg.split([':', '=', ',']) {
         if piece.starts_with('/') && !out.contains(&piece) {
@@ -435,6 +447,16 @@ fn fd_number(fd: &OwnedFd) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_glued_after_a_cluster_of_flags_is_a_candidate() {
+        let c = path_candidates("-vt/tmp/x");
+        assert!(c.contains(&"/tmp/x") && c.contains(&"t/tmp/x"), "{c:?}");
+        assert!(path_candidates("-vt..").contains(&".."));
+        assert!(path_candidates("-uf/etc/passwd").contains(&"/etc/passwd"));
+        // A long option's value comes after `=` only.
+        assert_eq!(path_candidates("--x"), vec!["--x"]);
+    }
 
     #[test]
     fn component_comparison_refuses_sibling_with_longer_name() {
