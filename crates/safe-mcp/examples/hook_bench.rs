@@ -4,7 +4,9 @@
 //!   and a refused one), and on a `Write` event;
 //! - `safe-mcp check` on the same command;
 //! - the baseline: a Python hook that only reads the JSON and tests one regex, the shape of
-//!   Claude Code's official example validator (`bash_command_validator_example.py`).
+//!   Claude Code's official example validator (`bash_command_validator_example.py`), run by
+//!   the interpreter itself (`sys.executable`, not a version manager's shim);
+//! - the floor: `safe-mcp --version`, the same binary started and ended doing nothing.
 //!
 //! Each is started `--iterations` times (default 200), alternating, and the p50 and p90 of
 //! the wall time are printed with the ratio to the Python baseline. Build the binary first:
@@ -120,9 +122,22 @@ roots = ["proj"]
         cwd.as_str(),
         "git status",
     ];
-    let python = Path::new("python3");
+    // The interpreter itself, not a version manager's shim script in front of it.
+    let python = PathBuf::from(
+        String::from_utf8(
+            Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap()
+        .trim(),
+    );
+    let python = python.as_path();
     let py_args = ["-c", PYTHON_HOOK];
     type Case<'a> = (&'a str, &'a Path, &'a [&'a str], &'a [u8], i32);
+    let version = ["--version"];
     let cases: Vec<Case> = vec![
         (
             "python3 hook (read JSON, one regex)",
@@ -131,6 +146,7 @@ roots = ["proj"]
             &allowed,
             0,
         ),
+        ("floor: safe-mcp --version", &bin, &version, b"", 0),
         ("safe-mcp hook: Bash, no decision", &bin, &hook, &allowed, 0),
         ("safe-mcp hook: Bash, denied", &bin, &hook, &refused, 2),
         ("safe-mcp hook: Write, contained", &bin, &hook, &write, 0),
