@@ -87,6 +87,15 @@ pub enum SourceError {
         /// The hard limit.
         limit: u64,
     },
+    /// The file has more tokens than the scanner parses (its syntax tree would not fit the
+    /// memory bound).
+    #[error("more tokens than the scanner parses ({tokens} > {limit})")]
+    TooManyTokens {
+        /// The estimated token count.
+        tokens: usize,
+        /// The bound.
+        limit: usize,
+    },
     /// The thread that parses the file could not be started.
     #[error("cannot start an analysis thread: {0}")]
     Thread(String),

@@ -889,9 +889,8 @@ fn analyze_program<'a>(
         let end_line = source.line_of(comment.span.end.saturating_sub(1) as usize);
         analysis.pragmas.record_comment(body, end_line);
     }
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
     let mut analyzer = Analyzer {
         scoping: semantic.scoping(),

@@ -87,6 +87,12 @@ enum FileOutcome {
         findings: Vec<Finding>,
         lines: usize,
     },
+    /// Scanned, with more findings than are listed.
+    Truncated {
+        findings: Vec<Finding>,
+        lines: usize,
+        error: FileError,
+    },
     Skipped(SkippedFile),
     Failed(FileError),
 }
@@ -151,6 +157,16 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 report.summary.files_scanned += 1;
                 lines += file_lines;
                 report.findings.extend(findings);
+            }
+            FileOutcome::Truncated {
+                findings,
+                lines: file_lines,
+                error,
+            } => {
+                report.summary.files_scanned += 1;
+                lines += file_lines;
+                report.findings.extend(findings);
+                report.errors.push(error);
             }
             FileOutcome::Skipped(skipped) => report.skipped.push(skipped),
             FileOutcome::Failed(error) => report.errors.push(error),
@@ -243,6 +259,16 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Opti
     let Ok(text) = String::from_utf8(bytes) else {
         return (failed("not valid UTF-8".to_string()), identity);
     };
+    let tokens = source::estimated_tokens(&text);
+    let token_limit = token_limit(candidate.language);
+    if tokens > token_limit {
+        return (
+            skipped(format!(
+                "more tokens than the scanner parses ({tokens} > {token_limit}); its syntax tree would not fit the memory bound"
+            )),
+            identity,
+        );
+    }
     let source = SourceText::new(&text);
     let analysed = analyze(candidate.language, &candidate.path, &source);
     let analysis = match analysed {
@@ -263,15 +289,31 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Opti
     if analysis.pragmas.ignore_file && !options.strict {
         return (skipped("ignore-file pragma".to_string()), identity);
     }
+    let (findings, complete) = findings_of(
+        analysis,
+        &source,
+        candidate,
+        options.severity_floor,
+        options.strict,
+    );
+    if !complete {
+        return (
+            FileOutcome::Truncated {
+                findings,
+                lines: source.line_count(),
+                error: FileError {
+                    file: candidate.display.clone(),
+                    message: format!(
+                        "more than {MAX_FINDINGS_PER_FILE} findings; only the first {MAX_FINDINGS_PER_FILE} are listed"
+                    ),
+                },
+            },
+            identity,
+        );
+    }
     (
         FileOutcome::Scanned {
-            findings: findings_of(
-                analysis,
-                &source,
-                candidate,
-                options.severity_floor,
-                options.strict,
-            ),
+            findings,
             lines: source.line_count(),
         },
         identity,
@@ -319,37 +361,43 @@ fn findings_of(
     candidate: &Candidate,
     floor: Severity,
     strict: bool,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, bool) {
     let mut hits = analysis.hits;
     hits.sort_by_key(|hit| (hit.offset, hit.rule));
     hits.dedup_by_key(|hit| (hit.offset, hit.rule));
-    hits.into_iter()
-        .filter_map(|hit| {
-            let (line, column) = source.position(hit.offset);
-            if !strict && analysis.pragmas.ignored_lines.contains(&line) {
-                return None;
-            }
-            let base_severity = hit.rule.severity();
-            let severity = if hit.tainted {
-                base_severity.raised()
-            } else {
-                base_severity
-            };
-            (severity >= floor).then(|| Finding {
-                rule_id: hit.rule.id(),
-                severity,
-                base_severity,
-                file: candidate.display.clone(),
-                line,
-                column,
-                snippet: source.snippet(line),
-                message: hit.rule.description(),
-                suggested_fix: hit.rule.suggested_fix(),
-                tainted_from_tool_input: hit.tainted,
-                language: candidate.language,
-            })
-        })
-        .collect()
+    let mut findings = Vec::new();
+    for hit in hits {
+        let (line, column) = source.position(hit.offset);
+        if !strict && analysis.pragmas.ignored_lines.contains(&line) {
+            continue;
+        }
+        let base_severity = hit.rule.severity();
+        let severity = if hit.tainted {
+            base_severity.raised()
+        } else {
+            base_severity
+        };
+        if severity < floor {
+            continue;
+        }
+        if findings.len() == MAX_FINDINGS_PER_FILE {
+            return (findings, false);
+        }
+        findings.push(Finding {
+            rule_id: hit.rule.id(),
+            severity,
+            base_severity,
+            file: candidate.display.clone(),
+            line,
+            column,
+            snippet: source.snippet(line),
+            message: hit.rule.description(),
+            suggested_fix: hit.rule.suggested_fix(),
+            tainted_from_tool_input: hit.tainted,
+            language: candidate.language,
+        });
+    }
+    (findings, true)
 }
 
 /// Scan source text held in memory as if it were a file at `path` (the extension picks the
@@ -362,20 +410,13 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             limit: HARD_MAX_FILE_SIZE,
         });
     }
-    let source = SourceText::new(text);
-    // On a thread of its own, whose stack holds the nesting bound (the caller's may be small).
-    let analysis = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("scan-text".to_string())
-            .stack_size(nesting::ANALYSIS_STACK_BYTES)
-            .spawn_scoped(scope, || analyze(language, path, &source))
-            .map_err(|error| SourceError::Thread(error.to_string()))?;
-        worker
-            .join()
-            .unwrap_or_else(|_| Err(SourceError::Thread("the analysis panicked".to_string())))
-    })?;
-    if analysis.pragmas.ignore_file {
-        return Ok(Vec::new());
+    let tokens = source::estimated_tokens(text);
+    let token_limit = token_limit(language);
+    if tokens > token_limit {
+        return Err(SourceError::TooManyTokens {
+            tokens,
+            limit: token_limit,
+        });
     }
     let candidate = Candidate {
         path: path.to_path_buf(),
@@ -383,11 +424,37 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
         language,
         named_root: true,
     };
-    Ok(findings_of(
-        analysis,
-        &source,
-        &candidate,
-        Severity::Low,
-        false,
-    ))
+    // On a thread of its own, whose stack holds the nesting bound (the caller's may be small).
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("scan-text".to_string())
+            .stack_size(nesting::ANALYSIS_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                let source = SourceText::new(text);
+                let analysis = analyze(language, path, &source)?;
+                if analysis.pragmas.ignore_file {
+                    return Ok(Vec::new());
+                }
+                Ok(findings_of(analysis, &source, &candidate, Severity::Low, false).0)
+            })
+            .map_err(|error| SourceError::Thread(error.to_string()))?;
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(SourceError::Thread("the analysis panicked".to_string())))
+    })
 }
+
+/// Most tokens ([`source::estimated_tokens`]) a file may have to be parsed: a syntax tree
+/// costs about 100 bytes per token with oxc and 250 to 300 with tree-sitter (measured), so
+/// either bound keeps one file's tree near 500 MB at worst. Real code averages four bytes or
+/// more per token: an 8 MiB bundle is about 2 million.
+pub const fn token_limit(language: Language) -> usize {
+    match language {
+        Language::JavaScript => 5_000_000,
+        Language::Python | Language::Rust => 2_000_000,
+    }
+}
+
+/// Most findings listed for one file; a file with more (generated or hostile) also gets an
+/// error saying the rest were not listed.
+pub const MAX_FINDINGS_PER_FILE: usize = 10_000;

@@ -477,9 +477,8 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         "assignment" => assignments.push(node),
         _ => {}
     });
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
     let mut bindings: HashMap<String, Value> = HashMap::from([
         ("eval".to_string(), Value::Function(Function::Eval)),

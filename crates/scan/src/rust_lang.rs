@@ -384,9 +384,8 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
             _ => {}
         }
     });
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
     let tools = tool_functions(&item_lists, text);
     let mut scopes = Vec::new();
