@@ -31,7 +31,9 @@ pub struct ScanArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
+    /// Write the report to this file instead of stdout. Never through a symbolic link (the
+    /// file is created anew and renamed into place), and never over a file the scan read or a
+    /// source file inside the scanned folder.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Drop findings below this severity (exit 1 only for findings at or above it).

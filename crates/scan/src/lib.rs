@@ -3,9 +3,11 @@
 //! How a scan flows:
 //! 1. `discover` walks the target and lists `.ts .tsx .mts .cts .js .jsx .mjs
 //!    .cjs .py .rs` files, skipping `node_modules`, `.git` and `--ignore` globs (but not
-//!    `dist/`/`build/`, where installed servers keep their code). Files over the size cap are
-//!    reported as skipped.
-//! 2. Files are analysed in parallel (rayon). Each language has its own real parser and binding
+//!    `dist/`/`build/`, where installed servers keep their code). Symbolic links are never
+//!    followed and, like FIFOs and devices, are reported as skipped; so are files over the
+//!    size cap or the token bound (`nesting` and `source` hold the bounds against hostile
+//!    input).
+//! 2. Files are analysed in parallel (rayon), on threads whose stack holds the nesting bound. Each language has its own real parser and binding
 //!    resolver: `javascript` (oxc + oxc_semantic), `python` and `rust_lang` (tree-sitter).
 //!    They return rule hits and the pragmas found in real comments.
 //! 3. Hits become [`Finding`]s with position, snippet, fix and the MCP tool-input taint mark

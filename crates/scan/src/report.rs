@@ -420,7 +420,7 @@ impl ScanReport {
         if let Some(uri) = self.root.as_ref().and_then(|root| root.uri.as_ref()) {
             base_ids.insert(SRCROOT.to_string(), json!({ "uri": uri }));
         }
-        json!({
+        let mut sarif = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
             "runs": [{
@@ -432,14 +432,24 @@ impl ScanReport {
                     }
                 },
                 "columnKind": "utf16CodeUnits",
-                "originalUriBaseIds": base_ids,
+
                 "invocations": [{
                     "executionSuccessful": self.errors.is_empty(),
                     "toolExecutionNotifications": notifications
                 }],
                 "results": results
             }]
-        })
+        });
+        // Absent, not empty, when the report does not know its root (rebuilt from findings).
+        if !base_ids.is_empty()
+            && let Some(run) = sarif
+                .get_mut("runs")
+                .and_then(|runs| runs.get_mut(0))
+                .and_then(Value::as_object_mut)
+        {
+            run.insert("originalUriBaseIds".to_string(), Value::Object(base_ids));
+        }
+        sarif
     }
 }
 
