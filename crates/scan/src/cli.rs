@@ -1,17 +1,18 @@
 //! The `safe-mcp scan` subcommand: arguments and exit codes.
 //!
 //! Exit codes: 0 nothing at or above the floor and every file read; 1 findings at or above the
-//! floor; 2 a file could not be read or parsed, the root is missing, or the arguments are bad
-//! (clap's usage errors are 2 as well). A parse error wins over findings: an incomplete scan
-//! must not look like an ordinary "findings" result, and the report still lists what the other
-//! files produced.
+//! floor; 2 a file could not be read or parsed (too deep a nesting included), the root is
+//! missing or not a file or folder, the report could not be written safely, `--strict` is on
+//! and a file was skipped, or the arguments are bad (clap's usage errors are 2 as well). A
+//! parse error wins over findings: an incomplete scan must not look like an ordinary
+//! "findings" result, and the report still lists what the other files produced.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::report::Format;
+use crate::report::{Format, escape_line};
 use crate::rule::Severity;
 use crate::{DEFAULT_MAX_FILE_SIZE, ScanOptions};
 
@@ -30,7 +31,9 @@ pub struct ScanArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
+    /// Write the report to this file instead of stdout. Never through a symbolic link (the
+    /// file is created anew and renamed into place), and never over a file the scan read or a
+    /// source file inside the scanned folder.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Drop findings below this severity (exit 1 only for findings at or above it).
@@ -39,9 +42,14 @@ pub struct ScanArgs {
     /// Skip paths matching this glob (relative to PATH); repeatable.
     #[arg(long = "ignore", value_name = "GLOB")]
     pub ignore: Vec<String>,
-    /// Skip (and list as skipped) files larger than this many bytes.
+    /// Skip (and list as skipped) files larger than this many bytes. Files over 64 MiB are
+    /// never parsed, whatever this says.
     #[arg(long, default_value_t = DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+    /// For third-party code: ignore-file and ignore-next-line pragmas count for nothing, and
+    /// any skipped file (size cap, symbolic link, not a regular file) makes the exit code 2.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Run the scan, print or write the report, and return the exit code.
@@ -51,16 +59,31 @@ pub fn run(args: ScanArgs) -> i32 {
         severity_floor: args.severity_floor,
         ignore: args.ignore.clone(),
         max_file_size: args.max_file_size,
+        strict: args.strict,
     };
     let report = match crate::scan(&options) {
         Ok(report) => report,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", escape_line(&error.to_string()));
             return EXIT_ERROR;
         }
     };
+    // Names and messages come from the scanned tree: escaped, they cannot forge a line.
     for error in &report.errors {
-        eprintln!("warn: {}: {}", error.file, error.message);
+        eprintln!(
+            "warn: {}: {}",
+            escape_line(&error.file),
+            escape_line(&error.message)
+        );
+    }
+    if args.strict {
+        for skipped in &report.skipped {
+            eprintln!(
+                "warn: {}: skipped: {}",
+                escape_line(&skipped.file),
+                escape_line(&skipped.reason)
+            );
+        }
     }
     let rendered = match report.render(args.format) {
         Ok(rendered) => rendered,
@@ -71,11 +94,13 @@ pub fn run(args: ScanArgs) -> i32 {
     };
     match &args.output {
         Some(path) => {
-            if let Err(error) = std::fs::write(path, rendered) {
-                eprintln!("error: cannot write {}: {error}", path.display());
+            if let Err(error) =
+                crate::output::write_report(path, rendered.as_bytes(), &report, &args.path)
+            {
+                eprintln!("error: {}", escape_line(&error.to_string()));
                 return EXIT_ERROR;
             }
-            eprintln!("wrote {}", path.display());
+            eprintln!("wrote {}", escape_line(&path.to_string_lossy()));
         }
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -88,7 +113,7 @@ pub fn run(args: ScanArgs) -> i32 {
             }
         }
     }
-    if !report.errors.is_empty() {
+    if !report.errors.is_empty() || (args.strict && !report.skipped.is_empty()) {
         EXIT_ERROR
     } else if report.findings.is_empty() {
         EXIT_CLEAN

@@ -61,28 +61,64 @@ pub(crate) struct Candidate {
     pub(crate) display: String,
     /// The analyser to use.
     pub(crate) language: Language,
+    /// The file was named as the scan root itself: a symbolic link the user names is followed;
+    /// one met inside a tree never is.
+    pub(crate) named_root: bool,
+}
+
+/// What a walk found: files to scan, entries not scanned (with the reason) and errors.
+#[derive(Default)]
+pub(crate) struct Discovered {
+    pub(crate) candidates: Vec<Candidate>,
+    /// `(display path, reason)` of entries with a scanned extension (or a link to a folder)
+    /// that are not scanned: symbolic links, FIFOs, sockets, devices.
+    pub(crate) skipped: Vec<(String, String)>,
+    /// `(display path, message)` of folder entries that could not be read.
+    pub(crate) errors: Vec<(String, String)>,
+}
+
+/// What kind of non-regular file `file_type` is, in words.
+pub(crate) fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_symlink() {
+        "symbolic link"
+    } else if file_type.is_dir() {
+        "folder"
+    } else if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else if file_type.is_char_device() {
+        "character device"
+    } else if file_type.is_block_device() {
+        "block device"
+    } else if file_type.is_file() {
+        "regular file"
+    } else {
+        "special file"
+    }
 }
 
 /// Walk `root` (a file or a folder) and list the files to scan. Unreadable folder entries become
-/// errors, never silent drops.
-pub(crate) fn discover(
-    root: &Path,
-    ignore: &IgnoreGlobs,
-) -> (Vec<Candidate>, Vec<(String, String)>) {
-    let mut candidates = Vec::new();
-    let mut errors = Vec::new();
-    if root.is_file() {
+/// errors, and entries not followed (links, FIFOs, devices) are listed: nothing is dropped
+/// without a word.
+pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) -> Discovered {
+    let mut found = Discovered::default();
+    if root_is_file {
         // A file named explicitly is scanned if we know its language, whatever the globs say.
         if let Some(language) = language_of(root) {
-            candidates.push(Candidate {
+            found.candidates.push(Candidate {
                 path: root.to_path_buf(),
                 display: display_path(root),
                 language,
+                named_root: true,
             });
         } else {
-            errors.push((display_path(root), "unsupported file type".to_string()));
+            found
+                .errors
+                .push((display_path(root), "unsupported file type".to_string()));
         }
-        return (candidates, errors);
+        return found;
     }
     let walker = WalkDir::new(root)
         .follow_links(false)
@@ -107,26 +143,47 @@ pub(crate) fn discover(
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
                 if let Some(language) = language_of(entry.path()) {
-                    candidates.push(Candidate {
+                    found.candidates.push(Candidate {
                         path: entry.path().to_path_buf(),
                         display: display_path(entry.path()),
                         language,
+                        named_root: false,
                     });
                 }
             }
-            Ok(_) => {}
+            Ok(entry) if entry.file_type().is_dir() => {}
+            Ok(entry) => {
+                // A link inside the tree is never followed: it may lead out of the tree (to a
+                // home folder, /proc) or to a FIFO. It is listed if it would have been scanned
+                // (a source name), or if it leads to a folder (code that is not looked at).
+                let file_type = entry.file_type();
+                let source_name = language_of(entry.path()).is_some();
+                let reason = if file_type.is_symlink() {
+                    let to_folder = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
+                    (source_name || to_folder).then(|| {
+                        let target = if to_folder { " to a folder" } else { "" };
+                        format!("symbolic link{target}, not followed")
+                    })
+                } else {
+                    source_name.then(|| format!("not a regular file ({})", kind_of(file_type)))
+                };
+                if let Some(reason) = reason {
+                    found.skipped.push((display_path(entry.path()), reason));
+                }
+            }
             Err(error) => {
                 let path = error
                     .path()
                     .map_or_else(|| display_path(root), display_path);
-                errors.push((path, error.to_string()));
+                found.errors.push((path, error.to_string()));
             }
         }
     }
-    (candidates, errors)
+    found
 }
 
-fn display_path(path: &Path) -> String {
+/// The path as reports print it: as reached from the scan root, without a leading `./`.
+pub(crate) fn display_path(path: &Path) -> String {
     let text = path.to_string_lossy();
     text.strip_prefix("./")
         .map(str::to_string)

@@ -13,6 +13,25 @@ pub enum ScanError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The scan root is neither a regular file nor a folder (a FIFO, socket or device).
+    #[error("{path} is a {kind}, not a regular file or folder: nothing to scan")]
+    NotFileOrFolder {
+        /// The path given.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The analysis threads could not be started.
+    #[error("cannot start the analysis threads: {0}")]
+    Threads(String),
+    /// `--output` names a file the scan read, or a source file inside the scanned tree.
+    #[error("refusing to write the report to {path}: {reason}")]
+    OutputRefused {
+        /// The output path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// An `--ignore` glob does not compile.
     #[error("bad --ignore glob {glob:?}: {source}")]
     BadGlob {
@@ -51,6 +70,35 @@ pub enum SourceError {
     /// The JavaScript/TypeScript parser's first diagnostic.
     #[error("{0}")]
     Diagnostic(String),
+    /// The syntax nests deeper than the scanner's bound (a stack-exhaustion attempt, or
+    /// generated code past any hand-written depth).
+    #[error("nesting deeper than the scanner's bound ({limit}) at line {line}")]
+    TooDeep {
+        /// The line where the bound was passed (1-based).
+        line: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// The file is larger than the scanner ever parses, whatever `--max-file-size` says.
+    #[error("larger than the hard size limit ({size} > {limit} bytes)")]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The hard limit.
+        limit: u64,
+    },
+    /// The file has more tokens than the scanner parses (its syntax tree would not fit the
+    /// memory bound).
+    #[error("more tokens than the scanner parses ({tokens} > {limit})")]
+    TooManyTokens {
+        /// The estimated token count.
+        tokens: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// The thread that parses the file could not be started.
+    #[error("cannot start an analysis thread: {0}")]
+    Thread(String),
     /// The parser returned no tree.
     #[error("parser gave up")]
     GaveUp,

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::discover::language_of;
 use crate::finding::{Finding, Language};
-use crate::report::{FileError, ScanReport, SeverityCounts, SkippedFile, Summary};
+use crate::report::{FileError, ScanReport, ScanRoot, SeverityCounts, SkippedFile, Summary};
 use crate::rule::{Rule, Severity};
 
 /// Longest `file` of an imported entry, in bytes (Linux `PATH_MAX`).
@@ -121,11 +121,33 @@ impl ScanReport {
             by_severity: SeverityCounts::count(&findings),
             duration_ms: number(["duration_ms", "durationMs"])?,
         };
+        let root = match object.and_then(|o| o.get("root")) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(root)) => Some(ScanRoot {
+                path: text_of(root, &["path"])
+                    .ok()
+                    .filter(|path| path.len() <= MAX_IMPORTED_PATH_BYTES)
+                    .ok_or_else(|| {
+                        ImportError::Shape(format!(
+                            "'root.path' must be a string of at most {MAX_IMPORTED_PATH_BYTES} bytes"
+                        ))
+                    })?,
+                file: root.get("file").and_then(Value::as_bool).unwrap_or(false),
+                uri: root
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .filter(|uri| uri.starts_with("file:///") && uri.ends_with('/'))
+                    .map(str::to_string),
+            }),
+            Some(_) => return Err(ImportError::Shape("'root' must be an object".into())),
+        };
         Ok(ScanReport {
+            root,
             findings,
             summary,
             skipped,
             errors,
+            read_files: Vec::new(),
         })
     }
 }

@@ -5,6 +5,7 @@
 //! sink. A local function that merely happens to be called `exec` resolves to nothing and is
 //! never a sink.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -16,10 +17,11 @@ use oxc_ast::ast::{
     IdentifierReference, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind,
     TSModuleReference, UnaryOperator,
 };
-use oxc_ast_visit::Visit;
+
+use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
-use oxc_span::SourceType;
+use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
@@ -286,31 +288,15 @@ fn function_parameters<'a>(expression: &'a Expression<'a>) -> Option<&'a FormalP
     }
 }
 
-/// Finds whether an expression reads a tainted symbol.
-struct TaintProbe<'s> {
-    scoping: &'s Scoping,
-    tainted: &'s HashSet<SymbolId>,
-    found: bool,
-}
-
-impl<'a> Visit<'a> for TaintProbe<'_> {
-    fn visit_identifier_reference(&mut self, identifier: &IdentifierReference<'a>) {
-        let symbol = identifier
-            .reference_id
-            .get()
-            .and_then(|reference| self.scoping.get_reference(reference).symbol_id());
-        if symbol.is_some_and(|symbol| self.tainted.contains(&symbol)) {
-            self.found = true;
-        }
-    }
-}
-
 /// The resolver and rule engine for one parsed file.
 struct Analyzer<'a, 's> {
     scoping: &'s Scoping,
     nodes: &'s AstNodes<'a>,
     bindings: HashMap<SymbolId, Value>,
     tainted: HashSet<SymbolId>,
+    /// Sorted start offsets of every reference to a tainted symbol, and how many symbols were
+    /// tainted when it was built (taint only grows).
+    tainted_references: RefCell<(usize, Vec<u32>)>,
     hits: Vec<Hit>,
 }
 
@@ -422,17 +408,31 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// Whether `expression` reads a tainted symbol: a reference to one lies inside its span.
+    /// A binary search over the references' offsets, not a walk of the expression: walking
+    /// each argument of nested calls `f(f(f(..)))` (or each initialiser of nested functions)
+    /// was quadratic in the nesting.
     fn mentions_taint(&self, expression: &Expression<'a>) -> bool {
         if self.tainted.is_empty() {
             return false;
         }
-        let mut probe = TaintProbe {
-            scoping: self.scoping,
-            tainted: &self.tainted,
-            found: false,
-        };
-        probe.visit_expression(expression);
-        probe.found
+        let mut cache = self.tainted_references.borrow_mut();
+        if cache.0 != self.tainted.len() {
+            let mut offsets: Vec<u32> = self
+                .tainted
+                .iter()
+                .flat_map(|symbol| self.scoping.get_resolved_reference_ids(*symbol))
+                .map(|reference| {
+                    let node = self.scoping.get_reference(*reference).node_id();
+                    self.nodes.kind(node).span().start
+                })
+                .collect();
+            offsets.sort_unstable();
+            *cache = (self.tainted.len(), offsets);
+        }
+        let span = expression.span();
+        let first = cache.1.partition_point(|offset| *offset < span.start);
+        cache.1.get(first).is_some_and(|offset| *offset < span.end)
     }
 
     fn arg_tainted(&self, arg: Option<&Arg<'a>>) -> bool {
@@ -833,31 +833,48 @@ pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, 
     {
         source_type = source_type.with_typescript_definition(true);
     }
-    let allocator = Allocator::default();
-    let mut parsed = Parser::new(&allocator, source.text(), source_type).parse();
-    if parse_failed(&parsed) && source_type.is_javascript() {
+    // oxc and the visitors after it recurse: refuse a file nested past the bound before any
+    // of them runs (1 500 nested parentheses used to abort the whole scan).
+    if let Err(offset) = javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING) {
+        return Err(SourceError::TooDeep {
+            line: source.line_of(offset),
+            limit: MAX_JAVASCRIPT_NESTING,
+        });
+    }
+    let mut allocator = Allocator::default();
+    let first = Parser::new(&allocator, source.text(), source_type).parse();
+    if !parse_failed(&first) {
+        return analyze_program(&first.program, source);
+    }
+    let error = (first.diagnostics.errors().next()).map_or(SourceError::GaveUp, |e| {
+        SourceError::Diagnostic(e.to_string())
+    });
+    drop(first);
+    if source_type.is_javascript() {
         // Published `.js` files sometimes still contain JSX, or are CommonJS scripts with a
-        // top-level `return`: retry those readings before calling it a parse error.
+        // top-level `return`: retry those readings before calling it a parse error. The arena
+        // is emptied before each attempt, so failed readings do not pile up in memory.
         let retries = [
             source_type.with_jsx(true),
             source_type.with_commonjs(true),
             source_type.with_commonjs(true).with_jsx(true),
         ];
         for retry_type in retries {
+            allocator.reset();
             let retry = Parser::new(&allocator, source.text(), retry_type).parse();
             if !parse_failed(&retry) {
-                parsed = retry;
-                break;
+                return analyze_program(&retry.program, source);
             }
         }
     }
-    if parse_failed(&parsed) {
-        let error = (parsed.diagnostics.errors().next()).map_or(SourceError::GaveUp, |e| {
-            SourceError::Diagnostic(e.to_string())
-        });
-        return Err(error);
-    }
-    let program = &parsed.program;
+    Err(error)
+}
+
+/// The rules over one parsed program.
+fn analyze_program<'a>(
+    program: &'a oxc_ast::ast::Program<'a>,
+    source: &SourceText<'_>,
+) -> Result<Analysis, SourceError> {
     let semantic = SemanticBuilder::new()
         .with_build_nodes(true)
         .build(program)
@@ -872,15 +889,15 @@ pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, 
         let end_line = source.line_of(comment.span.end.saturating_sub(1) as usize);
         analysis.pragmas.record_comment(body, end_line);
     }
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
     let mut analyzer = Analyzer {
         scoping: semantic.scoping(),
         nodes: semantic.nodes(),
         bindings: HashMap::new(),
         tainted: HashSet::new(),
+        tainted_references: RefCell::new((0, Vec::new())),
         hits: Vec::new(),
     };
 

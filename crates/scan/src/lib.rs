@@ -3,9 +3,11 @@
 //! How a scan flows:
 //! 1. `discover` walks the target and lists `.ts .tsx .mts .cts .js .jsx .mjs
 //!    .cjs .py .rs` files, skipping `node_modules`, `.git` and `--ignore` globs (but not
-//!    `dist/`/`build/`, where installed servers keep their code). Files over the size cap are
-//!    reported as skipped.
-//! 2. Files are analysed in parallel (rayon). Each language has its own real parser and binding
+//!    `dist/`/`build/`, where installed servers keep their code). Symbolic links are never
+//!    followed and, like FIFOs and devices, are reported as skipped; so are files over the
+//!    size cap or the token bound (`nesting` and `source` hold the bounds against hostile
+//!    input).
+//! 2. Files are analysed in parallel (rayon), on threads whose stack holds the nesting bound. Each language has its own real parser and binding
 //!    resolver: `javascript` (oxc + oxc_semantic), `python` and `rust_lang` (tree-sitter).
 //!    They return rule hits and the pragmas found in real comments.
 //! 3. Hits become [`Finding`]s with position, snippet, fix and the MCP tool-input taint mark
@@ -22,6 +24,8 @@ pub mod error;
 pub mod finding;
 pub mod import;
 mod javascript;
+mod nesting;
+mod output;
 mod python;
 pub mod report;
 pub mod rule;
@@ -29,6 +33,7 @@ mod rust_lang;
 mod source;
 mod syntax_tree;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -37,12 +42,17 @@ use rayon::prelude::*;
 use crate::discover::{Candidate, IgnoreGlobs};
 use crate::error::{ScanError, SourceError};
 use crate::finding::{Analysis, Finding, Language};
-use crate::report::{FileError, ScanReport, SkippedFile, Summary};
+use crate::report::{FileError, FileIdentity, ScanReport, ScanRoot, SkippedFile, Summary};
 use crate::rule::Severity;
 use crate::source::SourceText;
 
 /// Default size cap: larger files are reported as skipped (generated bundles, minified code).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
+
+/// No file larger than this is ever parsed, whatever `--max-file-size` says: a parsed file
+/// costs several times its size in syntax tree, so a bigger one is refused with a message
+/// instead of exhausting memory.
+pub const HARD_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 
 /// What to scan and how.
 #[derive(Clone, Debug)]
@@ -55,53 +65,92 @@ pub struct ScanOptions {
     pub ignore: Vec<String>,
     /// Files larger than this many bytes are skipped (and listed as skipped).
     pub max_file_size: u64,
+    /// For code one does not trust: `ignore-file` and `ignore-next-line` pragmas count for
+    /// nothing, and the CLI exits 2 when any file was skipped.
+    pub strict: bool,
 }
 
 impl ScanOptions {
-    /// Options with the defaults: floor LOW, no extra ignores, the default size cap.
+    /// Options with the defaults: floor LOW, no extra ignores, the default size cap, not strict.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         ScanOptions {
             root: root.into(),
             severity_floor: Severity::Low,
             ignore: Vec::new(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            strict: false,
         }
     }
 }
 
-/// The outcome of one file.
+/// The outcome of one file, with the identity of the file read (if one was opened).
 enum FileOutcome {
     Scanned {
         findings: Vec<Finding>,
         lines: usize,
     },
+    /// Scanned, with more findings than are listed.
+    Truncated {
+        findings: Vec<Finding>,
+        lines: usize,
+        error: FileError,
+    },
     Skipped(SkippedFile),
     Failed(FileError),
 }
 
-/// Scan a file or folder. Per-file problems (unreadable, parse error, too large) are entries in
-/// the report; only an unusable root or bad glob is an `Err`.
+/// Scan a file or folder. Per-file problems (unreadable, parse error, too large, too deep) are
+/// entries in the report; only an unusable root or bad glob is an `Err`.
 pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let started = Instant::now();
-    std::fs::metadata(&options.root).map_err(|source| ScanError::Root {
+    let metadata = std::fs::metadata(&options.root).map_err(|source| ScanError::Root {
         path: options.root.clone(),
         source,
     })?;
+    // A FIFO given as PATH used to be "0 files scanned", exit 0: a scan that looked at nothing
+    // must not pass for a clean one.
+    if !metadata.is_file() && !metadata.is_dir() {
+        return Err(ScanError::NotFileOrFolder {
+            path: options.root.clone(),
+            kind: discover::kind_of(metadata.file_type()),
+        });
+    }
     let ignore = IgnoreGlobs::new(&options.ignore)?;
-    let (candidates, walk_errors) = discover::discover(&options.root, &ignore);
-    let outcomes: Vec<FileOutcome> = candidates
-        .par_iter()
-        .map(|candidate| scan_file(candidate, options))
-        .collect();
+    let found = discover::discover(&options.root, metadata.is_file(), &ignore);
+    // The parsers and the visitors recurse up to the nesting bound: they run on threads whose
+    // stack is sized for it, whatever the caller's thread has.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .stack_size(nesting::ANALYSIS_STACK_BYTES)
+        .thread_name(|index| format!("scan-{index}"))
+        .build()
+        .map_err(|error| ScanError::Threads(error.to_string()))?;
+    let outcomes: Vec<(FileOutcome, Option<FileIdentity>)> = pool.install(|| {
+        found
+            .candidates
+            .par_iter()
+            .map(|candidate| scan_file(candidate, options))
+            .collect()
+    });
 
-    let mut report = ScanReport::default();
+    let mut report = ScanReport {
+        root: Some(ScanRoot::of(&options.root, metadata.is_file())),
+        ..ScanReport::default()
+    };
     report.errors.extend(
-        walk_errors
+        found
+            .errors
             .into_iter()
             .map(|(file, message)| FileError { file, message }),
     );
+    report.skipped.extend(
+        found
+            .skipped
+            .into_iter()
+            .map(|(file, reason)| SkippedFile { file, reason }),
+    );
     let mut lines = 0;
-    for outcome in outcomes {
+    for (outcome, identity) in outcomes {
+        report.read_files.extend(identity);
         match outcome {
             FileOutcome::Scanned {
                 findings,
@@ -111,10 +160,21 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 lines += file_lines;
                 report.findings.extend(findings);
             }
+            FileOutcome::Truncated {
+                findings,
+                lines: file_lines,
+                error,
+            } => {
+                report.summary.files_scanned += 1;
+                lines += file_lines;
+                report.findings.extend(findings);
+                report.errors.push(error);
+            }
             FileOutcome::Skipped(skipped) => report.skipped.push(skipped),
             FileOutcome::Failed(error) => report.errors.push(error),
         }
     }
+    report.skipped.sort_by(|a, b| a.file.cmp(&b.file));
     report.findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -132,65 +192,160 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     Ok(report)
 }
 
-fn scan_file(candidate: &Candidate, options: &ScanOptions) -> FileOutcome {
+/// Open a candidate for reading: never through a symbolic link met inside the tree (one may
+/// have replaced the file since the walk), never blocking on a FIFO, and only if it is a
+/// regular file. `Ok(Err(reason))` is a skip.
+fn open_candidate(
+    candidate: &Candidate,
+) -> std::io::Result<Result<(std::fs::File, rustix::fs::Stat), String>> {
+    use rustix::fs::{Mode, OFlags};
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    if !candidate.named_root {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = match rustix::fs::open(&candidate.path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::LOOP) => {
+            return Ok(Err("symbolic link, not followed".to_string()));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    let file_type = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    if file_type != rustix::fs::FileType::RegularFile {
+        return Ok(Err(format!("not a regular file ({file_type:?})")));
+    }
+    Ok(Ok((std::fs::File::from(fd), stat)))
+}
+
+fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Option<FileIdentity>) {
     let failed = |message: String| {
         FileOutcome::Failed(FileError {
             file: candidate.display.clone(),
             message,
         })
     };
-    let size = match std::fs::metadata(&candidate.path) {
-        Ok(metadata) => metadata.len(),
-        Err(error) => return failed(error.to_string()),
+    let skipped = |reason: String| {
+        FileOutcome::Skipped(SkippedFile {
+            file: candidate.display.clone(),
+            reason,
+        })
     };
+    let (file, stat) = match open_candidate(candidate) {
+        Ok(Ok(opened)) => opened,
+        Ok(Err(reason)) => return (skipped(reason), None),
+        Err(error) => return (failed(error.to_string()), None),
+    };
+    let identity = Some(FileIdentity {
+        device: stat.st_dev,
+        inode: stat.st_ino,
+    });
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    let cap = options.max_file_size.min(HARD_MAX_FILE_SIZE);
     // Oversized files are listed, never silently dropped (the peer skipped them with exit 0 and
     // no trace, so a payload padded past the cap went unseen).
-    if size > options.max_file_size {
-        return FileOutcome::Skipped(SkippedFile {
-            file: candidate.display.clone(),
-            reason: format!(
-                "larger than the size cap ({size} > {} bytes)",
-                options.max_file_size
-            ),
-        });
+    if size > cap {
+        return (skipped(size_reason(size, options.max_file_size)), identity);
     }
-    let bytes = match std::fs::read(&candidate.path) {
-        Ok(bytes) => bytes,
-        Err(error) => return failed(error.to_string()),
-    };
+    // At most cap + 1 bytes, even if the file grows after the fstat.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    if let Err(error) = file.take(cap.saturating_add(1)).read_to_end(&mut bytes) {
+        return (failed(error.to_string()), identity);
+    }
+    if bytes.len() as u64 > cap {
+        return (
+            skipped(size_reason(bytes.len() as u64, options.max_file_size)),
+            identity,
+        );
+    }
     let Ok(text) = String::from_utf8(bytes) else {
-        return failed("not valid UTF-8".to_string());
+        return (failed("not valid UTF-8".to_string()), identity);
     };
+    let tokens = source::estimated_tokens(&text);
+    let token_limit = token_limit(candidate.language);
+    if tokens > token_limit {
+        return (
+            skipped(format!(
+                "more tokens than the scanner parses ({tokens} > {token_limit}); its syntax tree would not fit the memory bound"
+            )),
+            identity,
+        );
+    }
     let source = SourceText::new(&text);
-    let analysed = match candidate.language {
-        Language::JavaScript => javascript::analyze(&candidate.path, &source),
-        Language::Python => python::analyze(&source),
-        Language::Rust => rust_lang::analyze(&source),
-    };
+    let analysed = analyze(candidate.language, &candidate.path, &source);
     let analysis = match analysed {
         Ok(analysis) => analysis,
         // A type declaration file holds no runtime code, so nothing in it can reach a shell.
         // Some published ones are not valid TypeScript (`export = function f(): T;`); they are
         // listed as skipped with the parser's message instead of failing the whole scan.
         Err(message) if is_type_declaration(&candidate.path) => {
-            return FileOutcome::Skipped(SkippedFile {
-                file: candidate.display.clone(),
-                reason: format!(
+            return (
+                skipped(format!(
                     "type declaration file that does not parse ({message}); it holds no runtime code"
-                ),
-            });
+                )),
+                identity,
+            );
         }
-        Err(message) => return failed(format!("parse error: {message}")),
+        Err(message) => return (failed(format!("parse error: {message}")), identity),
     };
-    if analysis.pragmas.ignore_file {
-        return FileOutcome::Skipped(SkippedFile {
-            file: candidate.display.clone(),
-            reason: "ignore-file pragma".to_string(),
-        });
+    if analysis.pragmas.ignore_file && !options.strict {
+        return (skipped("ignore-file pragma".to_string()), identity);
     }
-    FileOutcome::Scanned {
-        findings: findings_of(analysis, &source, candidate, options.severity_floor),
-        lines: source.line_count(),
+    let (findings, complete) = findings_of(
+        analysis,
+        &source,
+        candidate,
+        options.severity_floor,
+        options.strict,
+    );
+    if !complete {
+        return (
+            FileOutcome::Truncated {
+                findings,
+                lines: source.line_count(),
+                error: FileError {
+                    file: candidate.display.clone(),
+                    message: format!(
+                        "more than {MAX_FINDINGS_PER_FILE} findings; only the first {MAX_FINDINGS_PER_FILE} are listed"
+                    ),
+                },
+            },
+            identity,
+        );
+    }
+    (
+        FileOutcome::Scanned {
+            findings,
+            lines: source.line_count(),
+        },
+        identity,
+    )
+}
+
+/// Why a file over the cap is skipped; past the hard limit, say that raising the cap won't do.
+fn size_reason(size: u64, max_file_size: u64) -> String {
+    if size > HARD_MAX_FILE_SIZE && max_file_size > HARD_MAX_FILE_SIZE {
+        format!(
+            "larger than the hard size limit ({size} > {HARD_MAX_FILE_SIZE} bytes; --max-file-size cannot raise it)"
+        )
+    } else {
+        format!(
+            "larger than the size cap ({size} > {} bytes)",
+            max_file_size.min(HARD_MAX_FILE_SIZE)
+        )
+    }
+}
+
+/// The language's analyser over one text.
+fn analyze(
+    language: Language,
+    path: &Path,
+    source: &SourceText<'_>,
+) -> Result<Analysis, SourceError> {
+    match language {
+        Language::JavaScript => javascript::analyze(path, source),
+        Language::Python => python::analyze(source),
+        Language::Rust => rust_lang::analyze(source),
     }
 }
 
@@ -207,37 +362,44 @@ fn findings_of(
     source: &SourceText<'_>,
     candidate: &Candidate,
     floor: Severity,
-) -> Vec<Finding> {
+    strict: bool,
+) -> (Vec<Finding>, bool) {
     let mut hits = analysis.hits;
     hits.sort_by_key(|hit| (hit.offset, hit.rule));
     hits.dedup_by_key(|hit| (hit.offset, hit.rule));
-    hits.into_iter()
-        .filter_map(|hit| {
-            let (line, column) = source.position(hit.offset);
-            if analysis.pragmas.ignored_lines.contains(&line) {
-                return None;
-            }
-            let base_severity = hit.rule.severity();
-            let severity = if hit.tainted {
-                base_severity.raised()
-            } else {
-                base_severity
-            };
-            (severity >= floor).then(|| Finding {
-                rule_id: hit.rule.id(),
-                severity,
-                base_severity,
-                file: candidate.display.clone(),
-                line,
-                column,
-                snippet: source.snippet(line),
-                message: hit.rule.description(),
-                suggested_fix: hit.rule.suggested_fix(),
-                tainted_from_tool_input: hit.tainted,
-                language: candidate.language,
-            })
-        })
-        .collect()
+    let mut findings = Vec::new();
+    for hit in hits {
+        let (line, column) = source.position(hit.offset);
+        if !strict && analysis.pragmas.ignored_lines.contains(&line) {
+            continue;
+        }
+        let base_severity = hit.rule.severity();
+        let severity = if hit.tainted {
+            base_severity.raised()
+        } else {
+            base_severity
+        };
+        if severity < floor {
+            continue;
+        }
+        if findings.len() == MAX_FINDINGS_PER_FILE {
+            return (findings, false);
+        }
+        findings.push(Finding {
+            rule_id: hit.rule.id(),
+            severity,
+            base_severity,
+            file: candidate.display.clone(),
+            line,
+            column,
+            snippet: source.snippet(line),
+            message: hit.rule.description(),
+            suggested_fix: hit.rule.suggested_fix(),
+            tainted_from_tool_input: hit.tainted,
+            language: candidate.language,
+        });
+    }
+    (findings, true)
 }
 
 /// Whether the scanner reads a file of this name (by its extension: JavaScript/TypeScript,
@@ -250,19 +412,57 @@ pub fn is_scanned_file(path: &Path) -> bool {
 /// language). Used by tests and by tools that scan an edit before writing it.
 pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
     let language = discover::language_of(path).ok_or(SourceError::UnsupportedFileType)?;
-    let source = SourceText::new(text);
-    let analysis = match language {
-        Language::JavaScript => javascript::analyze(path, &source)?,
-        Language::Python => python::analyze(&source)?,
-        Language::Rust => rust_lang::analyze(&source)?,
-    };
-    if analysis.pragmas.ignore_file {
-        return Ok(Vec::new());
+    if text.len() as u64 > HARD_MAX_FILE_SIZE {
+        return Err(SourceError::TooLarge {
+            size: text.len() as u64,
+            limit: HARD_MAX_FILE_SIZE,
+        });
+    }
+    let tokens = source::estimated_tokens(text);
+    let token_limit = token_limit(language);
+    if tokens > token_limit {
+        return Err(SourceError::TooManyTokens {
+            tokens,
+            limit: token_limit,
+        });
     }
     let candidate = Candidate {
         path: path.to_path_buf(),
         display: path.to_string_lossy().into_owned(),
         language,
+        named_root: true,
     };
-    Ok(findings_of(analysis, &source, &candidate, Severity::Low))
+    // On a thread of its own, whose stack holds the nesting bound (the caller's may be small).
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("scan-text".to_string())
+            .stack_size(nesting::ANALYSIS_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                let source = SourceText::new(text);
+                let analysis = analyze(language, path, &source)?;
+                if analysis.pragmas.ignore_file {
+                    return Ok(Vec::new());
+                }
+                Ok(findings_of(analysis, &source, &candidate, Severity::Low, false).0)
+            })
+            .map_err(|error| SourceError::Thread(error.to_string()))?;
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(SourceError::Thread("the analysis panicked".to_string())))
+    })
 }
+
+/// Most tokens ([`source::estimated_tokens`]) a file may have to be parsed: a syntax tree
+/// costs about 100 bytes per token with oxc and 250 to 300 with tree-sitter (measured), so
+/// either bound keeps one file's tree near 500 MB at worst. Real code averages four bytes or
+/// more per token: an 8 MiB bundle is about 2 million.
+pub const fn token_limit(language: Language) -> usize {
+    match language {
+        Language::JavaScript => 5_000_000,
+        Language::Python | Language::Rust => 2_000_000,
+    }
+}
+
+/// Most findings listed for one file; a file with more (generated or hostile) also gets an
+/// error saying the rest were not listed.
+pub const MAX_FINDINGS_PER_FILE: usize = 10_000;

@@ -28,7 +28,9 @@ use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
 use crate::rule::Rule;
 use crate::source::SourceText;
-use crate::syntax_tree::{Grammar, contains, named_children, parse, text_of, walk};
+use crate::syntax_tree::{
+    Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Module {
@@ -106,15 +108,17 @@ struct Call<'t> {
     has_splat: bool,
 }
 
-struct Analyzer<'t, 's> {
+struct Analyzer<'s> {
     source: &'s str,
     bindings: HashMap<String, Value>,
-    /// Per tool handler (or function reached from one): its node and its tainted names.
-    tainted_scopes: Vec<(Node<'t>, HashSet<String>)>,
+    /// Per tool handler (or function reached from one): its tainted names.
+    tainted_scopes: Scopes<HashSet<String>>,
+    /// Where each name is read (attribute names and keyword names are not reads).
+    reads: Reads<'s>,
     hits: Vec<Hit>,
 }
 
-impl<'t, 's> Analyzer<'t, 's> {
+impl<'s> Analyzer<'s> {
     fn text(&self, node: Node<'_>) -> &'s str {
         text_of(node, self.source)
     }
@@ -190,9 +194,8 @@ impl<'t, 's> Analyzer<'t, 's> {
 
     fn mentions_taint(&self, call: Node<'_>, argument: Node<'_>) -> bool {
         self.tainted_scopes
-            .iter()
-            .filter(|(scope, _)| contains(*scope, call))
-            .any(|(_, names)| mentions(argument, names, self.source))
+            .containing(call)
+            .any(|names| self.reads.any_within(names, argument))
     }
 
     fn any_tainted(&self, call: &Call<'_>) -> bool {
@@ -372,26 +375,6 @@ fn has_interpolation(node: Node<'_>) -> bool {
     }
 }
 
-/// Whether `node` reads one of `names` (attribute names and keyword names do not count).
-fn mentions(node: Node<'_>, names: &HashSet<String>, source: &str) -> bool {
-    let mut found = false;
-    walk(node, |candidate| {
-        if found || candidate.kind() != "identifier" {
-            return;
-        }
-        if let Some(parent) = candidate.parent()
-            && ((parent.kind() == "attribute"
-                && parent.child_by_field_name("attribute") == Some(candidate))
-                || (parent.kind() == "keyword_argument"
-                    && parent.child_by_field_name("name") == Some(candidate)))
-        {
-            return;
-        }
-        found = names.contains(text_of(candidate, source));
-    });
-    found
-}
-
 /// Names bound by an assignment target or parameter.
 fn bound_names(node: Node<'_>, source: &str, out: &mut Vec<String>) {
     match node.kind() {
@@ -459,7 +442,19 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut imports = Vec::new();
     let mut functions = Vec::new();
     let mut assignments = Vec::new();
-    walk(root, |node| match node.kind() {
+    // Functions defined at module level or under decorators (`by_name` candidates), and the
+    // decorated ones with their decorated_definition.
+    let mut named_functions = Vec::new();
+    let mut decorated = Vec::new();
+    let mut reads = Reads::default();
+    // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
+    let mut not_reads = HashSet::new();
+    walk_with_parent(root, |node, parent| match node.kind() {
+        "attribute" => not_reads.extend(node.child_by_field_name("attribute").map(|n| n.id())),
+        "keyword_argument" => not_reads.extend(node.child_by_field_name("name").map(|n| n.id())),
+        "identifier" if !not_reads.contains(&node.id()) => {
+            reads.add(text_of(node, text), node.start_byte());
+        }
         "comment" => {
             let body = text_of(node, text).trim_start_matches('#');
             analysis
@@ -468,13 +463,22 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         }
         "call" => calls.push(node),
         "import_statement" | "import_from_statement" => imports.push(node),
-        "function_definition" => functions.push(node),
+        "function_definition" => {
+            functions.push(node);
+            if let Some(parent) = parent {
+                if parent == root || parent.kind() == "decorated_definition" {
+                    named_functions.push(node);
+                }
+                if parent.kind() == "decorated_definition" {
+                    decorated.push((node, parent));
+                }
+            }
+        }
         "assignment" => assignments.push(node),
         _ => {}
     });
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
     let mut bindings: HashMap<String, Value> = HashMap::from([
         ("eval".to_string(), Value::Function(Function::Eval)),
@@ -552,10 +556,17 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut analyzer = Analyzer {
         source: text,
         bindings,
-        tainted_scopes: Vec::new(),
+        tainted_scopes: Scopes::new(Vec::new()),
+        reads,
         hits: Vec::new(),
     };
-    seed_taint(&mut analyzer, root, &functions, &assignments, &calls);
+    seed_taint(
+        &mut analyzer,
+        &named_functions,
+        &decorated,
+        &assignments,
+        &calls,
+    );
 
     for call_node in &calls {
         let Some(callee) = call_node.child_by_field_name("function") else {
@@ -593,36 +604,29 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     Ok(analysis)
 }
 
+/// Rounds of taint propagation through assignments inside one function.
+const TAINT_ROUNDS: usize = 8;
+
 /// Taint the parameters of tool handlers, then follow assignments inside each function and
 /// calls into module-level functions (one set of tainted names per function).
 fn seed_taint<'t>(
-    analyzer: &mut Analyzer<'t, '_>,
-    root: Node<'t>,
-    functions: &[Node<'t>],
+    analyzer: &mut Analyzer<'_>,
+    named_functions: &[Node<'t>],
+    decorated: &[(Node<'t>, Node<'t>)],
     assignments: &[Node<'t>],
     calls: &[Node<'t>],
 ) {
     let text = analyzer.source;
     let mut by_name: HashMap<&str, Node<'t>> = HashMap::new();
-    for function in functions {
-        if function
-            .parent()
-            .is_some_and(|p| p == root || p.kind() == "decorated_definition")
-            && let Some(name) = function.child_by_field_name("name")
-        {
+    for function in named_functions {
+        if let Some(name) = function.child_by_field_name("name") {
             by_name.insert(text_of(name, text), *function);
         }
     }
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
-    for function in functions {
-        let Some(parent) = function
-            .parent()
-            .filter(|p| p.kind() == "decorated_definition")
-        else {
-            continue;
-        };
-        let is_handler = named_children(parent)
+    for (function, parent) in decorated {
+        let is_handler = named_children(*parent)
             .into_iter()
             .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text));
         if is_handler {
@@ -643,16 +647,21 @@ fn seed_taint<'t>(
         let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
             continue;
         };
-        loop {
+        // Bounded rounds: a chain of assignments written in reverse order would otherwise cost
+        // one pass over the function per link.
+        for _ in 0..TAINT_ROUNDS {
             let before = names.len();
-            for assignment in assignments.iter().filter(|a| contains(function, **a)) {
+            for assignment in inside(assignments, function)
+                .iter()
+                .filter(|a| contains(function, **a))
+            {
                 let (Some(left), Some(right)) = (
                     assignment.child_by_field_name("left"),
                     assignment.child_by_field_name("right"),
                 ) else {
                     continue;
                 };
-                if mentions(right, &names, text) {
+                if analyzer.reads.any_within(&names, right) {
                     let mut bound = Vec::new();
                     bound_names(left, text, &mut bound);
                     names.extend(bound);
@@ -662,7 +671,10 @@ fn seed_taint<'t>(
                 break;
             }
         }
-        for call in calls.iter().filter(|c| contains(function, **c)) {
+        for call in inside(calls, function)
+            .iter()
+            .filter(|c| contains(function, **c))
+        {
             let Some(callee) = call
                 .child_by_field_name("function")
                 .filter(|f| f.kind() == "identifier")
@@ -678,7 +690,9 @@ fn seed_taint<'t>(
             let parameters = parameter_names(target, text);
             let mut new_names = HashSet::new();
             for (argument, parameter) in named_children(arguments).into_iter().zip(parameters) {
-                if argument.kind() != "keyword_argument" && mentions(argument, &names, text) {
+                if argument.kind() != "keyword_argument"
+                    && analyzer.reads.any_within(&names, argument)
+                {
                     new_names.extend(parameter);
                 }
             }
@@ -698,5 +712,5 @@ fn seed_taint<'t>(
             entry.1 = names;
         }
     }
-    analyzer.tainted_scopes = tainted.into_values().collect();
+    analyzer.tainted_scopes = Scopes::new(tainted.into_values().collect());
 }

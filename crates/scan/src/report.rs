@@ -1,6 +1,8 @@
 //! The scan result and its four renderings: text, JSON, Markdown and SARIF 2.1.0.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -44,7 +46,7 @@ impl SeverityCounts {
 pub struct Summary {
     /// Files parsed and analysed.
     pub files_scanned: usize,
-    /// Files not analysed on purpose (size cap, ignore-file pragma).
+    /// Files not analysed (size cap, ignore-file pragma, symbolic link, not a regular file).
     pub files_skipped: usize,
     /// Lines in the analysed files.
     pub lines_scanned: usize,
@@ -68,13 +70,68 @@ pub struct FileError {
 pub struct SkippedFile {
     /// The file.
     pub file: String,
-    /// Why (size cap, pragma).
+    /// Why (size cap, pragma, symbolic link not followed, not a regular file).
     pub reason: String,
+}
+
+/// Where a scan started. SARIF names files relative to it (`uriBaseId: SRCROOT`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ScanRoot {
+    /// The path as given, spelled as file names are: every file of a folder scan begins with
+    /// it and `/`; a file scan's one file is this path.
+    pub path: String,
+    /// The root is one file, not a folder.
+    pub file: bool,
+    /// The folder (a file root's parent) as an absolute `file://` URI ending in `/`, if it
+    /// could be resolved.
+    pub uri: Option<String>,
+}
+
+impl ScanRoot {
+    /// The root of a scan of `root` (a file if `is_file`).
+    pub(crate) fn of(root: &Path, is_file: bool) -> ScanRoot {
+        let absolute = std::fs::canonicalize(root).ok();
+        let folder = if is_file {
+            absolute.and_then(|path| path.parent().map(Path::to_path_buf))
+        } else {
+            absolute
+        };
+        ScanRoot {
+            path: crate::discover::display_path(root),
+            file: is_file,
+            uri: folder.map(|folder| folder_uri(&folder)),
+        }
+    }
+
+    /// `file` relative to the root, `/`-separated, if it lies below it.
+    fn relative_of<'f>(&self, file: &'f str) -> Option<&'f str> {
+        if self.file {
+            return (file == self.path).then(|| file.rsplit('/').next().unwrap_or(file));
+        }
+        let prefix = self.path.trim_end_matches('/');
+        if prefix.is_empty() && self.path.starts_with('/') {
+            return file.strip_prefix('/');
+        }
+        if prefix.is_empty() || prefix == "." {
+            return Some(file);
+        }
+        file.strip_prefix(prefix)?.strip_prefix('/')
+    }
+}
+
+/// A file a scan read, by device and inode: `--output` refuses to replace one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileIdentity {
+    pub(crate) device: u64,
+    pub(crate) inode: u64,
 }
 
 /// Everything a scan found.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ScanReport {
+    /// Where the scan started (absent in a report rebuilt from a bare findings list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<ScanRoot>,
     /// Findings, most severe first, then by file and line.
     pub findings: Vec<Finding>,
     /// Totals.
@@ -83,6 +140,9 @@ pub struct ScanReport {
     pub skipped: Vec<SkippedFile>,
     /// Files that could not be read or parsed.
     pub errors: Vec<FileError>,
+    /// The files the scan read (not serialised).
+    #[serde(skip)]
+    pub(crate) read_files: Vec<FileIdentity>,
 }
 
 /// Output format of `safe-mcp scan`.
@@ -121,7 +181,9 @@ impl ScanReport {
         )
     }
 
-    /// Plain text: one block per finding, then the totals.
+    /// Plain text: one block per finding, then the totals. File names, snippets and messages
+    /// come from the scanned tree: their control characters are escaped, so a file named
+    /// `x\necho PWNED\n.js` cannot print a line of its own, nor a terminal escape.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for finding in &self.findings {
@@ -132,22 +194,30 @@ impl ScanReport {
             };
             out.push_str(&format!(
                 "{}:{}:{}: {} {}{}\n    {}\n    {}\n    fix: {}\n",
-                finding.file,
+                escape_line(&finding.file),
                 finding.line,
                 finding.column,
                 finding.severity.name(),
                 finding.rule_id,
                 taint,
-                finding.snippet,
+                escape_controls(&finding.snippet, false),
                 finding.message,
                 finding.suggested_fix
             ));
         }
         for skipped in &self.skipped {
-            out.push_str(&format!("skipped: {}: {}\n", skipped.file, skipped.reason));
+            out.push_str(&format!(
+                "skipped: {}: {}\n",
+                escape_line(&skipped.file),
+                escape_line(&skipped.reason)
+            ));
         }
         for error in &self.errors {
-            out.push_str(&format!("error: {}: {}\n", error.file, error.message));
+            out.push_str(&format!(
+                "error: {}: {}\n",
+                escape_line(&error.file),
+                escape_line(&error.message)
+            ));
         }
         out.push_str(&format!(
             "{} scanned ({}), {} skipped, {}, {} ms; findings: {}\n",
@@ -161,9 +231,10 @@ impl ScanReport {
         out
     }
 
-    /// Markdown: summary, errors, skipped files, and a findings table.
+    /// Markdown: summary, errors, skipped files, and a findings table. Names and messages are
+    /// escaped as Markdown text (a `|` cannot open a table cell, a backtick cannot close a code
+    /// span, a newline cannot start a line); snippets are code spans without backticks.
     pub fn to_markdown(&self) -> String {
-        let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
         let mut lines = vec![
             "# safe-mcp scan report".to_string(),
             String::new(),
@@ -183,9 +254,9 @@ impl ScanReport {
             ]);
             for error in &self.errors {
                 lines.push(format!(
-                    "- `{}`: {}",
-                    cell(&error.file),
-                    cell(&error.message)
+                    "- {}: {}",
+                    escape_markdown(&error.file),
+                    escape_markdown(&error.message)
                 ));
             }
         }
@@ -193,9 +264,9 @@ impl ScanReport {
             lines.extend([String::new(), "## Skipped files".to_string(), String::new()]);
             for skipped in &self.skipped {
                 lines.push(format!(
-                    "- `{}`: {}",
-                    cell(&skipped.file),
-                    cell(&skipped.reason)
+                    "- {}: {}",
+                    escape_markdown(&skipped.file),
+                    escape_markdown(&skipped.reason)
                 ));
             }
         }
@@ -209,10 +280,10 @@ impl ScanReport {
             lines.push("|---|---|---|---|---|---|".to_string());
             for f in &self.findings {
                 lines.push(format!(
-                    "| {} | `{}` | `{}:{}:{}` | {} | `{}` | {} |",
+                    "| {} | `{}` | {}:{}:{} | {} | `{}` | {} |",
                     f.severity.name(),
                     f.rule_id,
-                    cell(&f.file),
+                    escape_markdown(&f.file),
                     f.line,
                     f.column,
                     if f.tainted_from_tool_input {
@@ -220,13 +291,35 @@ impl ScanReport {
                     } else {
                         "no"
                     },
-                    cell(&f.snippet).replace('`', "'"),
-                    cell(f.suggested_fix)
+                    escape_controls(&f.snippet, false)
+                        .replace('`', "'")
+                        .replace('|', "\\|"),
+                    escape_markdown(f.suggested_fix)
                 ));
             }
         }
         lines.push(String::new());
         lines.join("\n")
+    }
+
+    /// Where `file` is, as a SARIF `artifactLocation`: a relative, percent-encoded URI against
+    /// `SRCROOT` (the scanned root), never with a `..` segment; `None` for the root itself.
+    fn artifact_location(&self, file: &str) -> Option<Value> {
+        let relative = match self.root.as_ref() {
+            Some(root) => root.relative_of(file),
+            None if file.starts_with('/') => {
+                return Some(json!({ "uri": format!("file://{}", encode_path(file.as_bytes())) }));
+            }
+            None => Some(file),
+        };
+        let Some(relative) = relative else {
+            // Not below the root (a report assembled by hand): an absolute URI if it can be.
+            return file
+                .starts_with('/')
+                .then(|| json!({ "uri": format!("file://{}", encode_path(file.as_bytes())) }));
+        };
+        let uri = relative_uri(relative);
+        (!uri.is_empty()).then(|| json!({ "uri": uri, "uriBaseId": SRCROOT }))
     }
 
     /// SARIF 2.1.0: every rule's metadata (with `security-severity` for GitHub), one result per
@@ -278,7 +371,7 @@ impl ScanReport {
                     "message": { "text": format!("{}{} Fix: {}", f.message, taint, f.suggested_fix) },
                     "locations": [{
                         "physicalLocation": {
-                            "artifactLocation": { "uri": uri_of(&f.file) },
+                            "artifactLocation": self.artifact_location(&f.file),
                             "region": {
                                 "startLine": f.line,
                                 "startColumn": f.column,
@@ -295,18 +388,39 @@ impl ScanReport {
                 })
             })
             .collect();
+        // Errors and skips alike: a code-scanning UI shows what was not looked at.
+        let notify = |level: &str, file: &str, text: &str| {
+            let mut notification = serde_json::Map::new();
+            notification.insert("level".into(), json!(level));
+            notification.insert(
+                "message".into(),
+                json!({ "text": format!("{file}: {text}") }),
+            );
+            if let Some(location) = self.artifact_location(file) {
+                notification.insert(
+                    "locations".into(),
+                    json!([{ "physicalLocation": { "artifactLocation": location } }]),
+                );
+            }
+            Value::Object(notification)
+        };
         let notifications: Vec<Value> = self
             .errors
             .iter()
-            .map(|error| {
-                json!({
-                    "level": "error",
-                    "message": { "text": error.message },
-                    "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri_of(&error.file) } } }]
-                })
-            })
+            .map(|error| notify("error", &error.file, &error.message))
+            .chain(self.skipped.iter().map(|skipped| {
+                notify(
+                    "warning",
+                    &skipped.file,
+                    &format!("skipped: {}", skipped.reason),
+                )
+            }))
             .collect();
-        json!({
+        let mut base_ids = serde_json::Map::new();
+        if let Some(uri) = self.root.as_ref().and_then(|root| root.uri.as_ref()) {
+            base_ids.insert(SRCROOT.to_string(), json!({ "uri": uri }));
+        }
+        let mut sarif = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
             "runs": [{
@@ -318,13 +432,24 @@ impl ScanReport {
                     }
                 },
                 "columnKind": "utf16CodeUnits",
+
                 "invocations": [{
                     "executionSuccessful": self.errors.is_empty(),
                     "toolExecutionNotifications": notifications
                 }],
                 "results": results
             }]
-        })
+        });
+        // Absent, not empty, when the report does not know its root (rebuilt from findings).
+        if !base_ids.is_empty()
+            && let Some(run) = sarif
+                .get_mut("runs")
+                .and_then(|runs| runs.get_mut(0))
+                .and_then(Value::as_object_mut)
+        {
+            run.insert("originalUriBaseIds".to_string(), Value::Object(base_ids));
+        }
+        sarif
     }
 }
 
@@ -345,23 +470,100 @@ fn fingerprint(finding: &Finding, occurrence: usize) -> String {
     hex::encode(digest.get(..16).unwrap_or(&[]))
 }
 
-/// A relative URI reference for a file path: forward slashes, and percent-encoding for anything
-/// outside the unreserved and path characters.
-fn uri_of(path: &str) -> String {
-    let normalised = path.replace('\\', "/");
-    let mut out = String::with_capacity(normalised.len());
-    for byte in normalised.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&byte) {
-            out.push(byte as char);
+/// The `uriBaseId` of every location: the scanned root.
+const SRCROOT: &str = "SRCROOT";
+
+/// Percent-encode a path per RFC 3986: every byte but the unreserved ones and `/` (so `:`
+/// never makes `javascript:alert(1).js` or `C:evil.js` a scheme, and `#`, `?`, `%`, spaces and
+/// non-ASCII bytes are data).
+fn encode_path(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
         } else {
             out.push_str(&format!("%{byte:02X}"));
         }
     }
-    if normalised.starts_with('/') {
-        format!("file://{out}")
-    } else {
-        out
+    out
+}
+
+/// A relative URI for a `/`-separated relative path: empty and `.` segments dropped, a `..`
+/// segment encoded (`%2E%2E`) so it can never climb out of `SRCROOT`.
+fn relative_uri(relative: &str) -> String {
+    relative
+        .split('/')
+        .filter(|segment| !segment.is_empty() && *segment != ".")
+        .map(|segment| {
+            if segment == ".." {
+                "%2E%2E".to_string()
+            } else {
+                encode_path(segment.as_bytes())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// An absolute folder as a `file://` URI ending in `/`.
+fn folder_uri(folder: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = format!("file://{}", encode_path(folder.as_os_str().as_bytes()));
+    if !uri.ends_with('/') {
+        uri.push('/');
     }
+    uri
+}
+
+/// Whether `c` must be escaped in a line of text: control characters (C0, DEL, C1, so ESC
+/// too) and the invisible characters that reorder or hide text (bidirectional overrides and
+/// isolates, zero-width characters, line and paragraph separators).
+fn is_hidden_or_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `text` with control and hidden characters escaped (`\n`, `\r`, `\t`, `\u{1b}`), and with
+/// `\` doubled too if `backslash` (so the escapes cannot be forged).
+fn escape_controls(text: &str, backslash: bool) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| is_hidden_or_control(c) || (backslash && c == '\\'))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' if backslash => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_hidden_or_control(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A file name or message from the scanned tree as one line of plain text: it cannot break the
+/// line, move the cursor or send a terminal escape.
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    escape_controls(text, true)
+}
+
+/// A file name or message as Markdown text: escaped as a line, then every character Markdown
+/// or a GFM table gives a meaning to is backslash-escaped.
+fn escape_markdown(text: &str) -> String {
+    let line = escape_line(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if "\\`*_[]<>|~&#!()".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `n` and the noun that agrees with it: `1 file`, `2 files`, `0 files`.

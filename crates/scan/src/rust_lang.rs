@@ -9,7 +9,7 @@
 //! A file that defines its own `struct Command`/`enum Command` makes a bare `Command::new`
 //! not a sink. Functions marked `#[tool]` (rmcp) seed the taint.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -18,7 +18,10 @@ use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
 use crate::rule::{Rule, is_shell_program};
 use crate::source::SourceText;
-use crate::syntax_tree::{Grammar, contains, named_children, parse, text_of, walk};
+use crate::syntax_tree::{
+    Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk,
+    walk_with_parent,
+};
 
 const QUALIFIED_COMMANDS: [&str; 5] = [
     "std::process::Command",
@@ -38,7 +41,17 @@ enum ArgvElement<'t> {
 struct Analyzer<'t, 's> {
     source: &'s str,
     /// Tool functions and the names tainted inside them.
-    tainted_scopes: Vec<(Node<'t>, HashSet<String>)>,
+    tainted_scopes: Scopes<HashSet<String>>,
+    /// Where each name is read.
+    reads: Reads<'s>,
+    /// The parent of every call, field expression and `let` (tree-sitter's `parent()` is not
+    /// constant time).
+    parents: HashMap<usize, Node<'t>>,
+    /// Method calls on a plain variable (`c.arg(..)`), by the variable's name: `(position of
+    /// the method name, the field expression, the call)`, in source order of the calls.
+    calls_on: HashMap<&'s str, Vec<(usize, Node<'t>, Node<'t>)>>,
+    /// Start offsets of the `let`s of each block, by block and bound name, in source order.
+    lets_in_block: HashMap<(usize, &'s str), Vec<usize>>,
     hits: Vec<Hit>,
 }
 
@@ -69,9 +82,12 @@ impl<'t, 's> Analyzer<'t, 's> {
 
     fn mentions_taint(&self, call: Node<'_>, argument: Node<'_>) -> bool {
         self.tainted_scopes
-            .iter()
-            .filter(|(scope, _)| contains(*scope, call))
-            .any(|(_, names)| mentions(argument, names, self.source))
+            .containing(call)
+            .any(|names| self.reads.any_within(names, argument))
+    }
+
+    fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.parents.get(&node.id()).copied()
     }
 
     /// The `.arg(..)`/`.args(..)` calls chained directly on `start`, in order; returns them and
@@ -79,12 +95,12 @@ impl<'t, 's> Analyzer<'t, 's> {
     fn chained_argv(&self, start: Node<'t>, out: &mut Vec<ArgvElement<'t>>) -> Node<'t> {
         let mut node = start;
         loop {
-            let Some(field) = node.parent().filter(|p| {
+            let Some(field) = self.parent(node).filter(|p| {
                 p.kind() == "field_expression" && p.child_by_field_name("value") == Some(node)
             }) else {
                 return node;
             };
-            let Some(call) = field.parent().filter(|p| {
+            let Some(call) = self.parent(field).filter(|p| {
                 p.kind() == "call_expression" && p.child_by_field_name("function") == Some(field)
             }) else {
                 return node;
@@ -137,9 +153,10 @@ impl<'t, 's> Analyzer<'t, 's> {
         }
     }
 
-    /// Calls on the variable a `let` bound the command to: `let mut c = Command::new("sh"); c.arg("-c").arg(x);`
-    fn variable_argv(&self, top: Node<'t>, calls: &[Node<'t>], out: &mut Vec<ArgvElement<'t>>) {
-        let Some(declaration) = top.parent().filter(|p| p.kind() == "let_declaration") else {
+    /// Calls on the variable a `let` bound the command to: `let mut c = Command::new("sh"); c.arg("-c").arg(x);`,
+    /// up to the end of the block or the next `let` of the same name, whichever comes first.
+    fn variable_argv(&self, top: Node<'t>, out: &mut Vec<ArgvElement<'t>>) {
+        let Some(declaration) = self.parent(top).filter(|p| p.kind() == "let_declaration") else {
             return;
         };
         let Some(name) = declaration
@@ -148,34 +165,30 @@ impl<'t, 's> Analyzer<'t, 's> {
         else {
             return;
         };
-        let Some(block) = declaration.parent() else {
+        let Some(block) = self.parent(declaration) else {
             return;
         };
-        let mut found: Vec<(usize, Node<'t>, Node<'t>)> = Vec::new();
-        for call in calls
+        let Some(calls) = self.calls_on.get(name) else {
+            return;
+        };
+        let shadowed_at = self
+            .lets_in_block
+            .get(&(block.id(), name))
+            .and_then(|starts| {
+                let next = starts.partition_point(|start| *start <= declaration.start_byte());
+                starts.get(next).copied()
+            })
+            .unwrap_or(block.end_byte());
+        let first =
+            calls.partition_point(|(_, _, call)| call.start_byte() <= declaration.end_byte());
+        let mut found: Vec<(usize, Node<'t>, Node<'t>)> = calls
+            .get(first..)
+            .unwrap_or(&[])
             .iter()
-            .filter(|c| contains(block, **c) && c.start_byte() > declaration.end_byte())
-        {
-            let Some(field) = call
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "field_expression")
-            else {
-                continue;
-            };
-            let mut root = field;
-            while let Some(value) = root
-                .child_by_field_name("value")
-                .or_else(|| root.child_by_field_name("function"))
-            {
-                root = value;
-            }
-            if root.kind() == "identifier" && self.text(root) == name {
-                let position = field
-                    .child_by_field_name("field")
-                    .map_or(call.start_byte(), |f| f.start_byte());
-                found.push((position, field, *call));
-            }
-        }
+            .take_while(|(_, _, call)| call.start_byte() < shadowed_at)
+            .filter(|(_, _, call)| contains(block, *call))
+            .copied()
+            .collect();
         found.sort_by_key(|(position, _, _)| *position);
         for (_, field, call) in found {
             self.collect_argv_call(field, call, out);
@@ -187,35 +200,43 @@ impl<'t, 's> Analyzer<'t, 's> {
     }
 }
 
-/// Whether `node` reads one of `names`, including inline format arguments (`format!("{cmd}")`).
-fn mentions(node: Node<'_>, names: &HashSet<String>, source: &str) -> bool {
-    let mut found = false;
-    walk(node, |candidate| {
-        if found {
-            return;
-        }
-        match candidate.kind() {
-            "identifier" => found = names.contains(text_of(candidate, source)),
-            "string_content" => {
-                let text = text_of(candidate, source);
-                found = names.iter().any(|name| {
-                    text.contains(&format!("{{{name}}}")) || text.contains(&format!("{{{name}:"))
-                });
+/// Record what `node` reads, if anything: an identifier, or the inline format arguments of a
+/// string (`format!("{cmd}")`, `"{cmd:?}"`).
+fn record_reads<'s>(node: Node<'_>, source: &'s str, reads: &mut Reads<'s>) {
+    match node.kind() {
+        "identifier" => reads.add(text_of(node, source), node.start_byte()),
+        "string_content" => {
+            let text = text_of(node, source);
+            let mut rest = text;
+            while let Some(open) = rest.find('{') {
+                let after = rest.get(open + 1..).unwrap_or("");
+                let name_length = after
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                let name = after.get(..name_length).unwrap_or("");
+                let closes = after
+                    .get(name_length..)
+                    .is_some_and(|tail| tail.starts_with('}') || tail.starts_with(':'));
+                if !name.is_empty() && closes {
+                    reads.add(name, node.start_byte());
+                }
+                rest = after;
             }
-            _ => {}
         }
-    });
-    found
+        _ => {}
+    }
 }
 
-/// Names bound by a pattern (`x`, `mut x`, `Parameters(Args { cmd, dir: d })`).
+/// Names bound by a pattern (`x`, `mut x`, `Parameters(Args { cmd, dir: d })`), not the
+/// names of its types.
 fn pattern_names(pattern: Node<'_>, source: &str, out: &mut HashSet<String>) {
+    let mut types = HashSet::new();
     walk(pattern, |node| {
-        let is_type = node
-            .parent()
-            .is_some_and(|parent| parent.child_by_field_name("type") == Some(node));
+        if let Some(type_node) = node.child_by_field_name("type") {
+            types.insert(type_node.id());
+        }
         match node.kind() {
-            "identifier" | "shorthand_field_identifier" if !is_type => {
+            "identifier" | "shorthand_field_identifier" if !types.contains(&node.id()) => {
                 let name = text_of(node, source);
                 if name != "self" {
                     out.insert(name.to_string());
@@ -226,28 +247,93 @@ fn pattern_names(pattern: Node<'_>, source: &str, out: &mut HashSet<String>) {
     });
 }
 
-/// `#[tool]`, `#[tool(description = "...")]`, `#[rmcp::tool(...)]` right above the function.
-fn has_tool_attribute(function: Node<'_>, source: &str) -> bool {
-    let mut sibling = function.prev_named_sibling();
-    while let Some(node) = sibling {
-        match node.kind() {
-            "attribute_item" => {
-                let attribute = named_children(node)
-                    .into_iter()
-                    .find(|c| c.kind() == "attribute");
-                let path = attribute
-                    .and_then(|a| a.named_child(0))
-                    .map(|p| text_of(p, source));
-                if path.is_some_and(|p| p == "tool" || p.ends_with("::tool")) {
-                    return true;
+/// Whether an `attribute_item` is `#[tool]`, `#[tool(description = "...")]`, `#[rmcp::tool(...)]`.
+fn is_tool_attribute(item: Node<'_>, source: &str) -> bool {
+    let attribute = named_children(item)
+        .into_iter()
+        .find(|c| c.kind() == "attribute");
+    let path = attribute
+        .and_then(|a| a.named_child(0))
+        .map(|p| text_of(p, source));
+    path.is_some_and(|p| p == "tool" || p.ends_with("::tool"))
+}
+
+/// The functions with a tool attribute right above them (other attributes and comments may
+/// come between), found in one pass over each item list: looking back from every function
+/// through `prev_named_sibling` was quadratic in the number of items.
+fn tool_functions(lists: &[Node<'_>], source: &str) -> HashSet<usize> {
+    let mut tools = HashSet::new();
+    for list in lists {
+        let mut cursor = list.walk();
+        let mut attributed = false;
+        for child in list.named_children(&mut cursor) {
+            match child.kind() {
+                "attribute_item" => attributed |= is_tool_attribute(child, source),
+                "line_comment" | "block_comment" => {}
+                "function_item" => {
+                    if attributed {
+                        tools.insert(child.id());
+                    }
+                    attributed = false;
                 }
+                _ => attributed = false,
             }
-            "line_comment" | "block_comment" => {}
-            _ => return false,
         }
-        sibling = node.prev_named_sibling();
     }
-    false
+    tools
+}
+
+/// Rounds of taint propagation through `let`s inside one tool function.
+const TAINT_ROUNDS: usize = 8;
+
+/// Method calls whose receiver chain starts at a plain variable (`c.arg(x).arg(y)`: both calls
+/// are on `c`), by that name. Each chain is followed once (a memo per node), not once per call
+/// in it.
+fn calls_on_variables<'t, 's>(
+    calls: &[Node<'t>],
+    source: &'s str,
+) -> HashMap<&'s str, Vec<(usize, Node<'t>, Node<'t>)>> {
+    let mut roots: HashMap<usize, Option<Node<'t>>> = HashMap::new();
+    let mut by_name: HashMap<&'s str, Vec<(usize, Node<'t>, Node<'t>)>> = HashMap::new();
+    for call in calls {
+        let Some(field) = call
+            .child_by_field_name("function")
+            .filter(|f| f.kind() == "field_expression")
+        else {
+            continue;
+        };
+        let mut path = Vec::new();
+        let mut node = field;
+        let root = loop {
+            if let Some(known) = roots.get(&node.id()) {
+                break *known;
+            }
+            path.push(node.id());
+            match node
+                .child_by_field_name("value")
+                .or_else(|| node.child_by_field_name("function"))
+            {
+                Some(inner) => node = inner,
+                None => break Some(node),
+            }
+        };
+        for id in path {
+            roots.insert(id, root);
+        }
+        if let Some(root) = root.filter(|r| r.kind() == "identifier") {
+            let position = field
+                .child_by_field_name("field")
+                .map_or(call.start_byte(), |f| f.start_byte());
+            by_name
+                .entry(text_of(root, source))
+                .or_default()
+                .push((position, field, *call));
+        }
+    }
+    for list in by_name.values_mut() {
+        list.sort_by_key(|(_, _, call)| call.start_byte());
+    }
+    by_name
 }
 
 /// Analyse one Rust file. `Err` carries a parse error message.
@@ -260,39 +346,50 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut lets = Vec::new();
     let mut functions = Vec::new();
     let mut local_command_type = false;
-    walk(root, |node| match node.kind() {
-        "line_comment" | "block_comment" => {
-            let body = text_of(node, text);
-            let body = body
-                .strip_prefix("//")
-                .or_else(|| body.strip_prefix("/*"))
-                .unwrap_or(body);
-            analysis
-                .pragmas
-                .record_comment(body.trim_end_matches("*/"), node.end_position().row + 1);
-        }
-        "call_expression" => calls.push(node),
-        "let_declaration" => lets.push(node),
-        "function_item" => functions.push(node),
-        "struct_item" | "enum_item"
-            if node
-                .child_by_field_name("name")
-                .is_some_and(|name| text_of(name, text) == "Command") =>
+    let mut item_lists = Vec::new();
+    let mut parents: HashMap<usize, Node<'_>> = HashMap::new();
+    let mut reads = Reads::default();
+    walk_with_parent(root, |node, parent| {
+        let kind = node.kind();
+        if matches!(
+            kind,
+            "call_expression" | "field_expression" | "let_declaration"
+        ) && let Some(parent) = parent
         {
-            local_command_type = true;
+            parents.insert(node.id(), parent);
         }
-        _ => {}
+        record_reads(node, text, &mut reads);
+        match kind {
+            "line_comment" | "block_comment" => {
+                let body = text_of(node, text);
+                let body = body
+                    .strip_prefix("//")
+                    .or_else(|| body.strip_prefix("/*"))
+                    .unwrap_or(body);
+                analysis
+                    .pragmas
+                    .record_comment(body.trim_end_matches("*/"), node.end_position().row + 1);
+            }
+            "call_expression" => calls.push(node),
+            "let_declaration" => lets.push(node),
+            "function_item" => functions.push(node),
+            "source_file" | "declaration_list" | "block" => item_lists.push(node),
+            "struct_item" | "enum_item"
+                if node
+                    .child_by_field_name("name")
+                    .is_some_and(|name| text_of(name, text) == "Command") =>
+            {
+                local_command_type = true;
+            }
+            _ => {}
+        }
     });
-    if analysis.pragmas.ignore_file {
-        return Ok(analysis);
-    }
+    // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
+    // the file anyway.
 
-    let mut analyzer = Analyzer {
-        source: text,
-        tainted_scopes: Vec::new(),
-        hits: Vec::new(),
-    };
-    for function in functions.iter().filter(|f| has_tool_attribute(**f, text)) {
+    let tools = tool_functions(&item_lists, text);
+    let mut scopes = Vec::new();
+    for function in functions.iter().filter(|f| tools.contains(&f.id())) {
         let mut names = HashSet::new();
         if let Some(parameters) = function.child_by_field_name("parameters") {
             for parameter in named_children(parameters)
@@ -304,13 +401,18 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                 }
             }
         }
-        loop {
+        // Bounded rounds: a chain of lets written in reverse order would otherwise cost one
+        // pass over the function per link.
+        for _ in 0..TAINT_ROUNDS {
             let before = names.len();
-            for declaration in lets.iter().filter(|l| contains(*function, **l)) {
+            for declaration in inside(&lets, *function)
+                .iter()
+                .filter(|l| contains(*function, **l))
+            {
                 if let (Some(pattern), Some(value)) = (
                     declaration.child_by_field_name("pattern"),
                     declaration.child_by_field_name("value"),
-                ) && mentions(value, &names, text)
+                ) && reads.any_within(&names, value)
                 {
                     pattern_names(pattern, text, &mut names);
                 }
@@ -319,8 +421,31 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                 break;
             }
         }
-        analyzer.tainted_scopes.push((*function, names));
+        scopes.push((*function, names));
     }
+
+    let mut lets_in_block: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+    for declaration in &lets {
+        if let (Some(block), Some(pattern)) = (
+            parents.get(&declaration.id()),
+            declaration.child_by_field_name("pattern"),
+        ) {
+            let name = text_of(pattern, text).trim_start_matches("mut ").trim();
+            lets_in_block
+                .entry((block.id(), name))
+                .or_default()
+                .push(declaration.start_byte());
+        }
+    }
+    let mut analyzer = Analyzer {
+        source: text,
+        tainted_scopes: Scopes::new(scopes),
+        reads,
+        lets_in_block,
+        calls_on: calls_on_variables(&calls, text),
+        parents,
+        hits: Vec::new(),
+    };
 
     for call in &calls {
         let Some(function) = call
@@ -373,7 +498,7 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         }
         let mut argv = Vec::new();
         let top = analyzer.chained_argv(*call, &mut argv);
-        analyzer.variable_argv(top, &calls, &mut argv);
+        analyzer.variable_argv(top, &mut argv);
         let mut elements = argv.iter();
         while let Some(element) = elements.next() {
             let is_flag = match element {

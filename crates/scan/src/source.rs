@@ -1,5 +1,6 @@
 //! A scanned file's text: byte offsets to 1-based lines/columns, snippets and pragmas.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 
 /// Longest snippet kept in a finding, in characters.
@@ -10,6 +11,8 @@ pub(crate) struct SourceText<'s> {
     text: &'s str,
     /// Byte offset of the first byte of each line.
     line_starts: Vec<usize>,
+    /// The last position computed: line, offset and UTF-16 units from the line start to it.
+    last_position: Cell<(usize, usize, usize)>,
 }
 
 impl<'s> SourceText<'s> {
@@ -22,7 +25,11 @@ impl<'s> SourceText<'s> {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        SourceText { text, line_starts }
+        SourceText {
+            text,
+            line_starts,
+            last_position: Cell::new((0, 0, 0)),
+        }
     }
 
     /// The text itself.
@@ -50,21 +57,34 @@ impl<'s> SourceText<'s> {
     }
 
     /// 1-based line and 1-based column (in UTF-16 code units, SARIF's default `columnKind`).
+    /// Offsets asked for in increasing order cost one pass over the line in all: the count
+    /// resumes from the previous offset on the same line (a one-line file of a million hits
+    /// used to be counted from the line start for each).
     pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
         let line = self.line_of(offset);
         let start = self
             .line_starts
             .get(line.saturating_sub(1))
             .copied()
             .unwrap_or(0);
-        let prefix = self
-            .text
-            .get(start..offset.min(self.text.len()))
-            .unwrap_or("");
-        (line, prefix.encode_utf16().count() + 1)
+        let (last_line, last_offset, last_units) = self.last_position.get();
+        let (from, units) = if last_line == line && last_offset >= start && last_offset <= offset {
+            (last_offset, last_units)
+        } else {
+            (start, 0)
+        };
+        let units = units
+            + self
+                .text
+                .get(from..offset)
+                .map_or(0, |t| t.encode_utf16().count());
+        self.last_position.set((line, offset, units));
+        (line, units + 1)
     }
 
-    /// The source line (1-based), trimmed and cut to a readable length.
+    /// The source line (1-based), trimmed and cut to a readable length; the work is bounded by
+    /// that length, not by the line's.
     pub(crate) fn snippet(&self, line: usize) -> String {
         let start = self
             .line_starts
@@ -77,13 +97,37 @@ impl<'s> SourceText<'s> {
             .copied()
             .unwrap_or(self.text.len());
         let raw = self.text.get(start..end).unwrap_or("").trim();
-        if raw.chars().count() > SNIPPET_MAX_CHARS {
-            let cut: String = raw.chars().take(SNIPPET_MAX_CHARS - 3).collect();
+        if raw.char_indices().nth(SNIPPET_MAX_CHARS).is_some() {
+            let cut = raw
+                .char_indices()
+                .nth(SNIPPET_MAX_CHARS - 3)
+                .map_or(raw, |(at, _)| raw.get(..at).unwrap_or(raw));
             format!("{cut}...")
         } else {
             raw.to_string()
         }
     }
+}
+
+/// A cheap upper estimate of a text's token count: runs of word characters plus every other
+/// non-space character. A syntax tree costs roughly 100 to 300 bytes per token (measured), so
+/// the count bounds a file's memory where its size does not (`a=1;` repeated is 4 tokens per 4
+/// bytes).
+pub(crate) fn estimated_tokens(text: &str) -> usize {
+    let mut tokens = 0;
+    let mut in_word = false;
+    for byte in text.bytes() {
+        let word = byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80;
+        if word {
+            if !in_word {
+                tokens += 1;
+            }
+        } else if !byte.is_ascii_whitespace() {
+            tokens += 1;
+        }
+        in_word = word;
+    }
+    tokens
 }
 
 /// What the real comments of a file ask for.

@@ -2,10 +2,12 @@
 //! language, a pre-order walk, and the first syntax error.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::error::SourceError;
+use crate::nesting::MAX_TREE_DEPTH;
 
 thread_local! {
     static PYTHON: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -50,6 +52,14 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
             .ok_or(SourceError::GaveUp)
     })?;
     let root = tree.root_node();
+    // Our helpers over the tree recurse (string literals, member chains): bound the depth
+    // before any of them runs.
+    if let Err(node) = depth_within(root, MAX_TREE_DEPTH) {
+        return Err(SourceError::TooDeep {
+            line: node.start_position().row + 1,
+            limit: MAX_TREE_DEPTH,
+        });
+    }
     if root.has_error() {
         let mut line = None;
         walk(root, |node| {
@@ -82,6 +92,149 @@ pub(crate) fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
             if !cursor.goto_parent() {
                 return;
             }
+        }
+    }
+}
+
+/// Visit every node below (and including) `root` in source order, with its parent (`None` for
+/// `root`). tree-sitter's own `Node::parent` searches down from the tree's root through every
+/// sibling on the way, so calling it per node was quadratic on wide or deep files; the walk
+/// keeps the ancestors on a stack instead.
+pub(crate) fn walk_with_parent<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, Option<Node<'t>>),
+) {
+    let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        visit(node, ancestors.last().copied());
+        if cursor.goto_first_child() {
+            ancestors.push(node);
+            continue;
+        }
+        loop {
+            if ancestors.is_empty() {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            ancestors.pop();
+        }
+    }
+}
+
+/// Function scopes (byte ranges of nodes, which nest or are disjoint) with a value each; finds
+/// the scopes that contain a node by walking up from the last scope that starts before it,
+/// instead of testing every scope for every node.
+pub(crate) struct Scopes<T> {
+    /// `(start, end, parent index, value)`, sorted by start.
+    scopes: Vec<(usize, usize, Option<usize>, T)>,
+}
+
+impl<T> Scopes<T> {
+    /// Index `scopes` (in any order).
+    pub(crate) fn new(mut items: Vec<(Node<'_>, T)>) -> Self {
+        items.sort_by_key(|(node, _)| (node.start_byte(), std::cmp::Reverse(node.end_byte())));
+        let mut scopes: Vec<(usize, usize, Option<usize>, T)> = Vec::with_capacity(items.len());
+        let mut open: Vec<usize> = Vec::new();
+        for (node, value) in items {
+            let (start, end) = (node.start_byte(), node.end_byte());
+            while let Some(&last) = open.last() {
+                if scopes
+                    .get(last)
+                    .is_some_and(|scope| scope.1 >= end && scope.0 <= start)
+                {
+                    break;
+                }
+                open.pop();
+            }
+            scopes.push((start, end, open.last().copied(), value));
+            open.push(scopes.len() - 1);
+        }
+        Scopes { scopes }
+    }
+
+    /// The values of the scopes that contain `node`, innermost first.
+    pub(crate) fn containing(&self, node: Node<'_>) -> impl Iterator<Item = &T> {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let after = self.scopes.partition_point(|scope| scope.0 <= start);
+        let mut next = after.checked_sub(1);
+        std::iter::from_fn(move || {
+            while let Some(index) = next {
+                let scope = self.scopes.get(index)?;
+                next = scope.2;
+                if scope.0 <= start && end <= scope.1 {
+                    return Some(&scope.3);
+                }
+            }
+            None
+        })
+    }
+}
+
+/// Where each name is read in a file: one walk builds it, and "does this node read one of
+/// these names" is then a binary search per name instead of a walk of the node (which was
+/// quadratic for nested calls and nested `let`s).
+#[derive(Default)]
+pub(crate) struct Reads<'s> {
+    offsets: HashMap<&'s str, Vec<usize>>,
+}
+
+impl<'s> Reads<'s> {
+    /// Record a read of `name` at byte `offset` (in increasing order of offset).
+    pub(crate) fn add(&mut self, name: &'s str, offset: usize) {
+        self.offsets.entry(name).or_default().push(offset);
+    }
+
+    /// Whether `node` reads one of `names`.
+    pub(crate) fn any_within(&self, names: &HashSet<String>, node: Node<'_>) -> bool {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        names.iter().any(|name| {
+            self.offsets.get(name.as_str()).is_some_and(|offsets| {
+                let first = offsets.partition_point(|offset| *offset < start);
+                offsets.get(first).is_some_and(|offset| *offset < end)
+            })
+        })
+    }
+}
+
+/// The items of `sorted` (in source order) that start inside `outer`, found by binary search
+/// (filter with [`contains`] for the ones that also end inside it).
+pub(crate) fn inside<'n, 't>(sorted: &'n [Node<'t>], outer: Node<'_>) -> &'n [Node<'t>] {
+    let first = sorted.partition_point(|node| node.start_byte() < outer.start_byte());
+    let last = sorted.partition_point(|node| node.start_byte() < outer.end_byte());
+    sorted.get(first..last.max(first)).unwrap_or(&[])
+}
+
+/// `Err` with the first node deeper than `limit` below `root` (iteratively: a cursor, no
+/// recursion).
+fn depth_within(root: Node<'_>, limit: usize) -> Result<(), Node<'_>> {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            if depth > limit {
+                return Err(cursor.node());
+            }
+            continue;
+        }
+        loop {
+            if depth == 0 {
+                return Ok(());
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
         }
     }
 }

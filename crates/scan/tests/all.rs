@@ -16,4 +16,5 @@ mod common;
 mod cli_and_reports;
 mod javascript_rules;
 mod python_rules;
+mod robustness;
 mod rust_rules;

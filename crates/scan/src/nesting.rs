@@ -1,0 +1,321 @@
+//! How deep a file's syntax nests, measured before anything recursive looks at it.
+//!
+//! The JS/TS parser (oxc) and the AST visitors that follow it (oxc's semantic pass, our taint
+//! probe and resolver) are recursive: a file of 1 500 nested parentheses used to overflow the
+//! stack and abort the whole process, losing every other file's findings. tree-sitter parses
+//! Python and Rust without recursion, but our own helpers over its tree recurse (string
+//! literals, member chains, `&&&x`). So:
+//!
+//! - JS/TS: [`javascript_nesting`] over-estimates the parser's recursion depth from the raw
+//!   text with a small iterative lexer, before oxc sees the file;
+//! - Python/Rust: `syntax_tree::parse` measures the real tree depth with a cursor (no
+//!   recursion) right after tree-sitter returns.
+//!
+//! A file past its bound is an error for that file; the analysis then runs on threads whose
+//! stack ([`ANALYSIS_STACK_BYTES`]) holds the bound with a wide margin.
+
+/// Stack of every thread that parses or analyses a file. The JS bound below costs at most
+/// about 1.5 KB of stack per unit in a debug build (measured: nested parentheses, the most
+/// expensive form), so 50 000 units need about 75 MB; 256 MiB leaves a margin of three. Only
+/// the pages a file actually uses are ever touched.
+pub(crate) const ANALYSIS_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Bound of [`javascript_nesting`]'s estimate for a JS/TS file.
+pub(crate) const MAX_JAVASCRIPT_NESTING: usize = 50_000;
+
+/// Bound of a Python or Rust syntax tree's depth (tree-sitter nodes from the root).
+pub(crate) const MAX_TREE_DEPTH: usize = 50_000;
+
+/// One open bracket: the tokens counted at this level since the last `,` or `;`, and whether
+/// it is a template literal's `${`, after whose `}` the template text resumes.
+struct Frame {
+    chain: usize,
+    template: bool,
+}
+
+/// Whether a token just seen ends an operand, so that a `/` after it divides (and does not
+/// start a regular expression).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Previous {
+    Operand,
+    Operator,
+}
+
+/// Words after which a `/` starts a regular expression although they look like operands.
+const REGEX_AFTER: [&str; 14] = [
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await",
+];
+
+/// Over-estimate how deeply oxc and the AST visitors recurse on `text`; `Err(offset)` names
+/// the byte where the estimate first passes `limit`.
+///
+/// The estimate is the number of open brackets plus, at each open level, the tokens seen since
+/// that level's last `,` or `;`. Every way JS/TS syntax nests without brackets (`!!!x`,
+/// `a ? b : c ? ..`, `x => y => ..`, `if (a) if (b) ..`, `else if` chains, `a.b.c..`,
+/// `a + b + ..` whose tree is left-deep) adds at least one token per level within one such
+/// segment, and a `,` or `;` only ever separates siblings. Strings, comments, template text
+/// and regular expressions are skipped; a string or regular expression ends at a newline at the
+/// latest, so a misread (a `'` in JSX text) cannot swallow the rest of the file. Newlines do
+/// not end a segment: `a\n.b\n.c` chains as deeply as `a.b.c`.
+pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usize> {
+    let bytes = text.as_bytes();
+    let mut frames = vec![Frame {
+        chain: 0,
+        template: false,
+    }];
+    // frames.len() + the sum of every frame's chain, kept up to date.
+    let mut total = 1usize;
+    let mut deepest = total;
+    let mut previous = Previous::Operator;
+    let mut index = 0usize;
+    let mut in_template = false;
+    while index < bytes.len() {
+        if in_template {
+            // Template text: up to the closing backtick or a `${`.
+            match skip_template_text(bytes, index) {
+                (next, true) => {
+                    index = next;
+                    in_template = false;
+                    previous = Previous::Operand;
+                }
+                (next, false) => {
+                    // At `${`: a new level, closed by the matching `}`.
+                    index = next;
+                    in_template = false;
+                    if let Some(top) = frames.last_mut() {
+                        top.chain += 1;
+                    }
+                    frames.push(Frame {
+                        chain: 0,
+                        template: true,
+                    });
+                    total += 2;
+                    previous = Previous::Operator;
+                }
+            }
+            deepest = deepest.max(total);
+            if deepest > limit {
+                return Err(index);
+            }
+            continue;
+        }
+        let Some(&byte) = bytes.get(index) else {
+            break;
+        };
+        let next = bytes.get(index + 1).copied();
+        if byte.is_ascii_whitespace() {
+            index += 1;
+            continue;
+        }
+        if byte == b'/' && next == Some(b'/') {
+            index = end_of_line(bytes, index);
+            continue;
+        }
+        if byte == b'/' && next == Some(b'*') {
+            index = find(bytes, index + 2, b"*/").map_or(bytes.len(), |end| end + 2);
+            continue;
+        }
+        let start = index;
+        // Every token counts one at the current level.
+        if let Some(top) = frames.last_mut() {
+            top.chain += 1;
+        }
+        total += 1;
+        match byte {
+            b'\'' | b'"' => {
+                index = skip_quoted(bytes, index + 1, byte);
+                previous = Previous::Operand;
+            }
+            b'`' => {
+                index += 1;
+                in_template = true;
+            }
+            b'/' if previous == Previous::Operator => {
+                index = skip_regex(bytes, index + 1);
+                previous = Previous::Operand;
+            }
+            b'(' | b'[' | b'{' => {
+                frames.push(Frame {
+                    chain: 0,
+                    template: false,
+                });
+                total += 1;
+                index += 1;
+                previous = Previous::Operator;
+            }
+            b')' | b']' | b'}' => {
+                index += 1;
+                previous = Previous::Operand;
+                if frames.len() > 1
+                    && let Some(closed) = frames.pop()
+                {
+                    total = total.saturating_sub(1 + closed.chain);
+                    if closed.template && byte == b'}' {
+                        in_template = true;
+                    }
+                }
+            }
+            b',' | b';' => {
+                index += 1;
+                previous = Previous::Operator;
+                if let Some(top) = frames.last_mut() {
+                    total = total.saturating_sub(top.chain);
+                    top.chain = 0;
+                }
+            }
+            _ if is_word_byte(byte) => {
+                while bytes.get(index).copied().is_some_and(is_word_byte) {
+                    index += 1;
+                }
+                let word = text.get(start..index).unwrap_or("");
+                previous = if REGEX_AFTER.contains(&word) {
+                    Previous::Operator
+                } else {
+                    Previous::Operand
+                };
+            }
+            _ => {
+                index += 1;
+                previous = Previous::Operator;
+            }
+        }
+        deepest = deepest.max(total);
+        if deepest > limit {
+            return Err(start);
+        }
+    }
+    Ok(deepest)
+}
+
+fn is_word_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'\\' || byte >= 0x80
+}
+
+fn end_of_line(bytes: &[u8], from: usize) -> usize {
+    bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+        .map_or(bytes.len(), |at| from + at)
+}
+
+fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .windows(needle.len())
+        .position(|window| window == needle)
+        .map(|at| from + at)
+}
+
+/// Past a `'..'` or `".."` string: the index after the closing quote, or of the newline that
+/// ends a misread one.
+fn skip_quoted(bytes: &[u8], mut index: usize, quote: u8) -> usize {
+    while let Some(&byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'\n' => return index,
+            _ if byte == quote => return index + 1,
+            _ => index += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Past a regular expression literal (its body, the closing `/` and its flags).
+fn skip_regex(bytes: &[u8], mut index: usize) -> usize {
+    let mut in_class = false;
+    while let Some(&byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'\n' => return index,
+            b'[' => {
+                in_class = true;
+                index += 1;
+            }
+            b']' => {
+                in_class = false;
+                index += 1;
+            }
+            b'/' if !in_class => {
+                index += 1;
+                while bytes.get(index).copied().is_some_and(is_word_byte) {
+                    index += 1;
+                }
+                return index;
+            }
+            _ => index += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Template text from `index`: `(after the closing backtick, true)` or `(after "${", false)`.
+fn skip_template_text(bytes: &[u8], mut index: usize) -> (usize, bool) {
+    while let Some(&byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'`' => return (index + 1, true),
+            b'$' if bytes.get(index + 1) == Some(&b'{') => return (index + 2, false),
+            _ => index += 1,
+        }
+    }
+    (bytes.len(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimate(text: &str) -> usize {
+        javascript_nesting(text, usize::MAX).unwrap_or(usize::MAX)
+    }
+
+    #[test]
+    fn siblings_do_not_add_up_and_nesting_does() {
+        let flat = "f(a);\n".repeat(10_000);
+        assert!(estimate(&flat) < 10, "{}", estimate(&flat));
+        let list = format!("x = [{}];", "1, ".repeat(10_000));
+        assert!(estimate(&list) < 10);
+        for nested in [
+            format!("{}1{}", "(".repeat(1000), ")".repeat(1000)),
+            format!("x = {}1;", "!".repeat(1000)),
+            format!("x = a{};", "\n.b".repeat(1000)),
+            format!("{}x;", "if (a)\n".repeat(1000)),
+            format!("x = {}1;", "a => ".repeat(1000)),
+            format!("x = `{}`;", "${`".repeat(1000)),
+        ] {
+            assert!(
+                estimate(&nested) >= 1000,
+                "{nested:.40}: {}",
+                estimate(&nested)
+            );
+        }
+    }
+
+    #[test]
+    fn strings_comments_and_regexes_hide_their_brackets() {
+        let text = "a = '(((('; b = \"[[[\"; // ((((\n/* {{{{ */ c = /[(]{3}/g; d = `((${e}((`;\n";
+        assert!(estimate(text) < 10, "{}", estimate(text));
+        // A quote misread in JSX text ends at the newline: the next lines still count.
+        let jsx = format!("x = <p>don't</p>;\n{}1{}", "(".repeat(50), ")".repeat(50));
+        assert!(estimate(&jsx) >= 50);
+    }
+
+    #[test]
+    fn the_offset_of_the_first_level_past_the_limit_is_returned() {
+        let text = format!("x;\n{}", "(".repeat(100));
+        assert_eq!(javascript_nesting(&text, 10), Err(7));
+    }
+}

@@ -1,0 +1,671 @@
+//! Hostile trees, performed for real in temporary folders: nesting meant to exhaust the stack,
+//! inputs that were quadratic, `--output` pointed at links and sources, file names that forge
+//! report lines, names that become URI schemes, links, FIFOs and devices in and as the tree,
+//! and files whose syntax tree would not fit in memory.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use scan::cli::{ScanArgs, run};
+
+#[derive(Parser)]
+struct Wrapper {
+    #[command(flatten)]
+    args: ScanArgs,
+}
+
+fn run_with(argv: &[&str]) -> i32 {
+    let mut full = vec!["scan"];
+    full.extend_from_slice(argv);
+    run(Wrapper::try_parse_from(full).expect("arguments parse").args)
+}
+
+fn write(dir: &Path, relative: &str, text: &str) -> PathBuf {
+    let path = dir.join(relative);
+    fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+    fs::write(&path, text).expect("write");
+    path
+}
+
+fn utf8(path: &Path) -> &str {
+    path.to_str().expect("utf8 path")
+}
+
+/// Run `work` on a thread with a 256 KiB stack: a recursion over a 100 000-level input on the
+/// caller's stack would overflow it and abort the test binary.
+fn on_small_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn_scoped(scope, work)
+            .expect("spawn")
+            .join()
+            .expect("no panic")
+    })
+}
+
+/// A scan to a JSON report file: (exit code, report).
+fn json_scan(root: &Path, out: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut argv = vec![utf8(root), "--format", "json", "--output", utf8(out)];
+    argv.extend_from_slice(extra);
+    let code = run_with(&argv);
+    let report = serde_json::from_str(&fs::read_to_string(out).expect("report written"))
+        .expect("report is JSON");
+    (code, report)
+}
+
+const VULNERABLE: &str =
+    "import { exec } from 'child_process';\nexport function run(cmd) { exec(cmd); }\n";
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nesting depth
+
+const LEVELS: usize = 100_000;
+
+fn deep_files() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "parens.js",
+            format!("x = {}1{};\n", "(".repeat(LEVELS), ")".repeat(LEVELS)),
+        ),
+        ("not.js", format!("x = {}1;\n", "!".repeat(LEVELS))),
+        ("member.ts", format!("x = a{};\n", "\n.b".repeat(LEVELS))),
+        ("arrows.mjs", format!("f = {}1;\n", "a => ".repeat(LEVELS))),
+        (
+            "parens.py",
+            format!("x = {}1{}\n", "(".repeat(LEVELS), ")".repeat(LEVELS)),
+        ),
+        ("attributes.py", format!("x = a{}\n", ".b".repeat(LEVELS))),
+        ("sum.py", format!("x = 1{}\n", " + 1".repeat(LEVELS))),
+        (
+            "parens.rs",
+            format!(
+                "fn f() {{ let x = {}1{}; }}\n",
+                "(".repeat(LEVELS),
+                ")".repeat(LEVELS)
+            ),
+        ),
+        (
+            "references.rs",
+            format!("fn f() {{ Command::new({}x); }}\n", "&".repeat(LEVELS)),
+        ),
+        (
+            "blocks.rs",
+            format!("fn f() {}{}\n", "{".repeat(LEVELS), "}".repeat(LEVELS)),
+        ),
+    ]
+}
+
+#[test]
+fn hundred_thousand_nesting_levels_are_an_error_for_that_file_in_every_language() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    write(&src, "ok.js", VULNERABLE);
+    let deep = deep_files();
+    for (name, text) in &deep {
+        write(&src, name, text);
+    }
+    let out = dir.path().join("report.json");
+    let (code, report) = on_small_stack(|| json_scan(&src, &out, &[]));
+    assert_eq!(code, 2, "a too-deep file is an error");
+    // The other file is scanned and reported.
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["file"]
+                .as_str()
+                .is_some_and(|file| file.ends_with("ok.js"))),
+        "{report:#}"
+    );
+    let errors = report["errors"].as_array().expect("errors");
+    for (name, _) in &deep {
+        assert!(
+            errors.iter().any(|e| {
+                e["file"].as_str().is_some_and(|f| f.ends_with(name))
+                    && e["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("nesting deeper than the scanner's bound"))
+            }),
+            "{name}: {errors:#?}"
+        );
+    }
+    // The in-memory entry point holds as well, on the same small stack.
+    for (name, text) in &deep {
+        let result = on_small_stack(|| scan::scan_text(Path::new(name), text));
+        assert!(
+            matches!(result, Err(scan::error::SourceError::TooDeep { .. })),
+            "{name}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn nesting_within_the_bound_is_still_analysed() {
+    // 2 000 nested parentheses (past the 1 500 that used to abort) around a real finding.
+    let text = format!(
+        "const cp = require('child_process');\ncp.exec({}cmd{});\n",
+        "(".repeat(2000),
+        ")".repeat(2000)
+    );
+    let findings = on_small_stack(|| scan::scan_text(Path::new("a.js"), &text)).expect("scans");
+    assert!(findings.iter().any(|f| f.rule_id == "exec_dynamic_string"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear time: each of these took minutes before (nested Rust functions: 4 000 levels 10 s in a
+// debug build, growing with the square of the depth). No timing is asserted; each test
+// finishing, with its finding, is the evidence.
+
+#[test]
+fn nested_rust_functions_are_linear() {
+    // 20 000 levels: analysed (a tree depth of 40 000, within the bound).
+    let levels = 20_000;
+    let text = format!(
+        "{}#[tool]\nfn run(cmd: String) {{ let c = cmd; std::process::Command::new(c); }}\n{}",
+        "fn f() {\n".repeat(levels),
+        "}\n".repeat(levels)
+    );
+    let findings = scan::scan_text(Path::new("nested.rs"), &text).expect("scans");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "exec_file_dynamic" && f.tainted_from_tool_input),
+        "{findings:?}"
+    );
+    // 50 000 levels: past the depth bound, refused at once.
+    let levels = 50_000;
+    let text = format!("{}{}", "fn f() {\n".repeat(levels), "}\n".repeat(levels));
+    assert!(matches!(
+        scan::scan_text(Path::new("nested.rs"), &text),
+        Err(scan::error::SourceError::TooDeep { .. })
+    ));
+}
+
+#[test]
+fn wide_rust_files_are_linear() {
+    // 9 000 tool functions side by side, each with a let and a sink: every function used to
+    // look back through its siblings, every sink through every scope.
+    let function = "#[tool]\nfn run(cmd: String) {\n    let mut c = std::process::Command::new(\"sh\");\n    c.arg(\"-c\").arg(&cmd);\n}\n";
+    let text = function.repeat(9_000);
+    let findings = scan::scan_text(Path::new("wide.rs"), &text).expect("scans");
+    assert_eq!(
+        findings
+            .iter()
+            .filter(|f| f.rule_id == "shell_true_option" && f.tainted_from_tool_input)
+            .count(),
+        9_000
+    );
+}
+
+#[test]
+fn nested_javascript_calls_are_linear() {
+    // Taint through 10 000 nested calls of a local function: each argument used to be walked
+    // again for every call around it.
+    let levels = 10_000;
+    let text = format!(
+        "import {{ exec }} from 'child_process';\nfunction f(x) {{ return x; }}\nserver.tool('run', async ({{ cmd }}) => {{\n  exec({}cmd{});\n}});\n",
+        "f(".repeat(levels),
+        ")".repeat(levels)
+    );
+    let findings = scan::scan_text(Path::new("nested.js"), &text).expect("scans");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input),
+        "{findings:?}"
+    );
+    let levels = 50_000;
+    let text = format!("x = {}1{};", "f(".repeat(levels), ")".repeat(levels));
+    assert!(matches!(
+        scan::scan_text(Path::new("nested.js"), &text),
+        Err(scan::error::SourceError::TooDeep { .. })
+    ));
+}
+
+#[test]
+fn nested_python_calls_are_linear() {
+    let levels = 15_000;
+    let text = format!(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\ndef f(x):\n    return x\n@mcp.tool()\ndef run(cmd):\n    os.system({}cmd{})\n",
+        "f(".repeat(levels),
+        ")".repeat(levels)
+    );
+    let findings = scan::scan_text(Path::new("nested.py"), &text).expect("scans");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input),
+        "{findings:?}"
+    );
+    let levels = 50_000;
+    let text = format!("x = {}1{}\n", "f(".repeat(levels), ")".repeat(levels));
+    assert!(matches!(
+        scan::scan_text(Path::new("nested.py"), &text),
+        Err(scan::error::SourceError::TooDeep { .. })
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// --output
+
+#[test]
+fn output_never_follows_a_symlink_dangling_or_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("repo");
+    write(&repo, "src/a.js", VULNERABLE);
+    let victim = write(dir.path(), "home/.bashrc", "# my shell\n");
+    symlink("../home/.bashrc", repo.join("scan-report.txt")).expect("symlink");
+    symlink("../home/new-file", repo.join("dangling.txt")).expect("symlink");
+    for name in ["scan-report.txt", "dangling.txt"] {
+        let out = repo.join(name);
+        let code = run_with(&[utf8(&repo), "--output", utf8(&out)]);
+        assert_eq!(code, 2, "{name}");
+        assert!(
+            fs::symlink_metadata(&out)
+                .expect("still there")
+                .file_type()
+                .is_symlink()
+        );
+    }
+    assert_eq!(fs::read_to_string(&victim).expect("victim"), "# my shell\n");
+    assert!(!dir.path().join("home/new-file").exists());
+}
+
+#[test]
+fn output_refuses_a_scanned_file_by_name_or_by_inode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    let source = write(&src, "a.js", VULNERABLE);
+    // The source itself, a new source name inside the tree, and a hard link to the source
+    // from outside the tree.
+    fs::hard_link(&source, dir.path().join("alias.txt")).expect("hard link");
+    for out in [
+        source.clone(),
+        src.join("new.js"),
+        dir.path().join("alias.txt"),
+    ] {
+        let code = run_with(&[utf8(&src), "--output", utf8(&out)]);
+        assert_eq!(code, 2, "{}", out.display());
+    }
+    assert_eq!(fs::read_to_string(&source).expect("source"), VULNERABLE);
+    assert!(!src.join("new.js").exists());
+    // A FIFO or a folder is refused without blocking.
+    let fifo = dir.path().join("fifo.txt");
+    mkfifo(&fifo);
+    assert_eq!(run_with(&[utf8(&src), "--output", utf8(&fifo)]), 2);
+    assert_eq!(run_with(&[utf8(&src), "--output", utf8(dir.path())]), 2);
+}
+
+#[test]
+fn output_replaces_a_regular_report_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    write(&src, "a.js", VULNERABLE);
+    let out = write(dir.path(), "reports/report.json", "old");
+    let (code, report) = json_scan(&src, &out, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(report["summary"]["files_scanned"], 1);
+    let names: Vec<_> = fs::read_dir(dir.path().join("reports"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["report.json"]);
+    // A report inside the tree under a non-source name is fine.
+    let inside = src.join("scan-report.txt");
+    assert_eq!(run_with(&[utf8(&src), "--output", utf8(&inside)]), 1);
+    assert!(
+        fs::read_to_string(&inside)
+            .expect("written")
+            .contains("exec_dynamic_string")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// File names in reports
+
+#[test]
+fn a_file_name_cannot_forge_report_lines_or_cells() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    let names = [
+        "x\necho PWNED\n.js",
+        "y\r\u{1b}[2Jz.js",
+        "a|b`c\t.js",
+        "bidi\u{202e}sj.txt.js",
+    ];
+    for name in names {
+        write(&src, name, VULNERABLE);
+    }
+    let report = scan::scan(&scan::ScanOptions::new(&src)).expect("scan");
+    // Three findings per file (the command, and the missing timeout and maxBuffer).
+    assert_eq!(report.findings.len(), 3 * names.len());
+
+    let text = report.render(scan::report::Format::Text).expect("text");
+    for forbidden in ['\r', '\u{1b}', '\t', '\u{202e}'] {
+        assert!(!text.contains(forbidden), "{forbidden:?} in {text}");
+    }
+    assert!(
+        !text
+            .lines()
+            .any(|line| line == "echo PWNED" || line.starts_with(".js"))
+    );
+    assert!(text.contains("x\\necho PWNED\\n.js:2:"), "{text}");
+    // Every line is a finding, its indented detail, or a summary line.
+    for line in text.lines() {
+        assert!(
+            line.starts_with("    ") || line.starts_with(utf8(&src)) || line.contains(" scanned ("),
+            "forged line: {line:?}"
+        );
+    }
+
+    let markdown = report.render(scan::report::Format::Markdown).expect("md");
+    assert!(!markdown.contains('\u{1b}') && !markdown.contains('\r'));
+    let rows: Vec<&str> = markdown.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 1 + 3 * names.len(), "{markdown}");
+    for row in rows {
+        // Seven cell borders in every row: no name opened a cell of its own; and code spans
+        // come in pairs. (A backslash escapes the character after it.)
+        let unescaped = |mark: char| {
+            let mut count = 0;
+            let mut escaped = false;
+            for c in row.chars() {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == mark {
+                    count += 1;
+                }
+            }
+            count
+        };
+        assert_eq!(unescaped('|'), 7, "{row}");
+        assert_eq!(unescaped('`') % 2, 0, "{row}");
+    }
+
+    // JSON keeps the exact names.
+    let json: serde_json::Value =
+        serde_json::from_str(&report.render(scan::report::Format::Json).expect("json"))
+            .expect("parses");
+    let files: Vec<String> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["file"].as_str().expect("file").to_string())
+        .collect();
+    for name in names {
+        assert!(files.iter().any(|f| f.ends_with(name)), "{name:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SARIF URIs
+
+fn sarif_validator() -> jsonschema::Validator {
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(schema_path).expect("schema")).expect("json");
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("schema compiles")
+}
+
+#[test]
+fn sarif_uris_are_relative_to_srcroot_and_never_a_scheme_or_a_climb() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    for name in [
+        "javascript:alert(1).js",
+        "C:evil.js",
+        "odd/#?%ü &.js",
+        "plain.js",
+    ] {
+        write(&src, name, VULNERABLE);
+    }
+    symlink("plain.js", src.join("link.js")).expect("symlink");
+    fs::create_dir_all(src.join("sub")).expect("mkdir");
+    // Scanned as `src/sub/..`: the files are reached through a `..`.
+    let root = src.join("sub").join("..");
+    let report = scan::scan(&scan::ScanOptions::new(&root)).expect("scan");
+    let sarif = report.to_sarif();
+    let errors: Vec<String> = sarif_validator()
+        .iter_errors(&sarif)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let run = &sarif["runs"][0];
+    let base = run["originalUriBaseIds"]["SRCROOT"]["uri"]
+        .as_str()
+        .expect("SRCROOT");
+    assert!(
+        base.starts_with("file:///") && base.ends_with("/src/"),
+        "{base}"
+    );
+    let mut locations: Vec<&serde_json::Value> = run["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| &r["locations"][0]["physicalLocation"]["artifactLocation"])
+        .collect();
+    assert_eq!(locations.len(), 3 * 4);
+    let notifications = run["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .expect("notifications");
+    locations.extend(
+        notifications
+            .iter()
+            .map(|n| &n["locations"][0]["physicalLocation"]["artifactLocation"]),
+    );
+    let mut uris = Vec::new();
+    for location in locations {
+        assert_eq!(location["uriBaseId"], "SRCROOT", "{location}");
+        let uri = location["uri"].as_str().expect("uri");
+        assert!(!uri.contains(':'), "a scheme: {uri}");
+        assert!(!uri.split('/').any(|segment| segment == ".."), "{uri}");
+        uris.push(uri.to_string());
+    }
+    for expected in [
+        "javascript%3Aalert%281%29.js",
+        "C%3Aevil.js",
+        "odd/%23%3F%25%C3%BC%20%26.js",
+        "plain.js",
+        "link.js",
+    ] {
+        assert!(uris.iter().any(|u| u == expected), "{expected}: {uris:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skips
+
+#[test]
+fn every_skip_is_reported_in_every_format_and_strict_fails_on_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    write(&src, "clean.py", "print('hello')\n");
+    write(dir.path(), "outside.js", VULNERABLE);
+    fs::create_dir_all(dir.path().join("elsewhere")).expect("mkdir");
+    symlink("../outside.js", src.join("link.js")).expect("symlink");
+    symlink("../elsewhere", src.join("linked-folder")).expect("symlink");
+    mkfifo(&src.join("pipe.js"));
+    write(
+        &src,
+        "big.js",
+        &format!("{VULNERABLE}{}", "// pad\n".repeat(200)),
+    );
+    write(
+        &src,
+        "pragma.js",
+        "// safe-mcp: ignore-file\nrequire('child_process').exec(x);\n",
+    );
+    write(
+        &src,
+        "next-line.py",
+        "import os\n# safe-mcp: ignore-next-line\nos.system(cmd)\n",
+    );
+    let skipped = [
+        ("link.js", "symbolic link"),
+        ("linked-folder", "symbolic link to a folder"),
+        ("pipe.js", "not a regular file (FIFO)"),
+        ("big.js", "size cap"),
+        ("pragma.js", "ignore-file pragma"),
+    ];
+
+    // Not strict: listed, exit 0 (nothing else found; the FIFO did not block the scan).
+    let out = dir.path().join("report.json");
+    let (code, report) = json_scan(&src, &out, &["--max-file-size", "1000"]);
+    assert_eq!(code, 0, "{report:#}");
+    let listed = report["skipped"].as_array().expect("skipped");
+    assert_eq!(listed.len(), skipped.len(), "{listed:#?}");
+    assert_eq!(report["summary"]["files_skipped"], skipped.len());
+    for (name, reason) in skipped {
+        assert!(
+            listed
+                .iter()
+                .any(|s| s["file"].as_str().is_some_and(|f| f.ends_with(name))
+                    && s["reason"].as_str().is_some_and(|r| r.contains(reason))),
+            "{name}: {listed:#?}"
+        );
+    }
+    let mut options = scan::ScanOptions::new(&src);
+    options.max_file_size = 1000;
+    let scanned = scan::scan(&options).expect("scan");
+    let text = scanned.render(scan::report::Format::Text).expect("text");
+    let markdown = scanned.render(scan::report::Format::Markdown).expect("md");
+    let sarif = serde_json::to_string(&scanned.to_sarif()).expect("sarif");
+    for (name, _) in skipped {
+        assert!(
+            text.contains(&format!("skipped: {}/{name}: ", utf8(&src))),
+            "{text}"
+        );
+        assert!(markdown.contains(name), "{markdown}");
+        assert!(
+            sarif.contains(&format!("\"uri\":\"{name}\"")),
+            "{name}: {sarif}"
+        );
+    }
+
+    // Strict: the same tree is exit 2, and the pragmas count for nothing.
+    let (code, report) = json_scan(&src, &out, &["--max-file-size", "1000", "--strict"]);
+    assert_eq!(code, 2);
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["file"].as_str().is_some_and(|f| f.ends_with("pragma.js")))
+    );
+    assert!(findings.iter().any(|f| {
+        f["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("next-line.py"))
+    }));
+}
+
+#[test]
+fn a_fifo_or_device_given_as_the_path_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("pipe.js");
+    mkfifo(&fifo);
+    for path in [fifo.as_path(), Path::new("/dev/null")] {
+        assert_eq!(run_with(&[utf8(path)]), 2, "{}", path.display());
+        let error = scan::scan(&scan::ScanOptions::new(path)).expect_err("refused");
+        assert!(
+            matches!(error, scan::error::ScanError::NotFileOrFolder { .. }),
+            "{error}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory (peak figures: benches/scan/memory.sh)
+
+#[test]
+fn a_20_mb_file_scans_without_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let row = format!("  \"{}\",\n", "x".repeat(1000));
+    let text = format!(
+        "const rows = [\n{}];\nrequire('child_process').exec(rows[0]);\n",
+        row.repeat(20 * 1024)
+    );
+    let file = write(dir.path(), "big.js", &text);
+    assert!(text.len() > 20_000_000);
+    let mut options = scan::ScanOptions::new(&file);
+    options.max_file_size = 32 * 1024 * 1024;
+    let report = scan::scan(&options).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.summary.files_scanned, 1);
+    assert_eq!(
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule_id == "exec_dynamic_string")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn files_past_the_memory_bounds_are_refused_with_a_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    // The densest code there is: 4 tokens in 4 bytes, 6 million tokens.
+    write(&src, "dense.js", &"a=1;".repeat(1_500_000));
+    // Past the hard size limit (sparse: nothing is written, nothing is read).
+    let huge = fs::File::create(src.join("huge.py")).expect("create");
+    huge.set_len(scan::HARD_MAX_FILE_SIZE + 1).expect("set_len");
+    let mut options = scan::ScanOptions::new(&src);
+    options.max_file_size = u64::MAX;
+    let report = scan::scan(&options).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let reason = |name: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|s| s.file.ends_with(name))
+            .map(|s| s.reason.clone())
+            .unwrap_or_default()
+    };
+    assert!(reason("dense.js").contains("more tokens than the scanner parses"));
+    assert!(reason("huge.py").contains("hard size limit"));
+}
+
+#[test]
+fn a_one_line_file_of_many_findings_lists_a_bounded_number_and_says_so() {
+    let text = format!(
+        "const cp = require('child_process');{}",
+        "cp.exec(x);".repeat(scan::MAX_FINDINGS_PER_FILE + 2_000)
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "hits.js", &text);
+    let report = scan::scan(&scan::ScanOptions::new(&file)).expect("scan");
+    assert_eq!(report.findings.len(), scan::MAX_FINDINGS_PER_FILE);
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.snippet.chars().count() <= 200)
+    );
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|e| e.message.contains("only the first")),
+        "{:?}",
+        report.errors
+    );
+}
