@@ -152,6 +152,9 @@ pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) ->
                 }
             }
             Ok(entry) if entry.file_type().is_dir() => {}
+            // The root itself, named by the caller (`/proc/self/fd/N` from the guard is a
+            // link to the folder it opened): walked, not listed as a link not followed.
+            Ok(entry) if entry.depth() == 0 => {}
             Ok(entry) => {
                 // A link inside the tree is never followed: it may lead out of the tree (to a
                 // home folder, /proc) or to a FIFO. It is listed if it would have been scanned

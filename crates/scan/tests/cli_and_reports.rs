@@ -331,7 +331,7 @@ fn empty_sarif_validates() {
 }
 
 /// Findings the self-scan is expected to produce, each with the reason it is acceptable.
-const EXPLAINED: [(&str, &str, &str); 7] = [
+const EXPLAINED: [(&str, &str, &str); 8] = [
     (
         "crates/safety/src/exec/",
         "exec_file_dynamic",
@@ -361,6 +361,11 @@ const EXPLAINED: [(&str, &str, &str); 7] = [
         "crates/safe-mcp/examples/bench/bench_guard",
         "exec_file_dynamic",
         "the guard benchmark times `safe-mcp exec` of the server binary it was given",
+    ),
+    (
+        "crates/safe-mcp/examples/hook_bench",
+        "exec_file_dynamic",
+        "the hook benchmark times the server binary and the Python interpreter it found",
     ),
     (
         "/tests/",
