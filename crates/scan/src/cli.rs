@@ -50,6 +50,10 @@ pub struct ScanArgs {
     /// any skipped file (size cap, symbolic link, not a regular file) makes the exit code 2.
     #[arg(long)]
     pub strict: bool,
+    /// Drop findings in tests and development scripts (test folders, `*.test.*`, `*_test.py`,
+    /// `scripts/`, `examples/`), which are otherwise reported one severity lower.
+    #[arg(long)]
+    pub exclude_tests: bool,
 }
 
 /// Run the scan, print or write the report, and return the exit code.
@@ -60,6 +64,7 @@ pub fn run(args: ScanArgs) -> i32 {
         ignore: args.ignore.clone(),
         max_file_size: args.max_file_size,
         strict: args.strict,
+        exclude_tests: args.exclude_tests,
     };
     let report = match crate::scan(&options) {
         Ok(report) => report,

@@ -64,6 +64,8 @@ pub(crate) struct Candidate {
     /// The file was named as the scan root itself: a symbolic link the user names is followed;
     /// one met inside a tree never is.
     pub(crate) named_root: bool,
+    /// Production code or tests and development scripts, from its path below the root.
+    pub(crate) context: crate::finding::Context,
 }
 
 /// What a walk found: files to scan, entries not scanned (with the reason) and errors.
@@ -112,6 +114,7 @@ pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) ->
                 display: display_path(root),
                 language,
                 named_root: true,
+                context: crate::finding::Context::of(root),
             });
         } else {
             found
@@ -148,6 +151,9 @@ pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) ->
                         display: display_path(entry.path()),
                         language,
                         named_root: false,
+                        context: crate::finding::Context::of(
+                            entry.path().strip_prefix(root).unwrap_or(entry.path()),
+                        ),
                     });
                 }
             }

@@ -37,6 +37,65 @@ pub enum Language {
     Rust,
 }
 
+/// Where a finding's file sits: production code, or tests and development scripts, which
+/// no MCP client reaches (folders `test`, `tests`, `__tests__`, `spec`, `e2e`, `fixtures`,
+/// `scripts`, `examples`; names `*.test.*`, `*.spec.*`, `test_*.py`, `*_test.py`,
+/// `conftest.py`). A finding in the latter is reported one severity lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Context {
+    /// Code that ships.
+    #[default]
+    Production,
+    /// Tests, examples and development scripts.
+    Test,
+}
+
+impl Context {
+    /// The lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Production => "production",
+            Context::Test => "test",
+        }
+    }
+
+    /// The context of a file at `relative` (its path from the scan root).
+    pub fn of(relative: &std::path::Path) -> Context {
+        const FOLDERS: [&str; 10] = [
+            "test",
+            "tests",
+            "__tests__",
+            "spec",
+            "specs",
+            "e2e",
+            "fixtures",
+            "scripts",
+            "examples",
+            "example",
+        ];
+        let names: Vec<String> = relative
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_string_lossy().to_ascii_lowercase()),
+                _ => None,
+            })
+            .collect();
+        let Some((file, folders)) = names.split_last() else {
+            return Context::Production;
+        };
+        let test_file = file.contains(".test.")
+            || file.contains(".spec.")
+            || file == "conftest.py"
+            || (file.ends_with(".py") && (file.starts_with("test_") || file.ends_with("_test.py")));
+        if test_file || folders.iter().any(|f| FOLDERS.contains(&f.as_str())) {
+            Context::Test
+        } else {
+            Context::Production
+        }
+    }
+}
+
 /// One reported finding.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
@@ -62,4 +121,6 @@ pub struct Finding {
     pub tainted_from_tool_input: bool,
     /// Language of the file.
     pub language: Language,
+    /// Production code, or tests and development scripts (one severity lower).
+    pub context: Context,
 }

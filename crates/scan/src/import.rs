@@ -273,6 +273,12 @@ fn finding_from_json(entry: &Map<String, Value>) -> Result<Finding, String> {
         },
         Some(_) => return Err("'language' must be a string".into()),
     };
+    let context = match entry.get("context") {
+        None | Some(Value::Null) => crate::finding::Context::of(std::path::Path::new(&file)),
+        Some(Value::String(name)) if name == "production" => crate::finding::Context::Production,
+        Some(Value::String(name)) if name == "test" => crate::finding::Context::Test,
+        Some(_) => return Err("'context' must be production or test".into()),
+    };
     Ok(Finding {
         rule_id: rule.id(),
         severity,
@@ -285,6 +291,7 @@ fn finding_from_json(entry: &Map<String, Value>) -> Result<Finding, String> {
         suggested_fix: rule.suggested_fix(),
         tainted_from_tool_input,
         language,
+        context,
     })
 }
 

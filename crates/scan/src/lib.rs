@@ -68,6 +68,8 @@ pub struct ScanOptions {
     /// For code one does not trust: `ignore-file` and `ignore-next-line` pragmas count for
     /// nothing, and the CLI exits 2 when any file was skipped.
     pub strict: bool,
+    /// Drop findings in tests and development scripts ([`finding::Context::Test`]).
+    pub exclude_tests: bool,
 }
 
 impl ScanOptions {
@@ -79,6 +81,7 @@ impl ScanOptions {
             ignore: Vec::new(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             strict: false,
+            exclude_tests: false,
         }
     }
 }
@@ -297,6 +300,7 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Opti
         candidate,
         options.severity_floor,
         options.strict,
+        options.exclude_tests,
     );
     if !complete {
         return (
@@ -363,6 +367,7 @@ fn findings_of(
     candidate: &Candidate,
     floor: Severity,
     strict: bool,
+    exclude_tests: bool,
 ) -> (Vec<Finding>, bool) {
     let mut hits = analysis.hits;
     hits.sort_by_key(|hit| (hit.offset, hit.rule));
@@ -379,6 +384,14 @@ fn findings_of(
         } else {
             base_severity
         };
+        // Tests and development scripts: no MCP client reaches them.
+        let severity = match candidate.context {
+            finding::Context::Test => severity.lowered(),
+            finding::Context::Production => severity,
+        };
+        if exclude_tests && candidate.context == finding::Context::Test {
+            continue;
+        }
         if severity < floor {
             continue;
         }
@@ -397,6 +410,7 @@ fn findings_of(
             suggested_fix: hit.rule.suggested_fix(),
             tainted_from_tool_input: hit.tainted,
             language: candidate.language,
+            context: candidate.context,
         });
     }
     (findings, true)
@@ -431,6 +445,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
         display: path.to_string_lossy().into_owned(),
         language,
         named_root: true,
+        context: finding::Context::of(path),
     };
     // On a thread of its own, whose stack holds the nesting bound (the caller's may be small).
     std::thread::scope(|scope| {
@@ -443,7 +458,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
                 if analysis.pragmas.ignore_file {
                     return Ok(Vec::new());
                 }
-                Ok(findings_of(analysis, &source, &candidate, Severity::Low, false).0)
+                Ok(findings_of(analysis, &source, &candidate, Severity::Low, false, false).0)
             })
             .map_err(|error| SourceError::Thread(error.to_string()))?;
         worker
@@ -452,7 +467,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
     })
 }
 
-/// Most tokens ([`source::estimated_tokens`]) a file may have to be parsed: a syntax tree
+/// Most tokens (as `source::estimated_tokens` counts them) a file may have to be parsed: a syntax tree
 /// costs about 100 bytes per token with oxc and 250 to 300 with tree-sitter (measured), so
 /// either bound keeps one file's tree near 500 MB at worst. Real code averages four bytes or
 /// more per token: an 8 MiB bundle is about 2 million.

@@ -187,10 +187,13 @@ impl ScanReport {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for finding in &self.findings {
-            let taint = if finding.tainted_from_tool_input {
-                " [tainted from MCP tool input]"
-            } else {
-                ""
+            let taint = match (finding.tainted_from_tool_input, finding.context) {
+                (true, crate::finding::Context::Test) => {
+                    " [tainted from MCP tool input] [test or development code]"
+                }
+                (true, _) => " [tainted from MCP tool input]",
+                (false, crate::finding::Context::Test) => " [test or development code]",
+                (false, _) => "",
             };
             out.push_str(&format!(
                 "{}:{}:{}: {} {}{}\n    {}\n    {}\n    fix: {}\n",
@@ -383,7 +386,13 @@ impl ScanReport {
                     "properties": {
                         "severity": f.severity.name(),
                         "baseSeverity": f.base_severity.name(),
-                        "tainted_from_tool_input": f.tainted_from_tool_input
+                        "tainted_from_tool_input": f.tainted_from_tool_input,
+                        "context": f.context.name(),
+                        "tags": if f.context == crate::finding::Context::Test {
+                            json!(["test"])
+                        } else {
+                            json!([])
+                        }
                     }
                 })
             })

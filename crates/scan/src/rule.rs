@@ -29,6 +29,16 @@ impl Severity {
     }
 
     /// One step up, capped at `Critical` (used for findings tainted by MCP tool input).
+    /// One step down (a finding in test or development code), at least `LOW`.
+    pub fn lowered(self) -> Severity {
+        match self {
+            Severity::Critical => Severity::High,
+            Severity::High => Severity::Medium,
+            Severity::Medium | Severity::Low => Severity::Low,
+        }
+    }
+
+    /// One step up (a finding tainted by tool input), at most `CRITICAL`.
     pub fn raised(self) -> Severity {
         match self {
             Severity::Low => Severity::Medium,

@@ -18,3 +18,4 @@ mod javascript_rules;
 mod python_rules;
 mod robustness;
 mod rust_rules;
+mod test_context;

@@ -5,11 +5,11 @@
 //! - **Shell commands** (`Bash`): [`parse_shell_command`] (the terminal's grammar, plus the
 //!   expansions bash would do: `*`, `{a,b}`, `~`), then [`TerminalPolicy::evaluate_argv`], the
 //!   event's `cwd` contained beneath a `[hook]` root, every path-like argument contained
-//!   ([`Jail::check_args`]), no argument naming a protected path, the program resolved on the
-//!   policy's `PATH` ([`TerminalPolicy::resolve_program`]). Allowed commands get no decision
+//!   (`Jail::check_args`), no argument naming a protected path, the program resolved on the
+//!   policy's `PATH` (`TerminalPolicy::resolve_program`). Allowed commands get no decision
 //!   (the agent's own prompts apply) unless a rule says `hook = "allow"` or `"ask"`.
-//! - **File tools**: the path beneath a root ([`Jail::locate`], through the kernel);
-//!   writing a protected path ([`protect`]), a path that would make a bare git repository,
+//! - **File tools**: the path beneath a root (`Jail::locate`, through the kernel);
+//!   writing a protected path (`hook::protect`), a path that would make a bare git repository,
 //!   a file with other hard links or through a dangling symlink is denied.
 //! - **Other tools** (`mcp__*` and the rest): `[[hook.tools]]` by name, the strictest match
 //!   winning; none: `[hook] unlisted_tools`.
