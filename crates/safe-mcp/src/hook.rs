@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use safety::hook::{Agent, CommandText, HookAnswer, HookCore, Judgement, MAX_EVENT_BYTES, Verdict};
+use safety::hook::{Agent, CommandText, HookAnswer, HookCore, Judgement, Verdict};
 
 /// `check`'s exit status for a command the policy lets through (with or without a prompt).
 pub const CHECK_ALLOWED: u8 = 0;
@@ -17,8 +17,8 @@ pub const CHECK_DENIED: u8 = 1;
 /// `check`'s exit status when the policy or the arguments are wrong.
 pub const CHECK_ERROR: u8 = 2;
 
-/// Read the event (at most [`MAX_EVENT_BYTES`] + 1 bytes, so an over-long one is known as
-/// such) and answer it. Every failure is an [`HookAnswer::refuse`].
+/// Load the policy, then read and answer the event ([`HookCore::answer_from`]). Every
+/// failure is an [`HookAnswer::refuse`].
 pub fn run_hook(
     agent: Agent,
     load: impl FnOnce() -> Result<safety::Config, String>,
@@ -32,16 +32,7 @@ pub fn run_hook(
             ));
         }
     };
-    let mut input = Vec::new();
-    let limit = u64::try_from(MAX_EVENT_BYTES)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    if let Err(e) = stdin.take(limit).read_to_end(&mut input) {
-        return HookAnswer::refuse(&format!(
-            "safe-mcp hook refused the call: the event could not be read: {e}"
-        ));
-    }
-    core.answer(agent, &input)
+    core.answer_from(agent, stdin)
 }
 
 /// One `check`: the decision and its text (or JSON) for stdout, and the exit status.
@@ -102,7 +93,8 @@ fn render_text(core: &HookCore, j: &Judgement) -> String {
         safety::protocol::quote(&core.redact(&j.reason))
     ));
     if let Some(argv) = &j.argv {
-        let words: Vec<String> = argv
+        let words: Vec<String> = core
+            .redact_argv(argv)
             .iter()
             .map(|a| format!("'{}'", safety::protocol::quote(a)))
             .collect();

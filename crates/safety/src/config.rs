@@ -1303,6 +1303,17 @@ fn overlap(
     }
 }
 
+/// `[terminal] path`: a relative entry would find programs wherever a command's folder is.
+fn check_command_path(t: &TerminalSettings) -> Result<(), ConfigError> {
+    if t.path().split(':').all(|p| Path::new(p).is_absolute()) {
+        return Ok(());
+    }
+    Err(ConfigError::BadValue {
+        key: "terminal.path".into(),
+        message: "every PATH entry must be an absolute folder".into(),
+    })
+}
+
 /// The `[hook]` section for `safe-mcp hook` and `check`: the roots (or the terminal's jail)
 /// canonical, the audit log and the policy file outside every root (an agent that could
 /// write either could forge its record or rewrite its own rules), the protected paths
@@ -1391,17 +1402,7 @@ fn validate_hook(
             });
         }
     }
-    if !file
-        .terminal
-        .path()
-        .split(':')
-        .all(|p| Path::new(p).is_absolute())
-    {
-        return Err(ConfigError::BadValue {
-            key: "terminal.path".into(),
-            message: "every PATH entry must be an absolute folder".into(),
-        });
-    }
+    check_command_path(&file.terminal)?;
     file.hook.roots = roots;
     Ok(())
 }
@@ -1629,12 +1630,7 @@ fn resolve_and_validate(
                     message: "must be at least 1".into(),
                 });
             }
-            if !t.path().split(':').all(|p| Path::new(p).is_absolute()) {
-                return Err(ConfigError::BadValue {
-                    key: "terminal.path".into(),
-                    message: "every PATH entry must be an absolute folder".into(),
-                });
-            }
+            check_command_path(t)?;
         }
         Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log)?,
         Server::Files => {

@@ -2,34 +2,9 @@
 //! the size cap, SARIF schema validation, and a self-scan of this repository.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::Parser;
-use scan::cli::{ScanArgs, run};
-
-/// Stand-in for the binary's `safe-mcp scan` subcommand.
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: ScanArgs,
-}
-
-fn parse(argv: &[&str]) -> Result<ScanArgs, clap::Error> {
-    let mut full = vec!["scan"];
-    full.extend_from_slice(argv);
-    Wrapper::try_parse_from(full).map(|w| w.args)
-}
-
-fn run_with(argv: &[&str]) -> i32 {
-    run(parse(argv).expect("arguments parse"))
-}
-
-fn write(dir: &Path, relative: &str, text: &str) -> PathBuf {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
-    fs::write(&path, text).expect("write");
-    path
-}
+use crate::common::{parse, run_with, sarif_validator, write};
 
 const VULNERABLE: &str =
     "import { exec } from 'child_process';\nexport function run(cmd) { exec(cmd); }\n";
@@ -219,17 +194,6 @@ fn markdown_and_text_render() {
     // One file, no errors: the summary's counts agree with their nouns.
     assert!(text.contains("1 file scanned ("), "{text}");
     assert!(text.contains(", 0 errors,"), "{text}");
-}
-
-fn sarif_validator() -> jsonschema::Validator {
-    let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(schema_path).expect("schema")).expect("json");
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("schema compiles")
 }
 
 #[test]

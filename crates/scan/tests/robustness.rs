@@ -5,29 +5,9 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::Parser;
-use scan::cli::{ScanArgs, run};
-
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: ScanArgs,
-}
-
-fn run_with(argv: &[&str]) -> i32 {
-    let mut full = vec!["scan"];
-    full.extend_from_slice(argv);
-    run(Wrapper::try_parse_from(full).expect("arguments parse").args)
-}
-
-fn write(dir: &Path, relative: &str, text: &str) -> PathBuf {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
-    fs::write(&path, text).expect("write");
-    path
-}
+use crate::common::{run_with, sarif_validator, write};
 
 fn utf8(path: &Path) -> &str {
     path.to_str().expect("utf8 path")
@@ -168,6 +148,25 @@ fn nesting_within_the_bound_is_still_analysed() {
 // debug build, growing with the square of the depth). No timing is asserted; each test
 // finishing, with its finding, is the evidence.
 
+/// `text`, scanned as `file`, has a finding of `rule` tainted by tool input.
+fn assert_tainted(file: &str, text: &str, rule: &str) {
+    let findings = scan::scan_text(Path::new(file), text).expect("scans");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == rule && f.tainted_from_tool_input),
+        "{findings:?}"
+    );
+}
+
+/// `text`, scanned as `file`, is refused as nested past the bound.
+fn assert_too_deep(file: &str, text: &str) {
+    assert!(matches!(
+        scan::scan_text(Path::new(file), text),
+        Err(scan::error::SourceError::TooDeep { .. })
+    ));
+}
+
 #[test]
 fn nested_rust_functions_are_linear() {
     // 20 000 levels: analysed (a tree depth of 40 000, within the bound).
@@ -177,20 +176,11 @@ fn nested_rust_functions_are_linear() {
         "fn f() {\n".repeat(levels),
         "}\n".repeat(levels)
     );
-    let findings = scan::scan_text(Path::new("nested.rs"), &text).expect("scans");
-    assert!(
-        findings
-            .iter()
-            .any(|f| f.rule_id == "exec_file_dynamic" && f.tainted_from_tool_input),
-        "{findings:?}"
-    );
+    assert_tainted("nested.rs", &text, "exec_file_dynamic");
     // 50 000 levels: past the depth bound, refused at once.
     let levels = 50_000;
     let text = format!("{}{}", "fn f() {\n".repeat(levels), "}\n".repeat(levels));
-    assert!(matches!(
-        scan::scan_text(Path::new("nested.rs"), &text),
-        Err(scan::error::SourceError::TooDeep { .. })
-    ));
+    assert_too_deep("nested.rs", &text);
 }
 
 #[test]
@@ -219,19 +209,10 @@ fn nested_javascript_calls_are_linear() {
         "f(".repeat(levels),
         ")".repeat(levels)
     );
-    let findings = scan::scan_text(Path::new("nested.js"), &text).expect("scans");
-    assert!(
-        findings
-            .iter()
-            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input),
-        "{findings:?}"
-    );
+    assert_tainted("nested.js", &text, "exec_dynamic_string");
     let levels = 50_000;
     let text = format!("x = {}1{};", "f(".repeat(levels), ")".repeat(levels));
-    assert!(matches!(
-        scan::scan_text(Path::new("nested.js"), &text),
-        Err(scan::error::SourceError::TooDeep { .. })
-    ));
+    assert_too_deep("nested.js", &text);
 }
 
 #[test]
@@ -242,19 +223,10 @@ fn nested_python_calls_are_linear() {
         "f(".repeat(levels),
         ")".repeat(levels)
     );
-    let findings = scan::scan_text(Path::new("nested.py"), &text).expect("scans");
-    assert!(
-        findings
-            .iter()
-            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input),
-        "{findings:?}"
-    );
+    assert_tainted("nested.py", &text, "exec_dynamic_string");
     let levels = 50_000;
     let text = format!("x = {}1{}\n", "f(".repeat(levels), ")".repeat(levels));
-    assert!(matches!(
-        scan::scan_text(Path::new("nested.py"), &text),
-        Err(scan::error::SourceError::TooDeep { .. })
-    ));
+    assert_too_deep("nested.py", &text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -412,17 +384,6 @@ fn a_file_name_cannot_forge_report_lines_or_cells() {
 
 // ---------------------------------------------------------------------------------------------
 // SARIF URIs
-
-fn sarif_validator() -> jsonschema::Validator {
-    let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(schema_path).expect("schema")).expect("json");
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("schema compiles")
-}
 
 #[test]
 fn sarif_uris_are_relative_to_srcroot_and_never_a_scheme_or_a_climb() {

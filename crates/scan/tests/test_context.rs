@@ -5,15 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use clap::Parser;
-use scan::cli::{ScanArgs, run};
 use scan::finding::Context;
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: ScanArgs,
-}
+use crate::common::{run_with, write};
 
 const JS: &str = "const { exec } = require('child_process');\nexec(`ls ${process.argv[2]}`);\n";
 const PY: &str = "import os\nimport sys\nos.system('ls ' + sys.argv[1])\n";
@@ -29,9 +23,7 @@ fn tree(dir: &Path) {
         ("src/tool_test.py", PY),
         ("src/test_tool.py", PY),
     ] {
-        let p = dir.join(path);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
+        write(dir, path, text);
     }
 }
 
@@ -40,7 +32,6 @@ fn scan_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let _ = fs::remove_file(&out);
     let root = dir.join("t");
     let mut argv = vec![
-        "scan",
         root.to_str().unwrap(),
         "--format",
         "json",
@@ -48,7 +39,7 @@ fn scan_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
         out.to_str().unwrap(),
     ];
     argv.extend_from_slice(extra);
-    let code = run(Wrapper::try_parse_from(argv).unwrap().args);
+    let code = run_with(&argv);
     (
         code,
         serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap(),
@@ -139,14 +130,13 @@ fn test_code_is_one_severity_lower_and_can_be_excluded() {
     let out = dir.path().join("report.sarif");
     let root = dir.path().join("t");
     let argv = [
-        "scan",
         root.to_str().unwrap(),
         "--format",
         "sarif",
         "--output",
         out.to_str().unwrap(),
     ];
-    run(Wrapper::try_parse_from(argv).unwrap().args);
+    run_with(&argv);
     let sarif: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let results = sarif["runs"][0]["results"].as_array().unwrap();

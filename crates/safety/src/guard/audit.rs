@@ -13,7 +13,7 @@
 //!
 //! Both functions return an envelope for every input; the guard server records the call.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{FileType, Mode, OFlags};
@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::jail::{Jail, JailError, is_within};
+use crate::jail::{Jail, JailError};
 use crate::protocol::{self, ArgKind, ArgSpec, MAX_PATH_ARG_BYTES, ShapeError, quote};
 use crate::result::{self, Envelope, ResultCode};
 
@@ -623,26 +623,12 @@ fn open_target(jail: &Jail, path: &str) -> Result<Target, AuditRefusal> {
         }
     }
     let is_folder = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-    let relative = relative_of(jail, &handle).ok_or_else(escape)?;
+    let relative = jail.relative_name(&handle).ok_or_else(escape)?;
     Ok(Target {
         handle,
         relative,
         is_folder,
     })
-}
-
-/// The handle's path relative to the root, as the kernel names it; `None` when that name
-/// is not beneath the root (defence in depth: the kernel already said it is).
-fn relative_of(jail: &Jail, handle: &OwnedFd) -> Option<PathBuf> {
-    let absolute =
-        std::fs::read_link(format!("/proc/self/fd/{}", handle.as_fd().as_raw_fd())).ok()?;
-    if !is_within(jail.root(), &absolute) {
-        return None;
-    }
-    absolute
-        .strip_prefix(jail.root())
-        .ok()
-        .map(Path::to_path_buf)
 }
 
 /// Scan a folder through its handle's `/proc/self/fd/N` name.

@@ -24,6 +24,7 @@
 mod event;
 mod protect;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ pub use protect::BUILTIN_PROTECTED;
 use crate::audit::AuditLog;
 use crate::config::{Config, HookDecision, UnlistedTools};
 use crate::jail::{ContainedDir, Jail, JailError, is_within, path_candidates};
-use crate::parse::{ParseError, parse_shell_command};
+use crate::parse::parse_shell_command;
 use crate::policy::{PolicyError, TerminalPolicy};
 use crate::protocol::quote;
 use crate::redact::{RedactError, Redactor};
@@ -92,7 +93,8 @@ pub struct Judgement {
     /// What decided: `parser`, `allowlist`, `denylist`, `default-deny`, `rules[N]`,
     /// `executable`, `jail`, `protected`, `hook.tools[N]`, `hook.unlisted_tools`.
     pub decided_by: String,
-    /// The argv as parsed (redacted when it leaves).
+    /// The argv as parsed, not redacted: [`HookCore::redacted_json`] and
+    /// [`HookCore::redact_argv`] make it fit to leave.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
     /// The program that would run, resolved on the policy's `PATH`.
@@ -145,6 +147,23 @@ pub struct HookAnswer {
 }
 
 impl HookAnswer {
+    /// No decision: exit 0, nothing on stdout.
+    fn nothing() -> Self {
+        HookAnswer {
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_code: 0,
+        }
+    }
+
+    /// Exit 0 with one JSON object on stdout.
+    fn json(value: &Value) -> Self {
+        HookAnswer {
+            stdout: format!("{value}\n"),
+            ..HookAnswer::nothing()
+        }
+    }
+
     /// A refusal both agents obey: exit 2, the reason on stderr.
     pub fn refuse(reason: &str) -> Self {
         HookAnswer {
@@ -222,8 +241,22 @@ impl HookCore {
         })
     }
 
-    /// Answer one event read from stdin (the whole input, at most
-    /// [`MAX_EVENT_BYTES`] + 1 bytes: more is refused).
+    /// Read one event from `input` (at most [`MAX_EVENT_BYTES`] + 1 bytes, so an over-long
+    /// one is known as such and refused unread past the bound) and answer it.
+    pub fn answer_from(&self, agent: Agent, input: impl Read) -> HookAnswer {
+        let mut bytes = Vec::new();
+        let limit = u64::try_from(MAX_EVENT_BYTES)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        match input.take(limit).read_to_end(&mut bytes) {
+            Ok(_) => self.answer(agent, &bytes),
+            Err(e) => HookAnswer::refuse(&format!(
+                "safe-mcp hook refused the call: the event could not be read: {e}"
+            )),
+        }
+    }
+
+    /// Answer one event, the whole input as read (more than [`MAX_EVENT_BYTES`] is refused).
     pub fn answer(&self, agent: Agent, input: &[u8]) -> HookAnswer {
         let event = match event::parse(input, agent) {
             Ok(event) => event,
@@ -248,7 +281,7 @@ impl HookCore {
     }
 
     fn answer_pre(&self, agent: Agent, event: &Event) -> HookAnswer {
-        let judgement = self.judge_event(agent, event);
+        let judgement = self.judge_event(event);
         let mut record = self.record_of(agent, event, &judgement);
         if let Subject::Shell { command } = &event.subject {
             // A command past the parser's bound was refused unread: its length and hash
@@ -273,7 +306,7 @@ impl HookCore {
     }
 
     /// The decision for a `PreToolUse` event.
-    fn judge_event(&self, agent: Agent, event: &Event) -> Judgement {
+    fn judge_event(&self, event: &Event) -> Judgement {
         match &event.subject {
             Subject::Shell { command } => match event.cwd.as_deref() {
                 Some(cwd) => self.judge_command(Path::new(cwd), CommandText::Line(command)),
@@ -300,18 +333,8 @@ impl HookCore {
                         );
                     }
                 }
-                let mut last = Judgement::pass(Verdict::None, "jail", "no path to check");
-                let mut all = Vec::new();
-                for (path, writes) in paths {
-                    let j = self.judge_path(event.cwd.as_deref(), path, *writes);
-                    if j.decision == Verdict::Deny {
-                        return j;
-                    }
-                    all.extend(j.paths.iter().cloned());
-                    last = j;
-                }
-                last.paths = all;
-                last
+                let paths = paths.iter().map(|(p, writes)| (p.as_str(), *writes));
+                self.judge_paths(event.cwd.as_deref(), paths)
             }
             Subject::Patch { patch } => {
                 let files = event::patch_paths(patch);
@@ -323,26 +346,35 @@ impl HookCore {
                          what it writes cannot be checked",
                     );
                 }
-                let mut all = Vec::new();
-                let mut last = None;
-                for file in &files {
-                    let j = self.judge_path(event.cwd.as_deref(), file, true);
-                    if j.decision == Verdict::Deny {
-                        return j;
-                    }
-                    all.extend(j.paths.iter().cloned());
-                    last = Some(j);
-                }
-                let mut j = last.unwrap_or_else(|| Judgement::pass(Verdict::None, "jail", ""));
-                j.paths = all;
-                j
+                let files = files.iter().map(|f| (f.as_str(), true));
+                self.judge_paths(event.cwd.as_deref(), files)
             }
-            Subject::Other => self.judge_tool(agent, &event.tool_name),
+            Subject::Other => self.judge_tool(&event.tool_name),
         }
     }
 
+    /// Every path of one call: the first refusal, or the last judgement with every path.
+    fn judge_paths<'p>(
+        &self,
+        cwd: Option<&str>,
+        paths: impl Iterator<Item = (&'p str, bool)>,
+    ) -> Judgement {
+        let mut last = Judgement::pass(Verdict::None, "jail", "no path to check");
+        let mut all = Vec::new();
+        for (path, writes) in paths {
+            let j = self.judge_path(cwd, path, writes);
+            if j.decision == Verdict::Deny {
+                return j;
+            }
+            all.extend(j.paths.iter().cloned());
+            last = j;
+        }
+        last.paths = all;
+        last
+    }
+
     /// The decision for a tool judged by name alone.
-    fn judge_tool(&self, _agent: Agent, tool: &str) -> Judgement {
+    fn judge_tool(&self, tool: &str) -> Judgement {
         let mut strictest: Option<(usize, &crate::config::HookToolRule)> = None;
         for (i, rule) in self.config.hook.tools.iter().enumerate() {
             if glob_match(&rule.name, tool)
@@ -428,12 +460,12 @@ impl HookCore {
         let argv = match command {
             CommandText::Line(line) => match parse_shell_command(line) {
                 Ok(argv) => argv,
-                Err(e) => return Judgement::deny(parse_code(&e), "parser", e.to_string()),
+                Err(e) => return Judgement::deny(e.code(), "parser", e.to_string()),
             },
             CommandText::Argv(words) => words.to_vec(),
         };
         let mut j = self.judge_argv(cwd, &argv);
-        j.argv = Some(self.redactor.redact_argv(&argv));
+        j.argv = Some(argv);
         j
     }
 
@@ -722,20 +754,11 @@ impl HookCore {
             ));
         }
         if count == 0 {
-            return HookAnswer {
-                stdout: String::new(),
-                stderr: String::new(),
-                exit_code: 0,
-            };
+            return HookAnswer::nothing();
         }
         // The documented form for feedback after a tool ran: `decision: "block"` with the
         // reason, which both agents hand to the model.
-        let out = json!({"decision": "block", "reason": judgement.reason});
-        HookAnswer {
-            stdout: format!("{out}\n"),
-            stderr: String::new(),
-            exit_code: 0,
-        }
+        HookAnswer::json(&json!({"decision": "block", "reason": judgement.reason}))
     }
 
     fn record_of(&self, agent: Agent, event: &Event, j: &Judgement) -> Map<String, Value> {
@@ -785,8 +808,17 @@ impl HookCore {
     /// redacted.
     pub fn redacted_json(&self, j: &Judgement) -> Value {
         let mut value = serde_json::to_value(j).unwrap_or(Value::Null);
+        if let (Some(argv), Some(slot)) = (&j.argv, value.get_mut("argv")) {
+            *slot = json!(self.redactor.redact_argv(argv));
+        }
         self.redactor.redact_json(&mut value);
         value
+    }
+
+    /// An argv as it may leave: redacted, also in the context of its neighbours
+    /// ([`Redactor::redact_argv`]).
+    pub fn redact_argv(&self, argv: &[String]) -> Vec<String> {
+        self.redactor.redact_argv(argv)
     }
 
     /// [`Redactor::redact`] with this policy's rules.
@@ -797,24 +829,15 @@ impl HookCore {
 
 /// The answer to a `PreToolUse` event in the agent's format.
 fn render_pre(agent: Agent, j: &Judgement) -> HookAnswer {
-    let empty = HookAnswer {
-        stdout: String::new(),
-        stderr: String::new(),
-        exit_code: 0,
-    };
+    let empty = HookAnswer::nothing();
     let json_answer = |decision: &str| {
-        let out = json!({
+        HookAnswer::json(&json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": decision,
                 "permissionDecisionReason": j.reason,
             }
-        });
-        HookAnswer {
-            stdout: format!("{out}\n"),
-            stderr: String::new(),
-            exit_code: 0,
-        }
+        }))
     };
     let denied = |reason: &str| {
         HookAnswer::refuse(&format!(
@@ -839,10 +862,6 @@ fn render_pre(agent: Agent, j: &Judgement) -> HookAnswer {
             j.reason
         )),
     }
-}
-
-fn parse_code(e: &ParseError) -> ResultCode {
-    e.code()
 }
 
 fn jail_judgement(e: JailError) -> Judgement {

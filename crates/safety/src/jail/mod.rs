@@ -254,38 +254,16 @@ impl Jail {
     /// program that creates folders (`mkdir -p`, `git init`) or normalises the path itself
     /// would climb out with it (`sub/missing/../../../x`).
     pub(crate) fn check_path(&self, cwd: &ContainedDir, path: &str) -> Result<(), JailError> {
-        let escape = || JailError::Escape {
-            path: path.to_string(),
-        };
-        let rel = self.relative_to_root(cwd.relative(), path)?;
-        let components: Vec<Component> = rel.components().collect();
-        for keep in (0..=components.len()).rev() {
-            let prefix: PathBuf = components.iter().take(keep).collect();
-            match self.open_beneath(&prefix, OFlags::PATH) {
-                Ok(_) => {
-                    let rest = components.get(keep..).unwrap_or_default();
-                    if rest.contains(&Component::ParentDir) {
-                        return Err(escape());
-                    }
-                    return Ok(());
-                }
-                Err(Errno::NOENT) | Err(Errno::NOTDIR) => continue,
-                // XDEV/LOOP: out through `..` or a symlink. Anything else (EACCES,
-                // ENAMETOOLONG): not provably inside, so refused too.
-                Err(_) => return Err(escape()),
-            }
-        }
-        // The empty prefix is the root itself, which always opens.
-        Err(escape())
+        self.deepest_beneath(cwd, path).map(|_| ())
     }
 
-    /// Where `path` (taken relative to `cwd`) really is, for a check of *which* file it names
-    /// rather than only whether it stays inside: the path relative to the root of its
-    /// deepest existing part as the kernel resolved it (every symlink inside followed, so
-    /// `link/hooks` with `link -> .git` is `.git/hooks`), then the rest as written (which
-    /// holds no `..`), and the link count of the entry when it exists and is a regular file.
-    /// Containment is refused as [`Jail::check_path`] refuses it.
-    pub(crate) fn locate(&self, cwd: &ContainedDir, path: &str) -> Result<Located, JailError> {
+    /// The walk of [`Jail::check_path`]: a handle on the deepest existing part of `path`
+    /// (opened by the kernel beneath the root) and the rest as written, which holds no `..`.
+    fn deepest_beneath(
+        &self,
+        cwd: &ContainedDir,
+        path: &str,
+    ) -> Result<(OwnedFd, PathBuf), JailError> {
         let escape = || JailError::Escape {
             path: path.to_string(),
         };
@@ -299,51 +277,74 @@ impl Jail {
                     if rest.contains(&Component::ParentDir) {
                         return Err(escape());
                     }
-                    // `notes -> .git/hooks/pre-commit`, dangling: a write through it creates
-                    // the target, which the name `notes` does not show. Refused.
-                    if let Some(Component::Normal(first)) = rest.first()
-                        && rustix::fs::statat(&fd, *first, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                            .is_ok_and(|st| {
-                                rustix::fs::FileType::from_raw_mode(st.st_mode)
-                                    == rustix::fs::FileType::Symlink
-                            })
-                    {
-                        return Err(JailError::Invalid {
-                            reason: format!(
-                                "'{}' is a symlink to something that does not exist: writing \
-                                 through it would create a file its name does not show",
-                                crate::protocol::quote(path)
-                            ),
-                        });
-                    }
-                    let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(&fd)))
-                        .map_err(|_| escape())?;
-                    if !is_within(&self.root, &absolute) {
-                        return Err(escape());
-                    }
-                    let mut relative = absolute
-                        .strip_prefix(&self.root)
-                        .map(Path::to_path_buf)
-                        .unwrap_or_default();
-                    relative.extend(rest.iter().filter(|c| matches!(c, Component::Normal(_))));
-                    let links = if rest.is_empty() {
-                        rustix::fs::fstat(&fd)
-                            .ok()
-                            .filter(|st| {
-                                rustix::fs::FileType::from_raw_mode(st.st_mode)
-                                    == rustix::fs::FileType::RegularFile
-                            })
-                            .map(|st| st.st_nlink)
-                    } else {
-                        None
-                    };
-                    return Ok(Located { relative, links });
+                    return Ok((fd, rest.iter().collect()));
                 }
                 Err(Errno::NOENT) | Err(Errno::NOTDIR) => continue,
+                // XDEV/LOOP: out through `..` or a symlink. Anything else (EACCES,
+                // ENAMETOOLONG): not provably inside, so refused too.
                 Err(_) => return Err(escape()),
             }
         }
+        // The empty prefix is the root itself, which always opens.
         Err(escape())
+    }
+
+    /// The kernel's own name for an open handle, relative to the root; `None` when that
+    /// name is not beneath the root (defence in depth: the kernel already said it is).
+    pub(crate) fn relative_name(&self, handle: &OwnedFd) -> Option<PathBuf> {
+        let absolute = std::fs::read_link(format!("/proc/self/fd/{}", fd_number(handle))).ok()?;
+        if !is_within(&self.root, &absolute) {
+            return None;
+        }
+        absolute
+            .strip_prefix(&self.root)
+            .ok()
+            .map(Path::to_path_buf)
+    }
+
+    /// Where `path` (taken relative to `cwd`) really is, for a check of *which* file it names
+    /// rather than only whether it stays inside: the path relative to the root of its
+    /// deepest existing part as the kernel resolved it (every symlink inside followed, so
+    /// `link/hooks` with `link -> .git` is `.git/hooks`), then the rest as written (which
+    /// holds no `..`), and the link count of the entry when it exists and is a regular file.
+    /// Containment is refused as [`Jail::check_path`] refuses it.
+    pub(crate) fn locate(&self, cwd: &ContainedDir, path: &str) -> Result<Located, JailError> {
+        let (fd, rest) = self.deepest_beneath(cwd, path)?;
+        // `notes -> .git/hooks/pre-commit`, dangling: a write through it creates the target,
+        // which the name `notes` does not show. Refused.
+        if let Some(Component::Normal(first)) = rest.components().next()
+            && rustix::fs::statat(&fd, first, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(
+                |st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+                },
+            )
+        {
+            return Err(JailError::Invalid {
+                reason: format!(
+                    "'{}' is a symlink to something that does not exist: writing through it \
+                     would create a file its name does not show",
+                    crate::protocol::quote(path)
+                ),
+            });
+        }
+        let mut relative = self.relative_name(&fd).ok_or_else(|| JailError::Escape {
+            path: path.to_string(),
+        })?;
+        let links = if rest.as_os_str().is_empty() {
+            rustix::fs::fstat(&fd)
+                .ok()
+                .filter(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::RegularFile
+                })
+                .map(|st| st.st_nlink)
+        } else {
+            None
+        };
+        if !rest.as_os_str().is_empty() {
+            relative.push(rest);
+        }
+        Ok(Located { relative, links })
     }
 
     /// Does `rel` (relative to the root) name something that exists beneath it?
