@@ -390,7 +390,7 @@ fn pin_ancestors(
 /// looked up twice.
 fn protect(jail: BorrowedFd<'_>, relative: &Path, read_only: bool) -> Result<(), ViewError> {
     let path = || relative.to_path_buf();
-    let target: OwnedFd = rustix::fs::openat2(
+    let target: OwnedFd = crate::jail::openat2(
         jail,
         relative,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,

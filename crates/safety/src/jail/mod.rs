@@ -9,7 +9,7 @@
 
 pub mod workspace;
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
@@ -120,6 +120,33 @@ fn beneath() -> ResolveFlags {
     ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
 }
 
+/// How often [`openat2`] asks again after `EAGAIN` before the caller refuses.
+const OPENAT2_ATTEMPTS: usize = 1000;
+
+/// `openat2`, asked again when the kernel answers `EAGAIN`. With `RESOLVE_BENEATH` the kernel
+/// gives up on a `..` (written, or in a symlink's target) whenever any rename or mount
+/// anywhere on the machine raced the lookup, since it can then not prove the `..` stayed
+/// beneath; openat2(2) says to retry. Bounded: after [`OPENAT2_ATTEMPTS`] the `EAGAIN` is
+/// returned and the caller refuses, as it refuses any errno it does not expect.
+pub(crate) fn openat2<P: rustix::path::Arg + Copy>(
+    dir: BorrowedFd<'_>,
+    path: P,
+    flags: OFlags,
+    mode: Mode,
+    resolve: ResolveFlags,
+) -> Result<OwnedFd, Errno> {
+    let mut attempt = 1;
+    loop {
+        match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+            Err(Errno::AGAIN) if attempt < OPENAT2_ATTEMPTS => {
+                attempt += 1;
+                std::thread::yield_now();
+            }
+            answer => return answer,
+        }
+    }
+}
+
 impl Jail {
     /// Open the (already canonical) root.
     pub fn open(root: &Path) -> Result<Jail, JailError> {
@@ -174,7 +201,7 @@ impl Jail {
         } else {
             rel
         };
-        rustix::fs::openat2(
+        openat2(
             self.dir.as_fd(),
             rel,
             flags | OFlags::CLOEXEC,
@@ -523,6 +550,60 @@ mod tests {
             j.resolve_cwd(Some("missing")),
             Err(JailError::Invalid { .. })
         ));
+    }
+
+    /// With `RESOLVE_BENEATH` the kernel answers a `..` with `EAGAIN` whenever any rename on
+    /// the machine raced the lookup. A real rename storm runs beside thousands of lookups whose
+    /// symlinks climb with `..`: the inside one always resolves, the outside one is always an
+    /// escape, never a different answer.
+    #[test]
+    fn a_rename_storm_elsewhere_never_changes_an_answer() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (d, j) = jail();
+        std::fs::create_dir_all(j.root().join("sub/inner")).unwrap();
+        symlink("../../sub", j.root().join("sub/inner/up")).unwrap();
+        symlink("../../notes.txt", j.root().join("sub/inner/file")).unwrap();
+        symlink("../../../secret", j.root().join("sub/inner/out")).unwrap();
+        let storm = tempfile::tempdir().unwrap();
+        let (a, b) = (storm.path().join("a"), storm.path().join("b"));
+        std::fs::write(&a, "x").unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let renamer = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut renames = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    std::fs::rename(&a, &b).unwrap();
+                    std::fs::rename(&b, &a).unwrap();
+                    renames += 2;
+                }
+                renames
+            })
+        };
+        let root = j.resolve_cwd(None).unwrap();
+        let mut wrong = Vec::new();
+        for _ in 0..20_000 {
+            if let Err(e) = j.resolve_cwd(Some("sub/inner/up")) {
+                wrong.push(format!("cwd inside: {e:?}"));
+            }
+            if let Err(e) = j.check_path(&root, "sub/inner/file") {
+                wrong.push(format!("path inside: {e:?}"));
+            }
+            match j.resolve_cwd(Some("sub/inner/out")) {
+                Err(JailError::Escape { .. }) => {}
+                other => wrong.push(format!("cwd outside: {:?}", other.map(|c| c.absolute))),
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let renames = renamer.join().unwrap();
+        assert!(renames > 0, "the storm never ran");
+        assert!(
+            wrong.is_empty(),
+            "{} of 60000 answers changed, e.g. {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(3)]
+        );
+        drop(d);
     }
 
     #[test]

@@ -442,20 +442,18 @@ fn resolve_flags() -> ResolveFlags {
 
 fn open_child_dir(parent: BorrowedFd<'_>, name: &str, shown: &str) -> Result<OwnedFd, JailError> {
     validate_component(name, shown)?;
-    rustix::fs::openat2(parent, name, dir_flags(), Mode::empty(), resolve_flags()).map_err(|e| {
-        match e {
-            Errno::LOOP => JailError::Escape(format!(
-                "'{shown}' passes through a symlink; symlinks are never followed"
-            )),
-            Errno::XDEV => JailError::Escape(format!("'{shown}' is outside the workspace")),
-            Errno::NOENT => JailError::NotFound(shown.to_string()),
-            Errno::NOTDIR => JailError::NotAFolder(shown.to_string()),
-            errno => JailError::Io {
-                op: "open",
-                path: shown.to_string(),
-                errno,
-            },
-        }
+    super::openat2(parent, name, dir_flags(), Mode::empty(), resolve_flags()).map_err(|e| match e {
+        Errno::LOOP => JailError::Escape(format!(
+            "'{shown}' passes through a symlink; symlinks are never followed"
+        )),
+        Errno::XDEV => JailError::Escape(format!("'{shown}' is outside the workspace")),
+        Errno::NOENT => JailError::NotFound(shown.to_string()),
+        Errno::NOTDIR => JailError::NotAFolder(shown.to_string()),
+        errno => JailError::Io {
+            op: "open",
+            path: shown.to_string(),
+            errno,
+        },
     })
 }
 
