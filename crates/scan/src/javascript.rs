@@ -653,11 +653,7 @@ impl<'a, 's> Analyzer<'a, 's> {
     }
 
     fn hit(&mut self, rule: Rule, offset: u32, tainted: bool) {
-        self.hits.push(Hit {
-            rule,
-            offset: offset as usize,
-            tainted,
-        });
+        self.hits.push(Hit::new(rule, offset as usize, tainted));
     }
 
     /// The callee's value and the argument list it really receives, seeing through

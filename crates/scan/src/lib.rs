@@ -379,7 +379,7 @@ fn findings_of(
             continue;
         }
         let base_severity = hit.rule.severity();
-        let severity = if hit.tainted {
+        let severity = if hit.raise {
             base_severity.raised()
         } else {
             base_severity

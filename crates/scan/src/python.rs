@@ -206,11 +206,8 @@ impl<'s> Analyzer<'s> {
     }
 
     fn hit(&mut self, rule: Rule, call: &Call<'_>, tainted: bool) {
-        self.hits.push(Hit {
-            rule,
-            offset: call.node.start_byte(),
-            tainted,
-        });
+        self.hits
+            .push(Hit::new(rule, call.node.start_byte(), tainted));
     }
 
     /// A shell command string: f-string with `{}`, or any other non-literal.

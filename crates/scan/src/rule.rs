@@ -105,6 +105,9 @@ pub enum Rule {
     OsSystemEquivalent,
     /// A literal executable with a non-literal argument list.
     SpawnLiteralDynamicArgs,
+    /// Tool input that can start with `-` reaches, without a `--` before it, the arguments
+    /// of a program that runs code through its options (git, find, tar, ssh, ...).
+    ArgvFlagInjection,
     /// An `exec*` call without `maxBuffer`.
     UnboundedBuffer,
     /// A child-process call without `timeout`.
@@ -113,7 +116,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in report order for ties.
-    pub const ALL: [Rule; 12] = [
+    pub const ALL: [Rule; 13] = [
         Rule::ExecTemplateLiteralWithInput,
         Rule::ExecDynamicString,
         Rule::ExecSyncDynamicString,
@@ -124,6 +127,7 @@ impl Rule {
         Rule::ShellTrueOption,
         Rule::OsSystemEquivalent,
         Rule::SpawnLiteralDynamicArgs,
+        Rule::ArgvFlagInjection,
         Rule::UnboundedBuffer,
         Rule::MissingTimeout,
     ];
@@ -141,6 +145,7 @@ impl Rule {
             Rule::ShellTrueOption => "shell_true_option",
             Rule::OsSystemEquivalent => "os_system_equivalent",
             Rule::SpawnLiteralDynamicArgs => "spawn_literal_dynamic_args",
+            Rule::ArgvFlagInjection => "argv_flag_injection",
             Rule::UnboundedBuffer => "unbounded_buffer",
             Rule::MissingTimeout => "missing_timeout",
         }
@@ -162,7 +167,8 @@ impl Rule {
             Rule::SpawnDynamicFileArgs
             | Rule::ExecFileDynamic
             | Rule::ShellTrueOption
-            | Rule::OsSystemEquivalent => Severity::High,
+            | Rule::OsSystemEquivalent
+            | Rule::ArgvFlagInjection => Severity::High,
             Rule::SpawnLiteralDynamicArgs => Severity::Medium,
             Rule::UnboundedBuffer | Rule::MissingTimeout => Severity::Low,
         }
@@ -193,9 +199,20 @@ impl Rule {
             Rule::SpawnLiteralDynamicArgs => {
                 "A literal program receives a non-literal argument list."
             }
+            Rule::ArgvFlagInjection => {
+                "Tool input that can start with '-' becomes an argument of a program that runs code through its options, with no '--' before it."
+            }
             Rule::UnboundedBuffer => "An exec-style call buffers output without maxBuffer.",
             Rule::MissingTimeout => "A child process is started without a timeout.",
         }
+    }
+
+    /// Whether a finding of this rule is raised one severity step when its argument comes
+    /// from tool input. `argv_flag_injection` is tool input by definition; an argument list
+    /// is raised by the analyser only when its program runs code through options
+    /// ([`runs_code_through_options`]).
+    pub fn raised_by_taint(self) -> bool {
+        !matches!(self, Rule::ArgvFlagInjection)
     }
 
     /// The fix we suggest, in this project's words.
@@ -221,6 +238,9 @@ impl Rule {
             Rule::SpawnLiteralDynamicArgs => {
                 "Validate each argument (reject leading '-' or use '--' before operands) so data cannot become an option such as --upload-pack or -c core.pager=..."
             }
+            Rule::ArgvFlagInjection => {
+                "Put '--' before the operands that come from input (git diff -- <path>), pass a path operand as ./<name>, or refuse values that start with '-'; never let input choose an option."
+            }
             Rule::UnboundedBuffer => "Set maxBuffer so a chatty child cannot exhaust memory.",
             Rule::MissingTimeout => {
                 "Set a timeout (timeout: ms / timeout=seconds) and kill the process group when it expires."
@@ -241,5 +261,64 @@ pub(crate) fn is_shell_program(program: &str) -> bool {
     matches!(
         base,
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
+    )
+}
+
+/// Does `program` run code (or write arbitrary files) through its options, so that an
+/// argument that starts with `-` is a code-execution sink? `git -c core.pager=..`,
+/// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,
+/// `rsync -e`, `kubectl exec`, `npx`, `zip -TT`, ... Shared by every language's rules.
+pub(crate) fn runs_code_through_options(program: &str) -> bool {
+    let base = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    matches!(
+        base,
+        "git"
+            | "find"
+            | "tar"
+            | "ssh"
+            | "scp"
+            | "sftp"
+            | "rsync"
+            | "kubectl"
+            | "docker"
+            | "podman"
+            | "npx"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "zip"
+            | "unzip"
+            | "xargs"
+            | "env"
+            | "awk"
+            | "gawk"
+            | "sed"
+            | "perl"
+            | "python"
+            | "python3"
+            | "node"
+            | "curl"
+            | "wget"
+            | "make"
+            | "man"
+            | "less"
+            | "vim"
+            | "gh"
+            | "hg"
+            | "svn"
+            | "pip"
+            | "pip3"
+            | "cargo"
+            | "go"
+            | "psql"
+            | "mysql"
+            | "sqlite3"
+            | "ffmpeg"
+            | "7z"
     )
 }

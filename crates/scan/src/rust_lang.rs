@@ -486,11 +486,9 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         let offset = call.start_byte();
         let Some(program_text) = analyzer.literal_text(program) else {
             let tainted = analyzer.mentions_taint(*call, program);
-            analyzer.hits.push(Hit {
-                rule: Rule::ExecFileDynamic,
-                offset,
-                tainted,
-            });
+            analyzer
+                .hits
+                .push(Hit::new(Rule::ExecFileDynamic, offset, tainted));
             continue;
         };
         if !is_shell_program(&program_text) {
@@ -518,11 +516,9 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                     ArgvElement::Node(node) => analyzer.mentions_taint(*call, *node),
                     ArgvElement::Opaque => false,
                 };
-                analyzer.hits.push(Hit {
-                    rule: Rule::ShellTrueOption,
-                    offset,
-                    tainted,
-                });
+                analyzer
+                    .hits
+                    .push(Hit::new(Rule::ShellTrueOption, offset, tainted));
             }
             break;
         }

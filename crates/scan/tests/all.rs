@@ -13,6 +13,7 @@
 
 mod common;
 
+mod cases;
 mod cli_and_reports;
 mod javascript_rules;
 mod python_rules;

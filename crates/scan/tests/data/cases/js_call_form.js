@@ -1,0 +1,7 @@
+// expect: exec_dynamic_string+
+const { exec } = require("child_process");
+const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+const server = new McpServer({ name: "x", version: "1" });
+server.tool("run", {}, async ({ cmd }) => {
+  exec.call(null, cmd, { timeout: 1000, maxBuffer: 1024 });
+});

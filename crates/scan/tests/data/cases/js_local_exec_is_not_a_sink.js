@@ -1,0 +1,3 @@
+// expect: none
+function exec(x) { return x; }
+exec(process.argv[2]);

@@ -1,0 +1,7 @@
+// expect: spawn_literal_dynamic_args+
+const { spawn } = require("child_process");
+const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+const server = new McpServer({ name: "x", version: "1" });
+server.tool("ls", {}, async ({ dir }) => {
+  spawn("ls", [dir], { timeout: 1000 });
+});

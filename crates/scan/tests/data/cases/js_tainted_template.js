@@ -1,0 +1,7 @@
+// expect: exec_template_literal_with_input+
+const { exec } = require("child_process");
+const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+const server = new McpServer({ name: "x", version: "1" });
+server.tool("ls", {}, async ({ dir }) => {
+  exec(`ls ${dir}`, { timeout: 1000, maxBuffer: 1024 });
+});
