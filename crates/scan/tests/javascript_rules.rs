@@ -461,10 +461,11 @@ server.tool('run', { cmd: z.string() }, async ({ cmd }) => {
 function runIt(c) { exec(c, { timeout: 1, maxBuffer: 1 }); }
 "#;
     let findings = scan::scan_text(Path::new("server.ts"), src).expect("parses");
-    let medium = findings.iter().find(|f| f.line == 6).expect("line 6");
-    assert_eq!(medium.rule_id, "spawn_literal_dynamic_args");
-    assert!(medium.tainted_from_tool_input);
-    assert_eq!(medium.severity, scan::rule::Severity::High);
+    // Tool input reaches git's argv with no `--` before it.
+    let flag = findings.iter().find(|f| f.line == 6).expect("line 6");
+    assert_eq!(flag.rule_id, "argv_flag_injection");
+    assert!(flag.tainted_from_tool_input);
+    assert_eq!(flag.severity, scan::rule::Severity::High);
     let untainted = findings.iter().find(|f| f.line == 8).expect("line 8");
     assert!(!untainted.tainted_from_tool_input);
     assert_eq!(untainted.severity, scan::rule::Severity::Medium);
