@@ -1395,6 +1395,16 @@ fn analyze_program<'a>(
                 additions_tainted.push(*symbol);
             }
         }
+        // `cmd += input` taints `cmd` too (`=` is handled with the aliases below).
+        for (symbol, writes) in &analyzer.writes {
+            if !analyzer.tainted.contains(symbol)
+                && writes.iter().any(|(operator, value)| {
+                    *operator != AssignmentOperator::Assign && analyzer.mentions_taint(value)
+                })
+            {
+                additions_tainted.push(*symbol);
+            }
+        }
         changed |= analyzer.taint_all(std::mem::take(&mut additions_tainted));
         for (symbol, value) in &assignments {
             if let Some(resolved) = analyzer.resolve(value) {
