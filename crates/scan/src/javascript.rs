@@ -29,7 +29,10 @@ use crate::finding::{Analysis, Hit};
 use crate::rule::{Rule, is_shell_program, runs_code_through_options};
 use crate::source::SourceText;
 
-/// The six `child_process` entry points (library sinks are mapped onto the closest one).
+/// The longest string constant folding builds (program and module names are short).
+const MAX_FOLDED_LENGTH: usize = 4096;
+
+/// The seven `child_process` entry points (library sinks are mapped onto the closest one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
     Exec,
@@ -321,7 +324,8 @@ struct Analyzer<'a, 's> {
     /// Every class in the file (for `this.method(..)`).
     classes: Vec<&'a Class<'a>>,
     /// Symbols known to be constant or not (see [`Analyzer::is_constant`]), and the ones
-    /// being decided (a cycle such as `cmd = cmd + " -v"` counts as constant).
+    /// being decided (a cycle such as `cmd = cmd + " -v"` counts as not constant: a finding
+    /// too many, never one too few).
     constants: RefCell<HashMap<SymbolId, bool>>,
     deciding: RefCell<HashSet<SymbolId>>,
 }
@@ -566,15 +570,24 @@ impl<'a, 's> Analyzer<'a, 's> {
     }
 
     /// The string a constant expression folds to: literals, templates and `+` of constants,
-    /// and never-reassigned names initialised with one (`"child_" + "process"`).
+    /// and never-reassigned names initialised with one (`"child_" + "process"`). Bounded in
+    /// steps and length: `const a1 = a0 + a0; const a2 = a1 + a1; ..` would double each time.
     fn fold(&self, expression: &'a Expression<'a>) -> Option<String> {
-        self.fold_within(expression, 0)
+        let mut budget = 512;
+        self.fold_within(expression, 0, &mut budget)
+            .filter(|text| text.len() <= MAX_FOLDED_LENGTH)
     }
 
-    fn fold_within(&self, expression: &'a Expression<'a>, depth: usize) -> Option<String> {
-        if depth > 32 {
+    fn fold_within(
+        &self,
+        expression: &'a Expression<'a>,
+        depth: usize,
+        budget: &mut usize,
+    ) -> Option<String> {
+        if depth > 32 || *budget == 0 {
             return None;
         }
+        *budget -= 1;
         match expression.get_inner_expression() {
             Expression::StringLiteral(literal) => Some(literal.value.as_str().to_string()),
             Expression::TemplateLiteral(template) => {
@@ -582,19 +595,22 @@ impl<'a, 's> Analyzer<'a, 's> {
                 for (index, quasi) in template.quasis.iter().enumerate() {
                     out.push_str(quasi.value.cooked?.as_str());
                     if let Some(part) = template.expressions.get(index) {
-                        out.push_str(&self.fold_within(part, depth + 1)?);
+                        out.push_str(&self.fold_within(part, depth + 1, budget)?);
+                    }
+                    if out.len() > MAX_FOLDED_LENGTH {
+                        return None;
                     }
                 }
                 Some(out)
             }
             Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
-                let mut left = self.fold_within(&binary.left, depth + 1)?;
-                left.push_str(&self.fold_within(&binary.right, depth + 1)?);
-                Some(left)
+                let mut left = self.fold_within(&binary.left, depth + 1, budget)?;
+                left.push_str(&self.fold_within(&binary.right, depth + 1, budget)?);
+                (left.len() <= MAX_FOLDED_LENGTH).then_some(left)
             }
             Expression::Identifier(identifier) => {
                 let init = self.constant_initializer(self.symbol_of(identifier)?)?;
-                self.fold_within(init, depth + 1)
+                self.fold_within(init, depth + 1, budget)
             }
             _ => None,
         }
@@ -646,7 +662,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             return *known;
         }
         if !self.deciding.borrow_mut().insert(symbol) {
-            return true;
+            return false;
         }
         let answer = self.decide_symbol_constant(symbol, depth);
         self.deciding.borrow_mut().remove(&symbol);
