@@ -321,6 +321,8 @@ struct Analyzer<'a, 's> {
     array_additions: HashMap<SymbolId, Vec<&'a CallExpression<'a>>>,
     /// What `this.name` holds (a class field or a `this.name = ..` assignment), by name.
     this_properties: HashMap<String, Value>,
+    /// Every `this.name` field initialiser and `this.name = ..` assignment, by name.
+    this_fields: Vec<(String, &'a Expression<'a>)>,
     /// Every class in the file (for `this.method(..)`).
     classes: Vec<&'a Class<'a>>,
     /// Symbols known to be constant or not (see [`Analyzer::is_constant`]), and the ones
@@ -552,19 +554,39 @@ impl<'a, 's> Analyzer<'a, 's> {
                 .find_map(|class| class_method_parameters(class, name)),
             Expression::Identifier(identifier) => {
                 let init = self.constant_initializer(self.symbol_of(identifier)?)?;
-                let Expression::NewExpression(construction) = init.get_inner_expression() else {
-                    return None;
-                };
-                let Expression::Identifier(class_name) = construction.callee.get_inner_expression()
-                else {
-                    return None;
-                };
-                let symbol = self.symbol_of(class_name)?;
-                match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
-                    AstKind::Class(class) => class_method_parameters(class, name),
-                    _ => None,
-                }
+                self.constructed_method_parameters(init, name)
             }
+            // `this.git.diff(rev)` with a field `git = new Git()`.
+            Expression::StaticMemberExpression(member)
+                if matches!(
+                    member.object.get_inner_expression(),
+                    Expression::ThisExpression(_)
+                ) =>
+            {
+                self.this_fields
+                    .iter()
+                    .filter(|(field, _)| field.as_str() == member.property.name.as_str())
+                    .find_map(|(_, init)| self.constructed_method_parameters(init, name))
+            }
+            _ => None,
+        }
+    }
+
+    /// The parameters of method `name` when `init` is `new LocalClass(..)`.
+    fn constructed_method_parameters(
+        &self,
+        init: &'a Expression<'a>,
+        name: &str,
+    ) -> Option<&'a FormalParameters<'a>> {
+        let Expression::NewExpression(construction) = init.get_inner_expression() else {
+            return None;
+        };
+        let Expression::Identifier(class_name) = construction.callee.get_inner_expression() else {
+            return None;
+        };
+        let symbol = self.symbol_of(class_name)?;
+        match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+            AstKind::Class(class) => class_method_parameters(class, name),
             _ => None,
         }
     }
@@ -1272,6 +1294,7 @@ fn analyze_program<'a>(
         writes: HashMap::new(),
         array_additions: HashMap::new(),
         this_properties: HashMap::new(),
+        this_fields: Vec::new(),
         classes: Vec::new(),
         constants: RefCell::new(HashMap::new()),
         deciding: RefCell::new(HashSet::new()),
@@ -1379,6 +1402,8 @@ fn analyze_program<'a>(
             _ => {}
         }
     }
+
+    analyzer.this_fields.clone_from(&this_assignments);
 
     // Fixpoint: aliases of aliases, and taint through assignments and local calls.
     let mut additions_tainted = Vec::new();
