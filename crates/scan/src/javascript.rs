@@ -1,7 +1,7 @@
 //! JavaScript and TypeScript: oxc parses the file and its semantic pass resolves every identifier
 //! to its declaration. On top of that a small abstract interpreter tracks which symbols hold
 //! `child_process` (or one of its methods, or a library sink) however they got there, and the
-//! twelve rules are evaluated on every call, `new` and tagged template whose callee resolves to a
+//! thirteen rules are evaluated on every call, `new` and tagged template whose callee resolves to a
 //! sink. A local function that merely happens to be called `exec` resolves to nothing and is
 //! never a sink.
 
@@ -12,10 +12,10 @@ use std::path::Path;
 use oxc_allocator::Allocator;
 use oxc_ast::AstKind;
 use oxc_ast::ast::{
-    Argument, ArrayExpressionElement, AssignmentOperator, AssignmentTarget, BinaryOperator,
-    BindingPattern, CallExpression, ChainElement, Expression, FormalParameters,
-    IdentifierReference, ImportDeclarationSpecifier, ObjectExpression, ObjectPropertyKind,
-    TSModuleReference, UnaryOperator,
+    Argument, ArrayExpression, ArrayExpressionElement, AssignmentOperator, AssignmentTarget,
+    BinaryOperator, BindingPattern, CallExpression, ChainElement, Class, ClassElement, Expression,
+    FormalParameters, IdentifierReference, ImportDeclarationSpecifier, LogicalOperator,
+    ObjectExpression, ObjectPropertyKind, TSModuleReference, UnaryOperator,
 };
 
 use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
@@ -26,10 +26,13 @@ use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{Analysis, Hit};
-use crate::rule::{Rule, is_shell_program};
+use crate::rule::{Rule, is_shell_program, runs_code_through_options};
 use crate::source::SourceText;
 
-/// The six `child_process` entry points (library sinks are mapped onto the closest one).
+/// The longest string constant folding builds (program and module names are short).
+const MAX_FOLDED_LENGTH: usize = 4096;
+
+/// The seven `child_process` entry points (library sinks are mapped onto the closest one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
     Exec,
@@ -38,6 +41,8 @@ enum Method {
     ExecFileSync,
     Spawn,
     SpawnSync,
+    /// `child_process.fork(modulePath)`: runs a Node module.
+    Fork,
 }
 
 impl Method {
@@ -49,6 +54,7 @@ impl Method {
             "execFileSync" => Method::ExecFileSync,
             "spawn" => Method::Spawn,
             "spawnSync" => Method::SpawnSync,
+            "fork" => Method::Fork,
             _ => return None,
         })
     }
@@ -79,6 +85,10 @@ enum Value {
     Zx,
     /// zx's `$` tag.
     ZxShell,
+    /// execa's `$` tag; `true` once it was given `{ shell: true }`.
+    ExecaScript(bool),
+    /// The `vm` module object.
+    Vm,
     /// The `module` builtin (for `createRequire`).
     NodeModule,
     /// `createRequire`.
@@ -129,6 +139,7 @@ fn module_value(specifier: &str) -> Option<Value> {
         "zx" => Value::Zx,
         "module" => Value::NodeModule,
         "bun" => Value::Bun,
+        "vm" => Value::Vm,
         _ => return None,
     })
 }
@@ -170,6 +181,12 @@ fn member_value(object: Value, name: &str) -> Option<Value> {
         (Value::Execa, "execaSync") => library(Method::ExecFileSync),
         (Value::Execa, "execaCommand") => library(Method::Exec),
         (Value::Execa, "execaCommandSync") => library(Method::ExecSync),
+        (Value::Execa, "$") => Some(Value::ExecaScript(false)),
+        (
+            Value::Vm,
+            "runInNewContext" | "runInThisContext" | "runInContext" | "compileFunction" | "Script",
+        ) => Some(Value::Eval),
+        (Value::Vm, "default") => Some(Value::Vm),
         (Value::Shelljs, "exec") => library(Method::Exec),
         (Value::Shelljs, "default") => Some(Value::Shelljs),
         (Value::Zx, "$") => Some(Value::ZxShell),
@@ -298,6 +315,21 @@ struct Analyzer<'a, 's> {
     /// tainted when it was built (taint only grows).
     tainted_references: RefCell<(usize, Vec<u32>)>,
     hits: Vec<Hit>,
+    /// Every assignment to a plain name (any operator), by the name's symbol.
+    writes: HashMap<SymbolId, Vec<(AssignmentOperator, &'a Expression<'a>)>>,
+    /// `name.push(..)`, `name.unshift(..)`, `name.splice(..)` calls, by the array's symbol.
+    array_additions: HashMap<SymbolId, Vec<&'a CallExpression<'a>>>,
+    /// What `this.name` holds (a class field or a `this.name = ..` assignment), by name.
+    this_properties: HashMap<String, Value>,
+    /// Every `this.name` field initialiser and `this.name = ..` assignment, by name.
+    this_fields: Vec<(String, &'a Expression<'a>)>,
+    /// Every class in the file (for `this.method(..)`).
+    classes: Vec<&'a Class<'a>>,
+    /// Symbols known to be constant or not (see [`Analyzer::is_constant`]), and the ones
+    /// being decided (a cycle such as `cmd = cmd + " -v"` counts as not constant: a finding
+    /// too many, never one too few).
+    constants: RefCell<HashMap<SymbolId, bool>>,
+    deciding: RefCell<HashSet<SymbolId>>,
 }
 
 impl<'a, 's> Analyzer<'a, 's> {
@@ -316,17 +348,29 @@ impl<'a, 's> Analyzer<'a, 's> {
                 None => global_value(identifier.name.as_str()),
             },
             Expression::StaticMemberExpression(member) => {
+                if matches!(
+                    member.object.get_inner_expression(),
+                    Expression::ThisExpression(_)
+                ) {
+                    return self
+                        .this_properties
+                        .get(member.property.name.as_str())
+                        .copied();
+                }
                 member_value(self.resolve(&member.object)?, member.property.name.as_str())
             }
             Expression::ComputedMemberExpression(member) => {
-                let name = member.static_property_name()?;
-                member_value(self.resolve(&member.object)?, name.as_str())
+                let name = match member.static_property_name() {
+                    Some(name) => name.as_str().to_string(),
+                    None => self.fold(&member.expression)?,
+                };
+                member_value(self.resolve(&member.object)?, &name)
             }
             Expression::CallExpression(call) => self.call_result(call),
             Expression::AwaitExpression(awaited) => self.resolve(&awaited.argument),
-            Expression::ImportExpression(import) => {
-                literal_text(&import.source).and_then(module_value)
-            }
+            Expression::ImportExpression(import) => self
+                .fold(&import.source)
+                .and_then(|name| module_value(&name)),
             Expression::ChainExpression(chain) => match &chain.expression {
                 ChainElement::CallExpression(call) => self.call_result(call),
                 ChainElement::TSNonNullExpression(non_null) => self.resolve(&non_null.expression),
@@ -356,7 +400,16 @@ impl<'a, 's> Analyzer<'a, 's> {
         match self.resolve(&call.callee) {
             Some(Value::Require) => {
                 let first = call.arguments.first()?.as_expression()?;
-                return literal_text(first).and_then(module_value);
+                return self.fold(first).and_then(|name| module_value(&name));
+            }
+            Some(Value::ExecaScript(shell)) => {
+                let shell = shell
+                    || call
+                        .arguments
+                        .first()
+                        .and_then(Argument::as_expression)
+                        .is_some_and(|options| self.has_shell_option(&[Arg::Expr(options)]));
+                return Some(Value::ExecaScript(shell));
             }
             Some(Value::CreateRequire) => return Some(Value::Require),
             Some(Value::Promisify) => {
@@ -471,6 +524,9 @@ impl<'a, 's> Analyzer<'a, 's> {
         &self,
         callee: &'a Expression<'a>,
     ) -> Option<&'a FormalParameters<'a>> {
+        if let Some(member) = callee.get_inner_expression().as_member_expression() {
+            return self.method_parameters(member.object(), member.static_property_name()?);
+        }
         let Expression::Identifier(identifier) = callee.get_inner_expression() else {
             return None;
         };
@@ -484,19 +540,194 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
-    /// A string literal, a template without `${}`, a `+` of those, or a never-reassigned name
-    /// initialised with one. (`exec(CONST_COMMAND)` is not dynamic; the peer flagged it.)
-    fn is_literal_string(&self, expression: &'a Expression<'a>) -> bool {
+    /// The parameters of method `name` of the local class an object is an instance of:
+    /// `this.name(..)` inside a class, or `obj.name(..)` where `obj` is `new LocalClass(..)`.
+    fn method_parameters(
+        &self,
+        object: &'a Expression<'a>,
+        name: &str,
+    ) -> Option<&'a FormalParameters<'a>> {
+        match object.get_inner_expression() {
+            Expression::ThisExpression(_) => self
+                .classes
+                .iter()
+                .find_map(|class| class_method_parameters(class, name)),
+            Expression::Identifier(identifier) => {
+                let init = self.constant_initializer(self.symbol_of(identifier)?)?;
+                self.constructed_method_parameters(init, name)
+            }
+            // `this.git.diff(rev)` with a field `git = new Git()`.
+            Expression::StaticMemberExpression(member)
+                if matches!(
+                    member.object.get_inner_expression(),
+                    Expression::ThisExpression(_)
+                ) =>
+            {
+                self.this_fields
+                    .iter()
+                    .filter(|(field, _)| field.as_str() == member.property.name.as_str())
+                    .find_map(|(_, init)| self.constructed_method_parameters(init, name))
+            }
+            _ => None,
+        }
+    }
+
+    /// The parameters of method `name` when `init` is `new LocalClass(..)`.
+    fn constructed_method_parameters(
+        &self,
+        init: &'a Expression<'a>,
+        name: &str,
+    ) -> Option<&'a FormalParameters<'a>> {
+        let Expression::NewExpression(construction) = init.get_inner_expression() else {
+            return None;
+        };
+        let Expression::Identifier(class_name) = construction.callee.get_inner_expression() else {
+            return None;
+        };
+        let symbol = self.symbol_of(class_name)?;
+        match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+            AstKind::Class(class) => class_method_parameters(class, name),
+            _ => None,
+        }
+    }
+
+    /// The string a constant expression folds to: literals, templates and `+` of constants,
+    /// and never-reassigned names initialised with one (`"child_" + "process"`). Bounded in
+    /// steps and length: `const a1 = a0 + a0; const a2 = a1 + a1; ..` would double each time.
+    fn fold(&self, expression: &'a Expression<'a>) -> Option<String> {
+        let mut budget = 512;
+        self.fold_within(expression, 0, &mut budget)
+            .filter(|text| text.len() <= MAX_FOLDED_LENGTH)
+    }
+
+    fn fold_within(
+        &self,
+        expression: &'a Expression<'a>,
+        depth: usize,
+        budget: &mut usize,
+    ) -> Option<String> {
+        if depth > 32 || *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
         match expression.get_inner_expression() {
+            Expression::StringLiteral(literal) => Some(literal.value.as_str().to_string()),
+            Expression::TemplateLiteral(template) => {
+                let mut out = String::new();
+                for (index, quasi) in template.quasis.iter().enumerate() {
+                    out.push_str(quasi.value.cooked?.as_str());
+                    if let Some(part) = template.expressions.get(index) {
+                        out.push_str(&self.fold_within(part, depth + 1, budget)?);
+                    }
+                    if out.len() > MAX_FOLDED_LENGTH {
+                        return None;
+                    }
+                }
+                Some(out)
+            }
             Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
-                self.is_literal_string(&binary.left) && self.is_literal_string(&binary.right)
+                let mut left = self.fold_within(&binary.left, depth + 1, budget)?;
+                left.push_str(&self.fold_within(&binary.right, depth + 1, budget)?);
+                (left.len() <= MAX_FOLDED_LENGTH).then_some(left)
+            }
+            Expression::Identifier(identifier) => {
+                let init = self.constant_initializer(self.symbol_of(identifier)?)?;
+                self.fold_within(init, depth + 1, budget)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether an expression is built only from constants, so it is not a finding: string and
+    /// number literals, templates whose every `${}` is constant, `+` of constants, both arms
+    /// of `c ? a : b` (and of `a || b`) constant, and names whose every assignment in scope is
+    /// a constant or a `+=` of one (`let cmd = "pod repo update"; if (v) cmd += " -v"`).
+    /// (`exec(CONST_COMMAND)` is not dynamic; the peer flagged it.)
+    fn is_constant(&self, expression: &'a Expression<'a>) -> bool {
+        self.is_constant_within(expression, 0)
+    }
+
+    fn is_constant_within(&self, expression: &'a Expression<'a>, depth: usize) -> bool {
+        if depth > 32 {
+            return false;
+        }
+        let constant = |e| self.is_constant_within(e, depth + 1);
+        match expression.get_inner_expression() {
+            Expression::StringLiteral(_)
+            | Expression::NumericLiteral(_)
+            | Expression::BooleanLiteral(_) => true,
+            Expression::TemplateLiteral(template) => template.expressions.iter().all(constant),
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
+                constant(&binary.left) && constant(&binary.right)
+            }
+            Expression::ConditionalExpression(conditional) => {
+                constant(&conditional.consequent) && constant(&conditional.alternate)
+            }
+            Expression::LogicalExpression(logical)
+                if matches!(
+                    logical.operator,
+                    LogicalOperator::Or | LogicalOperator::Coalesce
+                ) =>
+            {
+                constant(&logical.left) && constant(&logical.right)
             }
             Expression::Identifier(identifier) => self
                 .symbol_of(identifier)
-                .and_then(|symbol| self.constant_initializer(symbol))
-                .is_some_and(|init| literal_text(init).is_some()),
-            inner => literal_text(inner).is_some(),
+                .is_some_and(|symbol| self.symbol_is_constant(symbol, depth + 1)),
+            _ => false,
         }
+    }
+
+    /// A `const`/`let`/`var` whose initialiser and every assignment is constant (`=` or `+=`).
+    fn symbol_is_constant(&self, symbol: SymbolId, depth: usize) -> bool {
+        if let Some(known) = self.constants.borrow().get(&symbol) {
+            return *known;
+        }
+        if !self.deciding.borrow_mut().insert(symbol) {
+            return false;
+        }
+        let answer = self.decide_symbol_constant(symbol, depth);
+        self.deciding.borrow_mut().remove(&symbol);
+        self.constants.borrow_mut().insert(symbol, answer);
+        answer
+    }
+
+    fn decide_symbol_constant(&self, symbol: SymbolId, depth: usize) -> bool {
+        let AstKind::VariableDeclarator(declarator) =
+            self.nodes.kind(self.scoping.symbol_declaration(symbol))
+        else {
+            return false;
+        };
+        if !matches!(declarator.id, BindingPattern::BindingIdentifier(_)) {
+            return false;
+        }
+        let Some(init) = &declarator.init else {
+            return false;
+        };
+        if !self.is_constant_within(init, depth) {
+            return false;
+        }
+        if !self.scoping.symbol_is_mutated(symbol) {
+            return true;
+        }
+        let written = self
+            .scoping
+            .get_resolved_reference_ids(symbol)
+            .iter()
+            .filter(|reference| self.scoping.get_reference(**reference).is_write())
+            .count();
+        let writes = self.writes.get(&symbol).map_or(&[][..], Vec::as_slice);
+        written == writes.len()
+            && writes.iter().all(|(operator, value)| {
+                matches!(
+                    operator,
+                    AssignmentOperator::Assign | AssignmentOperator::Addition
+                ) && self.is_constant_within(value, depth)
+            })
+    }
+
+    fn is_literal_string(&self, expression: &'a Expression<'a>) -> bool {
+        self.is_constant(expression)
     }
 
     fn arg_is_literal(&self, arg: Option<&Arg<'a>>) -> bool {
@@ -550,13 +781,23 @@ impl<'a, 's> Analyzer<'a, 's> {
             let Some(object) = self.object_of(expression) else {
                 return false;
             };
-            object.properties.iter().any(|property| match property {
-                ObjectPropertyKind::ObjectProperty(property) => {
-                    property.key.static_name().is_some_and(|key| key == "shell")
-                        && self.constant_truthiness(&property.value) != Some(false)
-                }
-                ObjectPropertyKind::SpreadProperty(_) => false,
-            })
+            self.object_sets_shell(object, 0)
+        })
+    }
+
+    /// `{ shell: <not constant falsy> }`, directly or in an object spread into it.
+    fn object_sets_shell(&self, object: &'a ObjectExpression<'a>, depth: usize) -> bool {
+        object.properties.iter().any(|property| match property {
+            ObjectPropertyKind::ObjectProperty(property) => {
+                property.key.static_name().is_some_and(|key| key == "shell")
+                    && self.constant_truthiness(&property.value) != Some(false)
+            }
+            ObjectPropertyKind::SpreadProperty(spread) => {
+                depth < 8
+                    && self
+                        .object_of(&spread.argument)
+                        .is_some_and(|inner| self.object_sets_shell(inner, depth + 1))
+            }
         })
     }
 
@@ -573,18 +814,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             return OptionState::Unknown;
         };
         if let Some(object) = self.object_of(expression) {
-            let mut state = OptionState::Absent;
-            for property in &object.properties {
-                match property {
-                    ObjectPropertyKind::ObjectProperty(property) => {
-                        if property.key.static_name().is_some_and(|name| name == key) {
-                            return OptionState::Present;
-                        }
-                    }
-                    ObjectPropertyKind::SpreadProperty(_) => state = OptionState::Unknown,
-                }
-            }
-            return state;
+            return self.object_option(object, key, 0);
         }
         match expression.get_inner_expression() {
             Expression::ArrayExpression(_) | Expression::NullLiteral(_) => OptionState::Absent,
@@ -598,16 +828,47 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// Whether an options object sets `key`, seeing into spreads of known objects.
+    fn object_option(
+        &self,
+        object: &'a ObjectExpression<'a>,
+        key: &str,
+        depth: usize,
+    ) -> OptionState {
+        let mut state = OptionState::Absent;
+        for property in &object.properties {
+            match property {
+                ObjectPropertyKind::ObjectProperty(property) => {
+                    if property.key.static_name().is_some_and(|name| name == key) {
+                        return OptionState::Present;
+                    }
+                }
+                ObjectPropertyKind::SpreadProperty(spread) => {
+                    let inner = match self.object_of(&spread.argument) {
+                        Some(inner) if depth < 8 => self.object_option(inner, key, depth + 1),
+                        _ => OptionState::Unknown,
+                    };
+                    match inner {
+                        OptionState::Present => return OptionState::Present,
+                        OptionState::Unknown => state = OptionState::Unknown,
+                        OptionState::Absent => {}
+                    }
+                }
+            }
+        }
+        state
+    }
+
     /// `spawn('sh', ['-c', x])`, `execFile('bash', ['-lc', x])`, `spawn('cmd', ['/C', x])`:
     /// a shell whose script is not a literal.
     fn is_shell_wrapper(&self, program: Option<&Arg<'a>>, argv: Option<&Arg<'a>>) -> bool {
         let Some(Arg::Expr(program)) = program else {
             return false;
         };
-        let Some(program) = literal_text(program) else {
+        let Some(program) = self.fold(program) else {
             return false;
         };
-        if !is_shell_program(program) {
+        if !is_shell_program(&program) {
             return false;
         }
         let Some(Arg::Expr(argv)) = argv else {
@@ -713,6 +974,103 @@ impl<'a, 's> Analyzer<'a, 's> {
         Some((value, direct().collect()))
     }
 
+    /// A literal program with a non-literal argv: `spawn_literal_dynamic_args`, raised for tool
+    /// input only when the program runs code through its options; `argv_flag_injection`
+    /// instead when tool input reaches such a program's argv with no literal `--` before it.
+    fn argv_rules(&mut self, program: Option<&Arg<'a>>, argv: Option<&Arg<'a>>, offset: u32) {
+        if !self.is_dynamic_array(argv) {
+            return;
+        }
+        let tainted = self.arg_tainted(argv);
+        let program = match program {
+            Some(Arg::Expr(program)) => self.fold(program),
+            _ => None,
+        };
+        let dangerous = program.as_deref().is_some_and(runs_code_through_options);
+        if tainted && dangerous && !self.separator_before_taint(argv) {
+            self.hit(Rule::ArgvFlagInjection, offset, true);
+        } else {
+            let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
+            self.hits.push(hit.raised(dangerous));
+        }
+    }
+
+    /// Whether a literal `--` comes before the first tainted element of an argv: in an array
+    /// literal, or for a named array in its initialiser, the `push`/`unshift`/`splice` calls
+    /// on it and the arrays assigned to it, in source order.
+    fn separator_before_taint(&self, argv: Option<&Arg<'a>>) -> bool {
+        let Some(Arg::Expr(argv)) = argv else {
+            return false;
+        };
+        match argv.get_inner_expression() {
+            Expression::ArrayExpression(array) => {
+                self.scan_argv(array_elements(array)) == Some(true)
+            }
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return false;
+                };
+                let mut parts: Vec<(u32, Vec<&'a Expression<'a>>)> = Vec::new();
+                if let AstKind::VariableDeclarator(declarator) =
+                    self.nodes.kind(self.scoping.symbol_declaration(symbol))
+                    && let Some(init) = &declarator.init
+                    && let Expression::ArrayExpression(array) = init.get_inner_expression()
+                {
+                    parts.push((array.span.start, array_elements(array)));
+                }
+                for call in self.array_additions.get(&symbol).into_iter().flatten() {
+                    let elements = call.arguments.iter().filter_map(Argument::as_expression);
+                    parts.push((call.span.start, elements.collect()));
+                }
+                for (_, value) in self.writes.get(&symbol).into_iter().flatten() {
+                    if let Expression::ArrayExpression(array) = value.get_inner_expression() {
+                        parts.push((array.span.start, array_elements(array)));
+                    }
+                }
+                parts.sort_by_key(|(start, _)| *start);
+                self.scan_argv(
+                    parts
+                        .into_iter()
+                        .flat_map(|(_, elements)| elements)
+                        .collect(),
+                ) == Some(true)
+            }
+            _ => false,
+        }
+    }
+
+    /// `Some(true)` when a literal `--` comes first, `Some(false)` when a tainted element does.
+    fn scan_argv(&self, elements: Vec<&'a Expression<'a>>) -> Option<bool> {
+        for element in elements {
+            if self.fold(element).is_some_and(|text| text == "--") {
+                return Some(true);
+            }
+            if self.mentions_taint(element) {
+                return Some(false);
+            }
+        }
+        None
+    }
+
+    /// `["/bin/sh", "-c", script]` with a non-constant script, passed to any call (a
+    /// Kubernetes `Exec.exec(ns, pod, container, command, ..)`, a remote runner): the script
+    /// if there is one.
+    fn shell_array_script(&self, array: &'a ArrayExpression<'a>) -> Option<&'a Expression<'a>> {
+        let mut elements = array.elements.iter();
+        let program = self.fold(elements.next()?.as_expression()?)?;
+        if !is_shell_program(&program) {
+            return None;
+        }
+        while let Some(element) = elements.next() {
+            let flag = element.as_expression().and_then(|e| self.fold(e));
+            if flag.as_deref().is_some_and(is_command_flag) {
+                let script = elements.next()?.as_expression()?;
+                return (!self.is_constant(script)).then_some(script);
+            }
+        }
+        None
+    }
+
     /// Apply the rules to one call (or `new`) of a resolved callee.
     fn evaluate(&mut self, value: Value, args: &[Arg<'a>], offset: u32) {
         match value {
@@ -743,9 +1101,10 @@ impl<'a, 's> Analyzer<'a, 's> {
         ) && self.is_shell_wrapper(first, args.get(1));
         match sink.method {
             Method::Exec => {
-                if matches!(first, Some(Arg::Expr(e)) if is_interpolated_template(e)) {
+                if !first_dynamic {
+                } else if matches!(first, Some(Arg::Expr(e)) if is_interpolated_template(e)) {
                     self.hit(Rule::ExecTemplateLiteralWithInput, offset, first_tainted);
-                } else if first_dynamic {
+                } else {
                     self.hit(Rule::ExecDynamicString, offset, first_tainted);
                 }
             }
@@ -757,15 +1116,23 @@ impl<'a, 's> Analyzer<'a, 's> {
             Method::Spawn | Method::SpawnSync => {
                 if first_dynamic {
                     self.hit(Rule::SpawnDynamicFileArgs, offset, first_tainted);
-                } else if !wrapper && self.is_dynamic_array(args.get(1)) {
-                    let tainted = self.arg_tainted(args.get(1));
-                    self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
+                } else if !wrapper {
+                    self.argv_rules(first, args.get(1), offset);
                 }
             }
             Method::ExecFile | Method::ExecFileSync => {
                 if first_dynamic {
                     self.hit(Rule::ExecFileDynamic, offset, first_tainted);
+                } else if !wrapper {
+                    self.argv_rules(first, args.get(1), offset);
                 }
+            }
+            Method::Fork => {
+                if first_dynamic {
+                    self.hit(Rule::ExecFileDynamic, offset, first_tainted);
+                }
+                // fork runs a Node module: no shell, no buffered output.
+                return;
             }
         }
         if wrapper || self.has_shell_option(args) {
@@ -786,6 +1153,35 @@ impl<'a, 's> Analyzer<'a, 's> {
             self.hit(Rule::MissingTimeout, offset, false);
         }
     }
+}
+
+/// The plain expressions of an array literal (spreads and holes left out).
+fn array_elements<'a>(array: &'a ArrayExpression<'a>) -> Vec<&'a Expression<'a>> {
+    array
+        .elements
+        .iter()
+        .filter_map(ArrayExpressionElement::as_expression)
+        .collect()
+}
+
+/// The parameters of a class's method (or arrow-function field) called `name`.
+fn class_method_parameters<'a>(
+    class: &'a Class<'a>,
+    name: &str,
+) -> Option<&'a FormalParameters<'a>> {
+    class.body.body.iter().find_map(|element| match element {
+        ClassElement::MethodDefinition(method)
+            if method.key.static_name().is_some_and(|key| key == name) =>
+        {
+            Some(&*method.value.params)
+        }
+        ClassElement::PropertyDefinition(property)
+            if property.key.static_name().is_some_and(|key| key == name) =>
+        {
+            property.value.as_ref().and_then(function_parameters)
+        }
+        _ => None,
+    })
 }
 
 /// `-c`, `-lc`, `-ec`, `/c`, `/C`, `/k`, `-Command`.
@@ -895,6 +1291,13 @@ fn analyze_program<'a>(
         tainted: HashSet::new(),
         tainted_references: RefCell::new((0, Vec::new())),
         hits: Vec::new(),
+        writes: HashMap::new(),
+        array_additions: HashMap::new(),
+        this_properties: HashMap::new(),
+        this_fields: Vec::new(),
+        classes: Vec::new(),
+        constants: RefCell::new(HashMap::new()),
+        deciding: RefCell::new(HashSet::new()),
     };
 
     // Collect the nodes the resolver iterates over, and seed imports and taint sources.
@@ -904,7 +1307,15 @@ fn analyze_program<'a>(
     let mut constructions = Vec::new();
     let mut tagged_templates = Vec::new();
     let mut quote_overrides = Vec::new();
+    let mut this_assignments: Vec<(String, &Expression<'_>)> = Vec::new();
     for node in analyzer.nodes.iter() {
+        if let AstKind::AssignmentExpression(assignment) = node.kind()
+            && let AssignmentTarget::AssignmentTargetIdentifier(identifier) = &assignment.left
+            && let Some(symbol) = analyzer.symbol_of(identifier)
+        {
+            let write = (assignment.operator, &assignment.right);
+            analyzer.writes.entry(symbol).or_default().push(write);
+        }
         match node.kind() {
             AstKind::VariableDeclarator(declarator) => {
                 if let Some(init) = &declarator.init {
@@ -924,6 +1335,12 @@ fn analyze_program<'a>(
                         if member.property.name == "quote" =>
                     {
                         quote_overrides.push(&member.object);
+                    }
+                    AssignmentTarget::StaticMemberExpression(member)
+                        if matches!(member.object, Expression::ThisExpression(_)) =>
+                    {
+                        this_assignments
+                            .push((member.property.name.to_string(), &assignment.right));
                     }
                     _ => {}
                 }
@@ -959,14 +1376,37 @@ fn analyze_program<'a>(
             AstKind::CallExpression(call) => {
                 calls.push(call);
                 seed_tool_handler(&mut analyzer, call);
+                if let Some(member) = call.callee.get_inner_expression().as_member_expression()
+                    && matches!(
+                        member.static_property_name(),
+                        Some("push" | "unshift" | "splice")
+                    )
+                    && let Expression::Identifier(array) = member.object().get_inner_expression()
+                    && let Some(symbol) = analyzer.symbol_of(array)
+                {
+                    analyzer
+                        .array_additions
+                        .entry(symbol)
+                        .or_default()
+                        .push(call);
+                }
             }
+            AstKind::PropertyDefinition(property) if !property.r#static => {
+                if let (Some(name), Some(value)) = (property.key.static_name(), &property.value) {
+                    this_assignments.push((name.to_string(), value));
+                }
+            }
+            AstKind::Class(class) => analyzer.classes.push(class),
             AstKind::NewExpression(construction) => constructions.push(construction),
             AstKind::TaggedTemplateExpression(tagged) => tagged_templates.push(tagged),
             _ => {}
         }
     }
 
+    analyzer.this_fields.clone_from(&this_assignments);
+
     // Fixpoint: aliases of aliases, and taint through assignments and local calls.
+    let mut additions_tainted = Vec::new();
     for _ in 0..8 {
         let mut changed = false;
         for (pattern, init) in &declarations {
@@ -979,6 +1419,34 @@ fn analyze_program<'a>(
                 changed |= analyzer.taint_all(symbols);
             }
         }
+        for (name, value) in &this_assignments {
+            if let Some(resolved) = analyzer.resolve(value) {
+                changed |=
+                    analyzer.this_properties.insert(name.clone(), resolved) != Some(resolved);
+            }
+        }
+        for (symbol, calls) in &analyzer.array_additions {
+            let taints = calls.iter().any(|call| {
+                call.arguments
+                    .iter()
+                    .filter_map(Argument::as_expression)
+                    .any(|e| analyzer.mentions_taint(e))
+            });
+            if taints && !analyzer.tainted.contains(symbol) {
+                additions_tainted.push(*symbol);
+            }
+        }
+        // `cmd += input` taints `cmd` too (`=` is handled with the aliases below).
+        for (symbol, writes) in &analyzer.writes {
+            if !analyzer.tainted.contains(symbol)
+                && writes.iter().any(|(operator, value)| {
+                    *operator != AssignmentOperator::Assign && analyzer.mentions_taint(value)
+                })
+            {
+                additions_tainted.push(*symbol);
+            }
+        }
+        changed |= analyzer.taint_all(std::mem::take(&mut additions_tainted));
         for (symbol, value) in &assignments {
             if let Some(resolved) = analyzer.resolve(value) {
                 changed |= analyzer.bindings.insert(*symbol, resolved) != Some(resolved);
@@ -1012,6 +1480,23 @@ fn analyze_program<'a>(
     for call in &calls {
         if let Some((value, args)) = analyzer.effective_call(&call.callee, &call.arguments) {
             analyzer.evaluate(value, &args, call.span.start);
+            if value.is_callable_sink() {
+                continue;
+            }
+        }
+        let scripts: Vec<_> = call
+            .arguments
+            .iter()
+            .filter_map(
+                |argument| match argument.as_expression()?.get_inner_expression() {
+                    Expression::ArrayExpression(array) => analyzer.shell_array_script(array),
+                    _ => None,
+                },
+            )
+            .collect();
+        for script in scripts {
+            let tainted = analyzer.mentions_taint(script);
+            analyzer.hit(Rule::ShellTrueOption, call.span.start, tainted);
         }
     }
     for construction in &constructions {
@@ -1036,6 +1521,10 @@ fn analyze_program<'a>(
         match analyzer.resolve(&tagged.tag) {
             Some(Value::RuntimeProcess) => {
                 analyzer.hit(Rule::OsSystemEquivalent, tagged.span.start, tainted);
+            }
+            // execa's `$` quotes every `${}`, except when it was told to use a shell.
+            Some(Value::ExecaScript(true)) => {
+                analyzer.hit(Rule::ShellTrueOption, tagged.span.start, tainted);
             }
             // zx quotes every `${}` unless `$.quote` was replaced; then it is string building.
             Some(Value::ZxShell) if quoting_off && !tagged.quasi.expressions.is_empty() => {

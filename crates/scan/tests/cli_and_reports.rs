@@ -228,7 +228,7 @@ fn sarif_validates_against_the_official_schema() {
     let run = &sarif["runs"][0];
     assert_eq!(
         run["tool"]["driver"]["rules"].as_array().map(Vec::len),
-        Some(12)
+        Some(13)
     );
     assert_eq!(
         run["tool"]["driver"]["rules"][0]["properties"]["security-severity"],

@@ -461,10 +461,11 @@ server.tool('run', { cmd: z.string() }, async ({ cmd }) => {
 function runIt(c) { exec(c, { timeout: 1, maxBuffer: 1 }); }
 "#;
     let findings = scan::scan_text(Path::new("server.ts"), src).expect("parses");
-    let medium = findings.iter().find(|f| f.line == 6).expect("line 6");
-    assert_eq!(medium.rule_id, "spawn_literal_dynamic_args");
-    assert!(medium.tainted_from_tool_input);
-    assert_eq!(medium.severity, scan::rule::Severity::High);
+    // Tool input reaches git's argv with no `--` before it.
+    let flag = findings.iter().find(|f| f.line == 6).expect("line 6");
+    assert_eq!(flag.rule_id, "argv_flag_injection");
+    assert!(flag.tainted_from_tool_input);
+    assert_eq!(flag.severity, scan::rule::Severity::High);
     let untainted = findings.iter().find(|f| f.line == 8).expect("line 8");
     assert!(!untainted.tainted_from_tool_input);
     assert_eq!(untainted.severity, scan::rule::Severity::Medium);
@@ -528,4 +529,128 @@ fn commonjs_top_level_return_and_declaration_files_parse() {
     assert_eq!(hits("a.js", script), [("exec_dynamic_string", 2)]);
     let declarations = "declare function f(): void;\nexport declare function g(a: string): number;";
     assert!(hits("types.d.cts", declarations).is_empty());
+}
+
+// ---- argv rules, constant propagation and the newer sinks ------------------------------
+
+const TOOL: &str = "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';\nimport { spawn, exec, execFile } from 'node:child_process';\nconst server = new McpServer({ name: 'x', version: '1' });\n";
+
+/// (rule id, severity, tainted) of the only finding of `body` inside a tool handler.
+fn only_in_handler(body: &str) -> (&'static str, scan::rule::Severity, bool) {
+    let src = format!("{TOOL}server.tool('t', {{}}, async ({{ x }}) => {{\n  {body}\n}});\n");
+    let findings = scan::scan_text(Path::new("server.ts"), &src).expect("parses");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let finding = &findings[0];
+    (
+        finding.rule_id,
+        finding.severity,
+        finding.tainted_from_tool_input,
+    )
+}
+
+#[test]
+fn tainted_args_of_a_plain_program_stay_medium() {
+    use scan::rule::Severity;
+    assert_eq!(
+        only_in_handler("spawn('ls', [x], { timeout: 1 });"),
+        ("spawn_literal_dynamic_args", Severity::Medium, true)
+    );
+}
+
+#[test]
+fn tainted_args_after_a_separator_of_git_are_raised() {
+    use scan::rule::Severity;
+    assert_eq!(
+        only_in_handler("spawn('git', ['--', x], { timeout: 1 });"),
+        ("spawn_literal_dynamic_args", Severity::High, true)
+    );
+    // A separator only counts before the tainted element.
+    assert_eq!(
+        only_in_handler("spawn('git', [x, '--'], { timeout: 1 });"),
+        ("argv_flag_injection", Severity::High, true)
+    );
+}
+
+#[test]
+fn argv_flag_injection_is_high_and_follows_pushes() {
+    use scan::rule::Severity;
+    assert_eq!(
+        only_in_handler("spawn('git', ['diff', x], { timeout: 1 });"),
+        ("argv_flag_injection", Severity::High, true)
+    );
+    assert_eq!(
+        only_in_handler("const a = ['log']; a.unshift(x); spawn('git', a, { timeout: 1 });"),
+        ("argv_flag_injection", Severity::High, true)
+    );
+    assert_eq!(
+        only_in_handler(
+            "execFile('/usr/bin/find', ['.', '-name', x], { timeout: 1, maxBuffer: 1 });"
+        ),
+        ("argv_flag_injection", Severity::High, true)
+    );
+}
+
+#[test]
+fn untainted_args_of_git_are_medium() {
+    let src = format!("{CP}spawn('git', ['log', ref], {{ timeout: 1 }});");
+    let findings = scan::scan_text(Path::new("a.ts"), &src).expect("parses");
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].rule_id, "spawn_literal_dynamic_args");
+    assert_eq!(findings[0].severity, scan::rule::Severity::Medium);
+}
+
+#[test]
+fn commands_built_from_constants_are_not_findings() {
+    let src = format!(
+        "{CP}const c = isWin ? 'tasklist' : 'ps aux';\nexec(c, {{ timeout: 1, maxBuffer: 1 }});\n\
+         function f(v) {{ let cmd = 'pod repo update'; if (v) cmd += ' --verbose'; exec(cmd, {{ timeout: 1, maxBuffer: 1 }}); }}\n\
+         const base = 'git';\nexec(`${{base}} status`, {{ timeout: 1, maxBuffer: 1 }});\n\
+         const prog = 'gi' + 't';\nspawn(prog, ['status'], {{ timeout: 1 }});"
+    );
+    assert!(hits("a.js", &src).is_empty(), "{:?}", hits("a.js", &src));
+}
+
+#[test]
+fn a_let_reassigned_from_data_stays_dynamic() {
+    let src = format!(
+        "{CP}function f(input) {{ const x = 'a'; let y = x; y = input; exec(y, {{ timeout: 1, maxBuffer: 1 }}); }}\n\
+         function g(input) {{ let z = 'ls'; z = z + input; exec(z, {{ timeout: 1, maxBuffer: 1 }}); }}\n\
+         function h(list) {{ let w = 'ls'; for (w of list) {{}} exec(w, {{ timeout: 1, maxBuffer: 1 }}); }}"
+    );
+    assert_eq!(
+        hits("a.js", &src),
+        [
+            ("exec_dynamic_string", 2),
+            ("exec_dynamic_string", 3),
+            ("exec_dynamic_string", 4)
+        ]
+    );
+}
+
+#[test]
+fn newer_sinks_fire() {
+    let src = "import { fork } from 'child_process';\nimport vm from 'vm';\nimport { $ } from 'execa';\n\
+               fork(mod);\nvm.runInThisContext(code);\nvm.compileFunction(body);\n\
+               await $({ shell: true })`${cmd}`;\nremote.run(['bash', '-lc', script]);";
+    assert_eq!(
+        hits("a.mjs", src),
+        [
+            ("eval_near_child_process", 5),
+            ("eval_near_child_process", 6),
+            ("exec_file_dynamic", 4),
+            ("shell_true_option", 7),
+            ("shell_true_option", 8)
+        ]
+    );
+}
+
+#[test]
+fn folded_names_resolve_to_child_process() {
+    let src = "const m = 'child_' + 'process';\nconst name = `ex${'ec'}`;\n\
+               const cp = require(m);\ncp[name](cmd, { timeout: 1, maxBuffer: 1 });\n\
+               (await import(m)).execSync(cmd2, { timeout: 1, maxBuffer: 1 });";
+    assert_eq!(
+        hits("a.mjs", src),
+        [("exec_dynamic_string", 4), ("exec_sync_dynamic_string", 5)]
+    );
 }
