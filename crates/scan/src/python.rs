@@ -12,7 +12,10 @@
 //!   `[sh, '-c', <non-literal>]` in any argv;
 //! - `subprocess.*([prog, ...])` / `pty.spawn` with a non-literal program or argv →
 //!   `spawn_dynamic_file_args`; literal program with non-literal arguments →
-//!   `spawn_literal_dynamic_args`;
+//!   `spawn_literal_dynamic_args` (raised for taint only when the program runs code through
+//!   options), or `argv_flag_injection` when they are tainted, the program runs code through
+//!   options and no literal `--` precedes them; GitPython `repo.git.<cmd>(<tainted>)` →
+//!   `argv_flag_injection`;
 //! - `os.exec*`, `os.spawn*`, `os.posix_spawn*`, `asyncio.create_subprocess_exec` with a
 //!   non-literal program → `exec_file_dynamic`;
 //! - `eval(...)`, `exec(...)` → `eval_near_child_process`; `compile(..., 'exec')` →
