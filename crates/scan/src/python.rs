@@ -12,7 +12,10 @@
 //!   `[sh, '-c', <non-literal>]` in any argv;
 //! - `subprocess.*([prog, ...])` / `pty.spawn` with a non-literal program or argv →
 //!   `spawn_dynamic_file_args`; literal program with non-literal arguments →
-//!   `spawn_literal_dynamic_args`;
+//!   `spawn_literal_dynamic_args` (raised for taint only when the program runs code through
+//!   options), or `argv_flag_injection` when they are tainted, the program runs code through
+//!   options and no literal `--` precedes them; GitPython `repo.git.<cmd>(<tainted>)` →
+//!   `argv_flag_injection`;
 //! - `os.exec*`, `os.spawn*`, `os.posix_spawn*`, `asyncio.create_subprocess_exec` with a
 //!   non-literal program → `exec_file_dynamic`;
 //! - `eval(...)`, `exec(...)` → `eval_near_child_process`; `compile(..., 'exec')` →
@@ -26,7 +29,7 @@ use tree_sitter::Node;
 use crate::error::SourceError;
 use crate::finding::{Analysis, Hit};
 use crate::javascript::is_command_flag;
-use crate::rule::Rule;
+use crate::rule::{Rule, runs_code_through_options};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
@@ -38,6 +41,9 @@ enum Module {
     Subprocess,
     Asyncio,
     Pty,
+    Builtins,
+    Importlib,
+    Git,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +61,12 @@ enum Function {
     Eval,
     /// Builtin `compile`.
     Compile,
+    /// Builtin `getattr`: `getattr(module, "name")` resolves to the member.
+    Getattr,
+    /// `__import__("name")` / `importlib.import_module("name")`: the module.
+    ImportModule,
+    /// `git.Repo(...)` (GitPython).
+    GitRepo,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +81,9 @@ fn module_named(dotted: &str) -> Option<Module> {
         "subprocess" => Module::Subprocess,
         "asyncio" | "asyncio.subprocess" => Module::Asyncio,
         "pty" => Module::Pty,
+        "builtins" => Module::Builtins,
+        "importlib" => Module::Importlib,
+        "git" => Module::Git,
         _ => return None,
     })
 }
@@ -96,6 +111,13 @@ fn member(module: Module, name: &str) -> Option<Value> {
         (Module::Asyncio, "create_subprocess_exec") => Function::ExecProgram,
         (Module::Asyncio, "subprocess") => return Some(Value::Module(Module::Asyncio)),
         (Module::Pty, "spawn") => Function::PtySpawn,
+        (Module::Builtins, "eval" | "exec") => Function::Eval,
+        (Module::Builtins, "compile") => Function::Compile,
+        (Module::Builtins, "getattr") => Function::Getattr,
+        (Module::Builtins, "__import__") | (Module::Importlib, "import_module") => {
+            Function::ImportModule
+        }
+        (Module::Git, "Repo") => Function::GitRepo,
         _ => return None,
     };
     Some(Value::Function(function))
@@ -108,9 +130,15 @@ struct Call<'t> {
     has_splat: bool,
 }
 
-struct Analyzer<'s> {
+struct Analyzer<'s, 't> {
     source: &'s str,
     bindings: HashMap<String, Value>,
+    /// Names whose every assignment is a constant string.
+    constants: HashSet<String>,
+    /// List literals assigned to a name (`args = ["git", "log"]`), in source order.
+    lists: HashMap<&'s str, Vec<Node<'t>>>,
+    /// Dict literals or `dict(...)` calls assigned to a name (for `**OPTS`).
+    dicts: HashMap<&'s str, Node<'t>>,
     /// Per tool handler (or function reached from one): its tainted names.
     tainted_scopes: Scopes<HashSet<String>>,
     /// Where each name is read (attribute names and keyword names are not reads).
@@ -118,7 +146,7 @@ struct Analyzer<'s> {
     hits: Vec<Hit>,
 }
 
-impl<'s> Analyzer<'s> {
+impl<'s, 't> Analyzer<'s, 't> {
     fn text(&self, node: Node<'_>) -> &'s str {
         text_of(node, self.source)
     }
@@ -135,8 +163,38 @@ impl<'s> Analyzer<'s> {
                 }
             }
             "parenthesized_expression" => node.named_child(0).and_then(|inner| self.resolve(inner)),
+            "call" => {
+                let function = node.child_by_field_name("function")?;
+                let arguments = named_children(node.child_by_field_name("arguments")?);
+                match self.resolve(function)? {
+                    Value::Function(Function::Getattr) => {
+                        let Value::Module(module) = self.resolve(*arguments.first()?)? else {
+                            return None;
+                        };
+                        member(module, &self.const_str(*arguments.get(1)?)?)
+                    }
+                    Value::Function(Function::ImportModule) => {
+                        module_named(&self.const_str(*arguments.first()?)?).map(Value::Module)
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         }
+    }
+
+    /// A string known at analysis time: a literal or a `+` of literals.
+    fn const_str(&self, node: Node<'_>) -> Option<String> {
+        if node.kind() == "binary_operator" {
+            let operator = node.child_by_field_name("operator").map(|op| self.text(op));
+            if operator != Some("+") {
+                return None;
+            }
+            let mut left = self.const_str(node.child_by_field_name("left")?)?;
+            left.push_str(&self.const_str(node.child_by_field_name("right")?)?);
+            return Some(left);
+        }
+        self.string_literal_text(node)
     }
 
     fn string_literal_text(&self, node: Node<'_>) -> Option<String> {
@@ -167,6 +225,21 @@ impl<'s> Analyzer<'s> {
     fn is_literal(&self, node: Node<'_>) -> bool {
         match node.kind() {
             "integer" | "float" | "true" | "false" | "none" => true,
+            "identifier" => self.constants.contains(self.text(node)),
+            "conditional_expression" => {
+                let parts = named_children(node);
+                parts.len() == 3
+                    && parts.first().is_some_and(|then| self.is_literal(*then))
+                    && parts.get(2).is_some_and(|other| self.is_literal(*other))
+            }
+            "string" if has_interpolation(node) => named_children(node)
+                .iter()
+                .filter(|child| child.kind() == "interpolation")
+                .all(|child| {
+                    child
+                        .child_by_field_name("expression")
+                        .is_some_and(|inner| self.is_literal(inner))
+                }),
             "binary_operator" => {
                 let operator = node.child_by_field_name("operator").map(|op| self.text(op));
                 operator == Some("+")
@@ -214,6 +287,9 @@ impl<'s> Analyzer<'s> {
     fn check_shell_string(&mut self, call: &Call<'_>, command: Option<Node<'_>>) {
         let Some(command) = command else { return };
         let tainted = self.mentions_taint(call.node, command);
+        if self.is_literal(command) {
+            return;
+        }
         if has_interpolation(command) {
             self.hit(Rule::ExecTemplateLiteralWithInput, call, tainted);
         } else if !self.is_literal(command) {
@@ -252,27 +328,72 @@ impl<'s> Analyzer<'s> {
         false
     }
 
-    /// Rules for an argv given as a list/tuple (or anything else) whose first element is the program.
+    /// Rules for an argv given as a list/tuple (or a name bound to one, maybe appended to),
+    /// or anything else, whose first element is the program.
     fn check_argv(&mut self, call: &Call<'_>, argv: Node<'_>) {
         let tainted = self.mentions_taint(call.node, argv);
-        if matches!(argv.kind(), "list" | "tuple") {
-            let elements = named_children(argv);
-            let Some(program) = elements.first().copied() else {
-                return;
-            };
-            if !self.is_literal(program) {
+        let (list, named) = if matches!(argv.kind(), "list" | "tuple") {
+            (Some(argv), false)
+        } else if argv.kind() == "identifier" {
+            let list = self.lists.get(self.text(argv)).and_then(|lists| {
+                lists
+                    .iter()
+                    .rev()
+                    .find(|list| list.start_byte() < call.node.start_byte())
+                    .copied()
+            });
+            (list, true)
+        } else {
+            (None, false)
+        };
+        let Some(list) = list else {
+            if !self.is_literal(argv) {
                 self.hit(Rule::SpawnDynamicFileArgs, call, tainted);
-            } else if self.is_shell_wrapper(program, elements.get(1..).unwrap_or(&[])) {
-                self.hit(Rule::ShellTrueOption, call, tainted);
-            } else if elements
-                .iter()
-                .skip(1)
-                .any(|element| !self.is_literal(*element))
-            {
-                self.hit(Rule::SpawnLiteralDynamicArgs, call, tainted);
             }
-        } else if !self.is_literal(argv) {
+            return;
+        };
+        let elements = named_children(list);
+        let Some(program) = elements.first().copied() else {
+            return;
+        };
+        let rest = elements.get(1..).unwrap_or(&[]);
+        if !self.is_literal(program) {
             self.hit(Rule::SpawnDynamicFileArgs, call, tainted);
+            return;
+        }
+        if self.is_shell_wrapper(program, rest) {
+            self.hit(Rule::ShellTrueOption, call, tainted);
+            return;
+        }
+        let dynamic = rest.iter().any(|element| !self.is_literal(*element)) || (named && tainted);
+        if !dynamic {
+            return;
+        }
+        let options = self
+            .const_str(program)
+            .is_some_and(|program| runs_code_through_options(&program));
+        // A literal `--` before the first tainted element ends the options.
+        let mut separated = false;
+        for element in rest {
+            if self.mentions_taint(call.node, *element) {
+                break;
+            }
+            if self.string_literal_text(*element).as_deref() == Some("--") {
+                separated = true;
+                break;
+            }
+        }
+        if tainted && options && !separated {
+            self.hit(Rule::ArgvFlagInjection, call, tainted);
+        } else {
+            self.hits.push(
+                Hit::new(
+                    Rule::SpawnLiteralDynamicArgs,
+                    call.node.start_byte(),
+                    tainted,
+                )
+                .raised(options),
+            );
         }
     }
 
@@ -341,6 +462,7 @@ impl<'s> Analyzer<'s> {
                 let tainted = self.any_tainted(call);
                 self.hit(Rule::EvalNearChildProcess, call, tainted);
             }
+            Function::Getattr | Function::ImportModule | Function::GitRepo => {}
             Function::Compile => {
                 let mode = call
                     .positional
@@ -471,7 +593,7 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                 }
             }
         }
-        "assignment" => assignments.push(node),
+        "assignment" | "augmented_assignment" => assignments.push(node),
         _ => {}
     });
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
@@ -481,6 +603,11 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         ("eval".to_string(), Value::Function(Function::Eval)),
         ("exec".to_string(), Value::Function(Function::Eval)),
         ("compile".to_string(), Value::Function(Function::Compile)),
+        ("getattr".to_string(), Value::Function(Function::Getattr)),
+        (
+            "__import__".to_string(),
+            Value::Function(Function::ImportModule),
+        ),
     ]);
     for import in &imports {
         let from = import
@@ -553,10 +680,14 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut analyzer = Analyzer {
         source: text,
         bindings,
+        constants: HashSet::new(),
+        lists: HashMap::new(),
+        dicts: HashMap::new(),
         tainted_scopes: Scopes::new(Vec::new()),
         reads,
         hits: Vec::new(),
     };
+    bind_values(&mut analyzer, &assignments, &functions);
     seed_taint(
         &mut analyzer,
         &named_functions,
@@ -565,11 +696,28 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         &calls,
     );
 
+    // Names bound to a `git.Repo(...)`.
+    let mut repos = HashSet::new();
+    for assignment in &assignments {
+        if let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) && left.kind() == "identifier"
+            && right.kind() == "call"
+            && right
+                .child_by_field_name("function")
+                .and_then(|f| analyzer.resolve(f))
+                == Some(Value::Function(Function::GitRepo))
+        {
+            repos.insert(text_of(left, text));
+        }
+    }
     for call_node in &calls {
         let Some(callee) = call_node.child_by_field_name("function") else {
             continue;
         };
         let Some(Value::Function(function)) = analyzer.resolve(callee) else {
+            analyzer.check_other_call(*call_node, callee, &repos);
             continue;
         };
         let Some(arguments) = call_node.child_by_field_name("arguments") else {
@@ -591,7 +739,17 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                         call.keywords.insert(text_of(name, text), value);
                     }
                 }
-                "dictionary_splat" => call.has_splat = true,
+                "dictionary_splat" => {
+                    call.has_splat = true;
+                    if let Some(options) = argument
+                        .named_child(0)
+                        .and_then(|name| analyzer.splat_options(name))
+                    {
+                        for (name, value) in options {
+                            call.keywords.entry(name).or_insert(value);
+                        }
+                    }
+                }
                 _ => call.positional.push(argument),
             }
         }
@@ -607,7 +765,7 @@ const TAINT_ROUNDS: usize = 8;
 /// Taint the parameters of tool handlers, then follow assignments inside each function and
 /// calls into module-level functions (one set of tainted names per function).
 fn seed_taint<'t>(
-    analyzer: &mut Analyzer<'_>,
+    analyzer: &mut Analyzer<'_, '_>,
     named_functions: &[Node<'t>],
     decorated: &[(Node<'t>, Node<'t>)],
     assignments: &[Node<'t>],
@@ -664,6 +822,27 @@ fn seed_taint<'t>(
                     names.extend(bound);
                 }
             }
+            // `args.append(x)`, `.extend`, `.insert`: the list carries the taint of `x`.
+            for call in inside(calls, function)
+                .iter()
+                .filter(|c| contains(function, **c))
+            {
+                if let Some(callee) = call
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "attribute")
+                    && let (Some(object), Some(method)) = (
+                        callee.child_by_field_name("object"),
+                        callee.child_by_field_name("attribute"),
+                    )
+                    && object.kind() == "identifier"
+                    && matches!(text_of(method, text), "append" | "extend" | "insert")
+                    && call
+                        .child_by_field_name("arguments")
+                        .is_some_and(|a| analyzer.reads.any_within(&names, a))
+                {
+                    names.insert(text_of(object, text).to_string());
+                }
+            }
             if names.len() == before {
                 break;
             }
@@ -710,4 +889,212 @@ fn seed_taint<'t>(
         }
     }
     analyzer.tainted_scopes = Scopes::new(tainted.into_values().collect());
+}
+
+/// Constant names (every assignment in the file a constant string, never a parameter), list
+/// literals and dicts bound to names.
+fn bind_values<'s, 't>(
+    analyzer: &mut Analyzer<'s, 't>,
+    assignments: &[Node<'t>],
+    functions: &[Node<'t>],
+) {
+    let text = analyzer.source;
+    let mut parameters = HashSet::new();
+    for function in functions {
+        parameters.extend(parameter_names(*function, text).into_iter().flatten());
+    }
+    let mut by_name: HashMap<&'s str, Vec<(Node<'t>, bool)>> = HashMap::new();
+    let mut unbindable = HashSet::new();
+    for assignment in assignments {
+        let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) else {
+            if let Some(left) = assignment.child_by_field_name("left") {
+                let mut names = Vec::new();
+                bound_names(left, text, &mut names);
+                unbindable.extend(names);
+            }
+            continue;
+        };
+        if left.kind() != "identifier" {
+            let mut names = Vec::new();
+            bound_names(left, text, &mut names);
+            unbindable.extend(names);
+            continue;
+        }
+        let name = text_of(left, text);
+        let plus = assignment.kind() == "augmented_assignment";
+        if plus
+            && assignment
+                .child_by_field_name("operator")
+                .is_none_or(|op| text_of(op, text) != "+=")
+        {
+            unbindable.insert(name.to_string());
+        }
+        by_name.entry(name).or_default().push((right, plus));
+        if !plus {
+            let list = match right.kind() {
+                "list" | "tuple" => Some(right),
+                // `args = ["git"] + extra`: the leftmost list holds the program.
+                "binary_operator" => {
+                    let mut left = right;
+                    while left.kind() == "binary_operator" {
+                        match left.child_by_field_name("left") {
+                            Some(inner) => left = inner,
+                            None => break,
+                        }
+                    }
+                    Some(left).filter(|l| matches!(l.kind(), "list" | "tuple"))
+                }
+                _ => None,
+            };
+            if let Some(list) = list {
+                analyzer.lists.entry(name).or_default().push(list);
+            }
+            let is_dict = right.kind() == "dictionary"
+                || (right.kind() == "call"
+                    && right
+                        .child_by_field_name("function")
+                        .is_some_and(|f| text_of(f, text) == "dict"));
+            if is_dict {
+                analyzer.dicts.insert(name, right);
+            }
+        }
+    }
+    analyzer.constants = by_name
+        .keys()
+        .filter(|name| !parameters.contains(**name) && !unbindable.contains(**name))
+        .map(|name| name.to_string())
+        .collect();
+    loop {
+        let before = analyzer.constants.len();
+        let dropped: Vec<String> = analyzer
+            .constants
+            .iter()
+            .filter(|name| {
+                by_name.get(name.as_str()).is_some_and(|rights| {
+                    rights.iter().any(|(right, _)| {
+                        !(analyzer.is_literal(*right) && analyzer.const_like(*right))
+                    })
+                })
+            })
+            .cloned()
+            .collect();
+        for name in dropped {
+            analyzer.constants.remove(&name);
+        }
+        if analyzer.constants.len() == before {
+            break;
+        }
+    }
+}
+
+impl<'s, 't> Analyzer<'s, 't> {
+    /// A value a constant name may hold: strings, numbers and conditionals of them (a
+    /// literal list is not a command string).
+    fn const_like(&self, node: Node<'_>) -> bool {
+        !matches!(node.kind(), "list" | "tuple" | "dictionary")
+    }
+
+    /// `**OPTS` (a dict literal or `dict(...)` bound to the name, or written inline): its
+    /// string keys and values.
+    fn splat_options(&self, node: Node<'t>) -> Option<Vec<(&'s str, Node<'t>)>> {
+        let dict = match node.kind() {
+            "identifier" => *self.dicts.get(self.text(node))?,
+            _ => node,
+        };
+        let mut options = Vec::new();
+        match dict.kind() {
+            "dictionary" => {
+                for pair in named_children(dict) {
+                    if pair.kind() != "pair" {
+                        continue;
+                    }
+                    let (Some(key), Some(value)) = (
+                        pair.child_by_field_name("key"),
+                        pair.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    if let Some(content) = named_children(key)
+                        .into_iter()
+                        .find(|c| c.kind() == "string_content")
+                    {
+                        options.push((self.text(content), value));
+                    }
+                }
+            }
+            "call" => {
+                for argument in named_children(dict.child_by_field_name("arguments")?) {
+                    if argument.kind() == "keyword_argument"
+                        && let (Some(name), Some(value)) = (
+                            argument.child_by_field_name("name"),
+                            argument.child_by_field_name("value"),
+                        )
+                    {
+                        options.push((self.text(name), value));
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(options)
+    }
+
+    /// A call that is no sink itself: `[sh, "-c", <non-literal>]` among its arguments
+    /// (kubernetes `stream(..., command=[...])`), or `repo.git.<command>(<tainted>)` on a
+    /// GitPython repository (`git.Repo(...)`), whose arguments become options.
+    fn check_other_call(&mut self, node: Node<'_>, callee: Node<'_>, repos: &HashSet<&str>) {
+        let Some(arguments) = node.child_by_field_name("arguments") else {
+            return;
+        };
+        let call = Call {
+            node,
+            positional: Vec::new(),
+            keywords: HashMap::new(),
+            has_splat: false,
+        };
+        let mut values = Vec::new();
+        for argument in named_children(arguments) {
+            match argument.kind() {
+                "keyword_argument" => values.extend(argument.child_by_field_name("value")),
+                _ => values.push(argument),
+            }
+        }
+        let on_repo = callee.kind() == "attribute"
+            && callee
+                .child_by_field_name("object")
+                .filter(|o| o.kind() == "attribute")
+                .is_some_and(|git| {
+                    git.child_by_field_name("attribute")
+                        .is_some_and(|a| self.text(a) == "git")
+                        && git.child_by_field_name("object").is_some_and(|repo| {
+                            (repo.kind() == "identifier" && repos.contains(self.text(repo)))
+                                || (repo.kind() == "call"
+                                    && repo
+                                        .child_by_field_name("function")
+                                        .and_then(|f| self.resolve(f))
+                                        == Some(Value::Function(Function::GitRepo)))
+                        })
+                });
+        if on_repo {
+            if values.iter().any(|v| self.mentions_taint(node, *v)) {
+                self.hit(Rule::ArgvFlagInjection, &call, true);
+            }
+            return;
+        }
+        for value in values {
+            if !matches!(value.kind(), "list" | "tuple") {
+                continue;
+            }
+            let elements = named_children(value);
+            if let Some(program) = elements.first().copied()
+                && self.is_shell_wrapper(program, elements.get(1..).unwrap_or(&[]))
+            {
+                let tainted = self.mentions_taint(node, value);
+                self.hit(Rule::ShellTrueOption, &call, tainted);
+            }
+        }
+    }
 }

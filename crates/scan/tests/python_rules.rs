@@ -157,7 +157,8 @@ async def call(name, arguments):
     assert_eq!(shell.severity, scan::rule::Severity::Critical);
     assert!(at(10, "exec_dynamic_string").tainted_from_tool_input);
     assert!(!at(9, "spawn_literal_dynamic_args").tainted_from_tool_input);
-    let helper = at(13, "spawn_literal_dynamic_args");
+    // `git` runs code through options and no `--` precedes the tainted argument.
+    let helper = at(13, "argv_flag_injection");
     assert!(helper.tainted_from_tool_input);
     assert_eq!(helper.severity, scan::rule::Severity::High);
     assert!(at(18, "exec_dynamic_string").tainted_from_tool_input);
@@ -177,4 +178,62 @@ fn python_syntax_error_is_an_error() {
         scan::error::SourceError::Syntax { line: 1 },
         "{error}"
     );
+}
+
+fn tool_findings(body: &str) -> Vec<scan::finding::Finding> {
+    let src = format!(
+        "import subprocess\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP(\"x\")\n@mcp.tool()\ndef t(x: str):\n    {body}\n"
+    );
+    scan::scan_text(Path::new("t.py"), &src).expect("parses")
+}
+
+#[test]
+fn argv_severities_follow_the_program() {
+    use scan::rule::Severity;
+    let one = |body: &str| {
+        let findings = tool_findings(body);
+        assert_eq!(findings.len(), 1, "{body}: {findings:#?}");
+        let finding = findings.into_iter().next().expect("one");
+        assert!(finding.tainted_from_tool_input, "{body}");
+        (finding.rule_id, finding.severity)
+    };
+    // A benign program: tainted arguments stay MEDIUM.
+    assert_eq!(
+        one(r#"subprocess.run(["ls", x], timeout=5)"#),
+        ("spawn_literal_dynamic_args", Severity::Medium)
+    );
+    // A program that runs code through options, behind `--`: raised to HIGH.
+    assert_eq!(
+        one(r#"subprocess.run(["git", "--", x], timeout=5)"#),
+        ("spawn_literal_dynamic_args", Severity::High)
+    );
+    // Without `--`: the argument can be an option.
+    assert_eq!(
+        one(r#"subprocess.run(["git", "log", x], timeout=5)"#),
+        ("argv_flag_injection", Severity::High)
+    );
+    assert_eq!(
+        one(r#"args = ["kubectl", "get"]; args += [x]; subprocess.run(args, timeout=5)"#),
+        ("argv_flag_injection", Severity::High)
+    );
+    // `--` after the tainted element does not separate it.
+    assert_eq!(
+        one(r#"subprocess.run(["git", x, "--"], timeout=5)"#),
+        ("argv_flag_injection", Severity::High)
+    );
+}
+
+#[test]
+fn constant_and_literal_argv_are_clean() {
+    for body in [
+        r#"subprocess.run(["ls", "-la"], timeout=5)"#,
+        r#"C = "ls " + "-la"; subprocess.run(C, shell=True, timeout=5)"#,
+    ] {
+        let findings = tool_findings(body);
+        let rules: Vec<_> = findings.iter().map(|f| f.rule_id).collect();
+        assert!(
+            rules.iter().all(|r| *r == "shell_true_option"),
+            "{body}: {rules:?}"
+        );
+    }
 }

@@ -1,0 +1,4 @@
+# expect: none
+import os
+BASE = "ls"
+os.system(f"{BASE} -la")

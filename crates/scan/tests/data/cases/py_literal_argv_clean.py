@@ -1,0 +1,3 @@
+# expect: none
+import subprocess
+subprocess.run(["ls", "-la"], timeout=5)
