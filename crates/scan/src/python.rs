@@ -271,6 +271,99 @@ impl<'s, 't> Analyzer<'s, 't> {
             .any(|names| self.reads.any_within(names, argument))
     }
 
+    /// Can tool input become an option among `arguments` (in order)? No once a literal
+    /// `--` comes first; not for an element that starts with literal text which is not an
+    /// option of its own (`f"--unified={n}"`, `f"refs/{x}"`; `f"-{x}"` still can); not for a
+    /// name the enclosing function refuses when it starts with `-` before the call
+    /// (`if x.startswith("-"): raise ...`).
+    fn can_inject_flag(&self, call: Node<'_>, arguments: &[Node<'_>]) -> bool {
+        for &argument in arguments {
+            if self.string_literal_text(argument).as_deref() == Some("--") {
+                return false;
+            }
+            if !self.mentions_taint(call, argument) {
+                continue;
+            }
+            if self.literal_prefix_keeps_input_inside(argument)
+                || self.refused_when_dashed(call, argument)
+            {
+                continue;
+            }
+            return true;
+        }
+        false
+    }
+
+    /// `f"--unified={n}"`, `"refs/" + x`: the element starts with literal text, so input
+    /// cannot start it; unless that text is only dashes (`f"-{x}"` is `-c...`).
+    fn literal_prefix_keeps_input_inside(&self, argument: Node<'_>) -> bool {
+        let prefix = match argument.kind() {
+            "string" => {
+                let mut prefix = String::new();
+                for part in named_children(argument) {
+                    match part.kind() {
+                        "string_start" => {}
+                        "string_content" => prefix.push_str(self.text(part)),
+                        _ => break,
+                    }
+                }
+                prefix
+            }
+            "binary_operator" => argument
+                .child_by_field_name("left")
+                .and_then(|left| self.string_literal_text(left))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        !prefix.is_empty() && (prefix.contains('=') || !prefix.starts_with('-'))
+    }
+
+    /// A plain name that an `if name.startswith("-")` (or `'-'`) with a `raise` or `return`
+    /// in its body refuses, earlier in the function that makes the call.
+    fn refused_when_dashed(&self, call: Node<'_>, argument: Node<'_>) -> bool {
+        if argument.kind() != "identifier" {
+            return false;
+        }
+        let name = self.text(argument);
+        let mut scope = call.parent();
+        while let Some(node) = scope {
+            if node.kind() == "function_definition" {
+                break;
+            }
+            scope = node.parent();
+        }
+        let Some(function) = scope else {
+            return false;
+        };
+        let guards = [
+            format!("{name}.startswith(\"-\")"),
+            format!("{name}.startswith('-')"),
+        ];
+        let mut stack = vec![function];
+        while let Some(node) = stack.pop() {
+            if node.start_byte() >= call.start_byte() {
+                continue;
+            }
+            if node.kind() == "if_statement"
+                && let (Some(condition), Some(body)) = (
+                    node.child_by_field_name("condition"),
+                    node.child_by_field_name("consequence"),
+                )
+            {
+                let text = self.text(condition);
+                if guards.iter().any(|guard| text.contains(guard.as_str()))
+                    && named_children(body)
+                        .iter()
+                        .any(|s| matches!(s.kind(), "raise_statement" | "return_statement"))
+                {
+                    return true;
+                }
+            }
+            stack.extend(named_children(node));
+        }
+        false
+    }
+
     fn any_tainted(&self, call: &Call<'_>) -> bool {
         call.positional
             .iter()
@@ -372,18 +465,16 @@ impl<'s, 't> Analyzer<'s, 't> {
         let options = self
             .const_str(program)
             .is_some_and(|program| runs_code_through_options(&program));
-        // A literal `--` before the first tainted element ends the options.
-        let mut separated = false;
-        for element in rest {
-            if self.mentions_taint(call.node, *element) {
-                break;
-            }
-            if self.string_literal_text(*element).as_deref() == Some("--") {
-                separated = true;
-                break;
-            }
-        }
-        if tainted && options && !separated {
+        // A list name grown by `append`/`extend`/`+=`: the input is added after what the
+        // list was first bound to, so only a literal `--` there ends the options.
+        let injectable = if named {
+            !rest
+                .iter()
+                .any(|element| self.string_literal_text(*element).as_deref() == Some("--"))
+        } else {
+            self.can_inject_flag(call.node, rest)
+        };
+        if tainted && options && injectable {
             self.hit(Rule::ArgvFlagInjection, call, tainted);
         } else {
             self.hits.push(
@@ -1079,7 +1170,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                         })
                 });
         if on_repo {
-            if values.iter().any(|v| self.mentions_taint(node, *v)) {
+            if self.can_inject_flag(node, &values) {
                 self.hit(Rule::ArgvFlagInjection, &call, true);
             }
             return;
