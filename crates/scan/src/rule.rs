@@ -210,7 +210,7 @@ impl Rule {
     /// Whether a finding of this rule is raised one severity step when its argument comes
     /// from tool input. `argv_flag_injection` is tool input by definition; an argument list
     /// is raised by the analyser only when its program runs code through options
-    /// ([`runs_code_through_options`]).
+    /// (`runs_code_through_options`).
     pub fn raised_by_taint(self) -> bool {
         !matches!(self, Rule::ArgvFlagInjection)
     }
