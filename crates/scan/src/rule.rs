@@ -249,17 +249,24 @@ impl Rule {
     }
 }
 
-/// Is `program` a shell that runs a script given with `-c`/`/C`? (`sh`, `/bin/bash`,
-/// `cmd.exe`, `powershell`, ...) Shared by the JS/TS and Rust rules.
-pub(crate) fn is_shell_program(program: &str) -> bool {
+/// The file name of `program`, lower-cased, without `.exe` (`/usr/bin/Git.exe` is `git`).
+fn program_name(program: &str) -> String {
     let base = program
         .rsplit(['/', '\\'])
         .next()
         .unwrap_or(program)
         .to_ascii_lowercase();
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    match base.strip_suffix(".exe") {
+        Some(stem) => stem.to_string(),
+        None => base,
+    }
+}
+
+/// Is `program` a shell that runs a script given with `-c`/`/C`? (`sh`, `/bin/bash`,
+/// `cmd.exe`, `powershell`, ...) Shared by the JS/TS and Rust rules.
+pub(crate) fn is_shell_program(program: &str) -> bool {
     matches!(
-        base,
+        program_name(program).as_str(),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
     )
 }
@@ -269,14 +276,8 @@ pub(crate) fn is_shell_program(program: &str) -> bool {
 /// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,
 /// `rsync -e`, `kubectl exec`, `npx`, `zip -TT`, ... Shared by every language's rules.
 pub(crate) fn runs_code_through_options(program: &str) -> bool {
-    let base = program
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(program)
-        .to_ascii_lowercase();
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
     matches!(
-        base,
+        program_name(program).as_str(),
         "git"
             | "find"
             | "tar"
