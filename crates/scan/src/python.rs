@@ -133,8 +133,10 @@ struct Call<'t> {
 struct Analyzer<'s, 't> {
     source: &'s str,
     bindings: HashMap<String, Value>,
-    /// Names whose every assignment is a constant string.
+    /// Names whose every binding in the file is an assignment of a constant.
     constants: HashSet<String>,
+    /// The string value of a constant name assigned exactly once (`SH = "/bin/sh"`).
+    constant_values: HashMap<String, String>,
     /// List literals assigned to a name (`args = ["git", "log"]`), in source order.
     lists: HashMap<&'s str, Vec<Node<'t>>>,
     /// Dict literals or `dict(...)` calls assigned to a name (for `**OPTS`).
@@ -183,8 +185,12 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    /// A string known at analysis time: a literal or a `+` of literals.
+    /// A string known at analysis time: a literal, a constant name assigned once, or a `+`
+    /// of those.
     fn const_str(&self, node: Node<'_>) -> Option<String> {
+        if node.kind() == "identifier" {
+            return self.constant_values.get(self.text(node)).cloned();
+        }
         if node.kind() == "binary_operator" {
             let operator = node.child_by_field_name("operator").map(|op| self.text(op));
             if operator != Some("+") {
@@ -392,7 +398,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// `[sh, '-c', <non-literal>]` in a flattened argv.
     fn is_shell_wrapper(&self, program: Node<'_>, argv: &[Node<'_>]) -> bool {
-        let Some(program) = self.string_literal_text(program) else {
+        let Some(program) = self.const_str(program) else {
             return false;
         };
         let base = program
@@ -410,7 +416,7 @@ impl<'s, 't> Analyzer<'s, 't> {
         let mut elements = argv.iter();
         while let Some(element) = elements.next() {
             if self
-                .string_literal_text(*element)
+                .const_str(*element)
                 .is_some_and(|flag| is_command_flag(&flag))
             {
                 return elements
@@ -657,14 +663,55 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut named_functions = Vec::new();
     let mut decorated = Vec::new();
     let mut reads = Reads::default();
+    // Bindings other than `name = value`: loops, comprehensions, `:=`, `as`, `case`.
+    let mut flows = Vec::new();
+    // Names bound by something that is not an assignment: never constants.
+    let mut rebound: HashSet<String> = HashSet::new();
+    // The module namespace is written reflectively (`globals()`, `sys.modules`, `exec`) or
+    // filled by `from m import *`: no name is a constant.
+    let mut reflective = false;
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let mut not_reads = HashSet::new();
     walk_with_parent(root, |node, parent| match node.kind() {
-        "attribute" => not_reads.extend(node.child_by_field_name("attribute").map(|n| n.id())),
+        "attribute" => {
+            let attribute = node.child_by_field_name("attribute");
+            reflective |= attribute.is_some_and(|a| {
+                matches!(text_of(a, text), "modules" | "__dict__" | "__globals__")
+            });
+            not_reads.extend(attribute.map(|n| n.id()));
+        }
         "keyword_argument" => not_reads.extend(node.child_by_field_name("name").map(|n| n.id())),
         "identifier" if !not_reads.contains(&node.id()) => {
-            reads.add(text_of(node, text), node.start_byte());
+            let name = text_of(node, text);
+            reflective |= matches!(
+                name,
+                "globals" | "vars" | "locals" | "exec" | "__main__" | "__builtins__"
+            );
+            reads.add(name, node.start_byte());
         }
+        "for_statement" | "for_in_clause" | "named_expression" | "as_pattern" | "except_clause"
+        | "match_statement" => {
+            for (target, _) in flow_parts(node) {
+                let mut names = Vec::new();
+                bound_names(target, text, &mut names);
+                rebound.extend(names);
+            }
+            flows.push(node);
+        }
+        "lambda" => {
+            if let Some(parameters) = node.child_by_field_name("parameters") {
+                let mut names = Vec::new();
+                bound_names(parameters, text, &mut names);
+                rebound.extend(names);
+            }
+        }
+        "class_definition" => {
+            rebound.extend(
+                node.child_by_field_name("name")
+                    .map(|n| text_of(n, text).to_string()),
+            );
+        }
+        "wildcard_import" => reflective = true,
         "comment" => {
             let body = text_of(node, text).trim_start_matches('#');
             analysis
@@ -674,6 +721,10 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         "call" => calls.push(node),
         "import_statement" | "import_from_statement" => imports.push(node),
         "function_definition" => {
+            rebound.extend(
+                node.child_by_field_name("name")
+                    .map(|n| text_of(n, text).to_string()),
+            );
             functions.push(node);
             if let Some(parent) = parent {
                 if parent == root || parent.kind() == "decorated_definition" {
@@ -728,6 +779,7 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
                     (imported, local)
                 }
             };
+            rebound.insert(local.clone());
             let value = match from {
                 Some(module) => module_named(module).and_then(|module| member(module, imported)),
                 None if name.kind() == "aliased_import" => {
@@ -772,18 +824,22 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
         source: text,
         bindings,
         constants: HashSet::new(),
+        constant_values: HashMap::new(),
         lists: HashMap::new(),
         dicts: HashMap::new(),
         tainted_scopes: Scopes::new(Vec::new()),
         reads,
         hits: Vec::new(),
     };
-    bind_values(&mut analyzer, &assignments, &functions);
+    if !reflective {
+        bind_values(&mut analyzer, &assignments, &functions, &rebound);
+    }
     seed_taint(
         &mut analyzer,
         &named_functions,
         &decorated,
         &assignments,
+        &flows,
         &calls,
     );
 
@@ -860,6 +916,7 @@ fn seed_taint<'t>(
     named_functions: &[Node<'t>],
     decorated: &[(Node<'t>, Node<'t>)],
     assignments: &[Node<'t>],
+    flows: &[Node<'t>],
     calls: &[Node<'t>],
 ) {
     let text = analyzer.source;
@@ -911,6 +968,20 @@ fn seed_taint<'t>(
                     let mut bound = Vec::new();
                     bound_names(left, text, &mut bound);
                     names.extend(bound);
+                }
+            }
+            // `for c in cmds`, `[.. for c in cmds]`, `c := cmd`, `with open(p) as c`,
+            // `match request: case {"cmd": c}`.
+            for flow in inside(flows, function)
+                .iter()
+                .filter(|f| contains(function, **f))
+            {
+                for (target, source) in flow_parts(*flow) {
+                    if analyzer.reads.any_within(&names, source) {
+                        let mut bound = Vec::new();
+                        bound_names(target, text, &mut bound);
+                        names.extend(bound);
+                    }
                 }
             }
             // `args.append(x)`, `.extend`, `.insert`: the list carries the taint of `x`.
@@ -988,6 +1059,7 @@ fn bind_values<'s, 't>(
     analyzer: &mut Analyzer<'s, 't>,
     assignments: &[Node<'t>],
     functions: &[Node<'t>],
+    rebound: &HashSet<String>,
 ) {
     let text = analyzer.source;
     let mut parameters = HashSet::new();
@@ -1055,7 +1127,11 @@ fn bind_values<'s, 't>(
     }
     analyzer.constants = by_name
         .keys()
-        .filter(|name| !parameters.contains(**name) && !unbindable.contains(**name))
+        .filter(|name| {
+            !parameters.contains(**name)
+                && !unbindable.contains(**name)
+                && !rebound.contains(**name)
+        })
         .map(|name| name.to_string())
         .collect();
     loop {
@@ -1078,6 +1154,67 @@ fn bind_values<'s, 't>(
         if analyzer.constants.len() == before {
             break;
         }
+    }
+    // Values of names assigned once, through chains of such names (`CMD = BASE + FLAGS`):
+    // bounded rounds and a bounded length, as in JS.
+    for _ in 0..CONSTANT_ROUNDS {
+        let mut changed = false;
+        for (name, rights) in &by_name {
+            let [(right, false)] = rights.as_slice() else {
+                continue;
+            };
+            if !analyzer.constants.contains(*name) || analyzer.constant_values.contains_key(*name) {
+                continue;
+            }
+            if let Some(value) = analyzer
+                .const_str(*right)
+                .filter(|v| v.len() <= CONSTANT_LENGTH)
+            {
+                analyzer.constant_values.insert(name.to_string(), value);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Rounds of constant-value folding through names (`A = B + C`).
+const CONSTANT_ROUNDS: usize = 8;
+/// The longest folded constant kept.
+const CONSTANT_LENGTH: usize = 4096;
+
+/// The (target, source) pairs of a binding that is not an assignment: `for t in s`,
+/// `[.. for t in s]`, `t := s`, `s as t` (`with`, `except`, `case`), and every capture of a
+/// `match s:` case pattern.
+fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
+    let field = |name| node.child_by_field_name(name);
+    match node.kind() {
+        "for_statement" | "for_in_clause" => {
+            field("left").zip(field("right")).into_iter().collect()
+        }
+        "named_expression" => field("name").zip(field("value")).into_iter().collect(),
+        "as_pattern" => field("alias")
+            .zip(node.named_child(0))
+            .into_iter()
+            .collect(),
+        "except_clause" => field("alias").zip(field("value")).into_iter().collect(),
+        "match_statement" => {
+            let Some(subject) = field("subject") else {
+                return Vec::new();
+            };
+            let mut parts = Vec::new();
+            for clause in field("body").map(named_children).unwrap_or_default() {
+                for pattern in named_children(clause) {
+                    if pattern.kind() == "case_pattern" {
+                        parts.push((pattern, subject));
+                    }
+                }
+            }
+            parts
+        }
+        _ => Vec::new(),
     }
 }
 

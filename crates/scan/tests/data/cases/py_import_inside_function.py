@@ -1,0 +1,6 @@
+# expect: exec_dynamic_string
+import os
+c = "ls"
+def run():
+    from settings import c
+    os.system(c)

@@ -1,0 +1,8 @@
+# expect: exec_dynamic_string+
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+c = "ls"
+@mcp.tool()
+def run(cmds: list[str]):
+    return [os.system(c) for c in cmds]

@@ -1,0 +1,6 @@
+# expect: exec_dynamic_string
+import os
+c = "ls"
+def c():
+    return "rm -rf /"
+os.system(c)

@@ -1,0 +1,5 @@
+# expect: exec_dynamic_string
+import os
+c = "ls"
+from settings import user_command as c
+os.system(c)
