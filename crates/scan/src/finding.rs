@@ -47,6 +47,56 @@ pub(crate) struct Analysis {
     pub(crate) hits: Vec<Hit>,
     /// Pragmas found in real comments.
     pub(crate) pragmas: Pragmas,
+    /// Tool input leaving this file for another module of the project.
+    pub(crate) outgoing: Vec<Flow>,
+    /// Names this file re-exports from another module.
+    pub(crate) reexports: Vec<Reexport>,
+}
+
+/// Argument positions, one bit each (bit `i` is argument `i`); positions past 63 are not
+/// tracked.
+pub(crate) type Positions = u64;
+
+/// Every argument and parameter (a tool handler's).
+#[allow(dead_code)] // used by the JS analyser next
+pub(crate) const ALL_POSITIONS: Positions = u64::MAX;
+
+/// Tool input crossing a module boundary: the arguments at `positions` (and, in Python, the
+/// keyword arguments named in `keywords`) of a call to `name` carry tool input.
+///
+/// Outgoing (in [`Analysis::outgoing`]), `module` is the module as the importing file wrote
+/// it: `./git`, `../lib/git.js` (JS/TS); `.git`, `..pkg.mod`, `pkg.git` (Python, leading
+/// dots relative to the file's package). `name` is what that module exports: `runGit`,
+/// `default` (a default export or `module.exports` itself), `Class.method` (a method of an
+/// exported class), or in Python also `sub.function` (`from . import sub; sub.function(x)`,
+/// which the linker tries as the submodule first).
+///
+/// Incoming (a seed given to the analyser), `module` is empty and `name` is what this file
+/// exports: the parameters at `positions` (or named in `keywords`) of that function or
+/// method are tainted, as a tool handler's are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Flow {
+    /// The module the name is imported from (empty for a seed).
+    pub(crate) module: String,
+    /// The exported name.
+    pub(crate) name: String,
+    /// The tainted argument positions.
+    pub(crate) positions: Positions,
+    /// The tainted keyword arguments (Python).
+    pub(crate) keywords: Vec<String>,
+}
+
+/// A name this module exports from another one: `export { a as b } from './x'`, `export *
+/// from './x'` (`exported` and `imported` are `*`), `import { a } from './x'; export { a }`;
+/// in Python, a module-level `from .x import a as b`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Reexport {
+    /// The name other modules import from this one (`*`: every name of `module`).
+    pub(crate) exported: String,
+    /// The module it comes from, as written.
+    pub(crate) module: String,
+    /// Its name there.
+    pub(crate) imported: String,
 }
 
 /// The language a file was analysed as.

@@ -25,7 +25,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
-use crate::finding::{Analysis, Hit};
+use crate::finding::{Analysis, Flow, Hit};
 use crate::rule::{Rule, is_shell_program, runs_code_through_options};
 use crate::source::SourceText;
 
@@ -1213,7 +1213,12 @@ fn parse_failed(parsed: &ParserReturn<'_>) -> bool {
 }
 
 /// Analyse one JavaScript/TypeScript file. `Err` says why it does not parse.
-pub(crate) fn analyze(path: &Path, source: &SourceText<'_>) -> Result<Analysis, SourceError> {
+pub(crate) fn analyze(
+    path: &Path,
+    source: &SourceText<'_>,
+    seeds: &[Flow],
+) -> Result<Analysis, SourceError> {
+    let _ = seeds;
     let mut source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
     let file_name = path
         .file_name()

@@ -26,6 +26,7 @@ pub mod import;
 mod javascript;
 mod nesting;
 mod output;
+mod project;
 mod python;
 pub mod report;
 pub mod rule;
@@ -41,7 +42,7 @@ use rayon::prelude::*;
 
 use crate::discover::{Candidate, IgnoreGlobs};
 use crate::error::{ScanError, SourceError};
-use crate::finding::{Analysis, Finding, Language};
+use crate::finding::{Analysis, Finding, Flow, Language};
 use crate::report::{FileError, FileIdentity, ScanReport, ScanRoot, SkippedFile, Summary};
 use crate::rule::Severity;
 use crate::source::SourceText;
@@ -86,7 +87,27 @@ impl ScanOptions {
     }
 }
 
-/// The outcome of one file, with the identity of the file read (if one was opened).
+/// One file's outcome, the identity of the file read (if one was opened), and what it says
+/// about its module boundary (for taint across files).
+struct Scanned {
+    outcome: FileOutcome,
+    identity: Option<FileIdentity>,
+    outgoing: Vec<Flow>,
+    reexports: Vec<finding::Reexport>,
+}
+
+impl Scanned {
+    fn alone(outcome: FileOutcome, identity: Option<FileIdentity>) -> Scanned {
+        Scanned {
+            outcome,
+            identity,
+            outgoing: Vec::new(),
+            reexports: Vec::new(),
+        }
+    }
+}
+
+/// The outcome of one file.
 enum FileOutcome {
     Scanned {
         findings: Vec<Finding>,
@@ -127,13 +148,54 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .thread_name(|index| format!("scan-{index}"))
         .build()
         .map_err(|error| ScanError::Threads(error.to_string()))?;
-    let outcomes: Vec<(FileOutcome, Option<FileIdentity>)> = pool.install(|| {
+    let mut outcomes: Vec<Scanned> = pool.install(|| {
         found
             .candidates
             .par_iter()
-            .map(|candidate| scan_file(candidate, options))
+            .map(|candidate| scan_file(candidate, options, &[]))
             .collect()
     });
+    // Tool input that crosses files: analyse again each file that receives new seeds, until
+    // nothing new arrives (or the chain is as long as the bound).
+    let mut given: Vec<Vec<Flow>> = vec![Vec::new(); outcomes.len()];
+    for _ in 0..project::MAX_ROUNDS {
+        let links: Vec<project::ModuleLinks<'_>> = found
+            .candidates
+            .iter()
+            .zip(&outcomes)
+            .map(|(candidate, scanned)| project::ModuleLinks {
+                path: &candidate.path,
+                language: candidate.language,
+                outgoing: &scanned.outgoing,
+                reexports: &scanned.reexports,
+            })
+            .collect();
+        let seeds = project::seeds(&links);
+        let changed: Vec<usize> = seeds
+            .iter()
+            .enumerate()
+            .filter(|(i, seeds)| given.get(*i) != Some(*seeds))
+            .map(|(i, _)| i)
+            .collect();
+        if changed.is_empty() {
+            break;
+        }
+        let again: Vec<(usize, Scanned)> = pool.install(|| {
+            changed
+                .par_iter()
+                .filter_map(|i| {
+                    let candidate = found.candidates.get(*i)?;
+                    Some((*i, scan_file(candidate, options, seeds.get(*i)?)))
+                })
+                .collect()
+        });
+        for (i, scanned) in again {
+            if let Some(slot) = outcomes.get_mut(i) {
+                *slot = scanned;
+            }
+        }
+        given = seeds;
+    }
 
     let mut report = ScanReport {
         root: Some(ScanRoot::of(&options.root, metadata.is_file())),
@@ -152,7 +214,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .map(|(file, reason)| SkippedFile { file, reason }),
     );
     let mut lines = 0;
-    for (outcome, identity) in outcomes {
+    for Scanned {
+        outcome, identity, ..
+    } in outcomes
+    {
         report.read_files.extend(identity);
         match outcome {
             FileOutcome::Scanned {
@@ -221,7 +286,25 @@ fn open_candidate(
     Ok(Ok((std::fs::File::from(fd), stat)))
 }
 
-fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Option<FileIdentity>) {
+/// Scan one file, with the seeds other files sent it.
+fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &[Flow]) -> Scanned {
+    let mut links = (Vec::new(), Vec::new());
+    let (outcome, identity) = scan_file_links(candidate, options, seeds, &mut links);
+    let (outgoing, reexports) = links;
+    Scanned {
+        outgoing,
+        reexports,
+        ..Scanned::alone(outcome, identity)
+    }
+}
+
+/// [`scan_file`], with the file's outgoing flows and re-exports written to `links`.
+fn scan_file_links(
+    candidate: &Candidate,
+    options: &ScanOptions,
+    seeds: &[Flow],
+    links: &mut (Vec<Flow>, Vec<finding::Reexport>),
+) -> (FileOutcome, Option<FileIdentity>) {
     let failed = |message: String| {
         FileOutcome::Failed(FileError {
             file: candidate.display.clone(),
@@ -275,8 +358,8 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Opti
         );
     }
     let source = SourceText::new(&text);
-    let analysed = analyze(candidate.language, &candidate.path, &source);
-    let analysis = match analysed {
+    let analysed = analyze(candidate.language, &candidate.path, &source, seeds);
+    let mut analysis = match analysed {
         Ok(analysis) => analysis,
         // A type declaration file holds no runtime code, so nothing in it can reach a shell.
         // Some published ones are not valid TypeScript (`export = function f(): T;`); they are
@@ -294,6 +377,10 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions) -> (FileOutcome, Opti
     if analysis.pragmas.ignore_file && !options.strict {
         return (skipped("ignore-file pragma".to_string()), identity);
     }
+    *links = (
+        std::mem::take(&mut analysis.outgoing),
+        std::mem::take(&mut analysis.reexports),
+    );
     let (findings, complete) = findings_of(
         analysis,
         &source,
@@ -340,15 +427,17 @@ fn size_reason(size: u64, max_file_size: u64) -> String {
     }
 }
 
-/// The language's analyser over one text.
+/// The language's analyser over one text; `seeds` are the exported functions whose
+/// parameters receive tool input from other files of the project.
 fn analyze(
     language: Language,
     path: &Path,
     source: &SourceText<'_>,
+    seeds: &[Flow],
 ) -> Result<Analysis, SourceError> {
     match language {
-        Language::JavaScript => javascript::analyze(path, source),
-        Language::Python => python::analyze(source),
+        Language::JavaScript => javascript::analyze(path, source, seeds),
+        Language::Python => python::analyze(source, seeds),
         Language::Rust => rust_lang::analyze(source),
     }
 }
@@ -454,7 +543,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             .stack_size(nesting::ANALYSIS_STACK_BYTES)
             .spawn_scoped(scope, || {
                 let source = SourceText::new(text);
-                let analysis = analyze(language, path, &source)?;
+                let analysis = analyze(language, path, &source, &[])?;
                 if analysis.pragmas.ignore_file {
                     return Ok(Vec::new());
                 }

@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use crate::error::SourceError;
-use crate::finding::{Analysis, Hit};
+use crate::finding::{Analysis, Flow, Hit};
 use crate::javascript::is_command_flag;
 use crate::rule::{Rule, runs_code_through_options};
 use crate::source::SourceText;
@@ -648,7 +648,8 @@ fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
 }
 
 /// Analyse one Python file. `Err` carries a parse error message.
-pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> {
+pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysis, SourceError> {
+    let _ = seeds;
     let text = source.text();
     let tree = parse(Grammar::Python, text)?;
     let root = tree.root_node();

@@ -1,0 +1,417 @@
+//! Taint across the files of one scanned project.
+//!
+//! Each file's analysis lists the tool input that leaves it ([`Flow`]s: a call from tainted
+//! code, or a tool registration, into a name imported from another module) and the names it
+//! re-exports. [`seeds`] resolves those modules to files of the scan, follows re-exports, and
+//! says, for each file, which of its exported functions receive tool input at which
+//! parameters. The scanner then analyses those files again with the seeds, which may send
+//! the input on to further files; [`MAX_ROUNDS`] bounds the chain.
+//!
+//! Only modules that are files of the scan are followed: a relative specifier (`./git`,
+//! `../lib/git.js`, with the TypeScript habit of naming `.ts` files `.js`) or an index file
+//! in JS/TS, and in Python a relative import or a dotted name that ends a path of the scan
+//! (`pkg.git` is `pkg/git.py` or `pkg/git/__init__.py`, the one nearest the importer).
+//! Packages from a registry are not followed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use crate::finding::{Flow, Language, Positions, Reexport};
+
+/// Rounds of re-analysis: a handler's input can cross this many files in a chain.
+pub(crate) const MAX_ROUNDS: usize = 6;
+
+/// Most re-export hops followed from one seed (a cycle of `export *` ends here).
+const MAX_REEXPORT_HOPS: usize = 16;
+
+/// What one file says about its module boundary.
+pub(crate) struct ModuleLinks<'a> {
+    /// The file's path as discovered (the scan root joined with the relative path).
+    pub(crate) path: &'a Path,
+    /// Its language: JS/TS and Python modules resolve differently, and never into each other.
+    pub(crate) language: Language,
+    /// Tool input leaving the file.
+    pub(crate) outgoing: &'a [Flow],
+    /// Names it re-exports.
+    pub(crate) reexports: &'a [Reexport],
+}
+
+/// The seeds each file receives (by index into `files`), merged by exported name.
+pub(crate) fn seeds(files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
+    let index = Index::new(files);
+    let mut merged: BTreeMap<(usize, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
+    let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
+    for (from, file) in files.iter().enumerate() {
+        for flow in file.outgoing {
+            for (target, name) in index.resolve_name(from, &flow.module, &flow.name) {
+                pending.push((
+                    target,
+                    Flow {
+                        module: String::new(),
+                        name,
+                        positions: flow.positions,
+                        keywords: flow.keywords.clone(),
+                    },
+                    0,
+                ));
+            }
+        }
+    }
+    while let Some((target, seed, hops)) = pending.pop() {
+        let entry = merged
+            .entry((target, seed.name.clone()))
+            .or_insert((0, BTreeSet::new()));
+        let before = (entry.0, entry.1.len());
+        entry.0 |= seed.positions;
+        entry.1.extend(seed.keywords.iter().cloned());
+        if (entry.0, entry.1.len()) == before || hops >= MAX_REEXPORT_HOPS {
+            continue;
+        }
+        let Some(file) = files.get(target) else {
+            continue;
+        };
+        // `Class.method` re-exports as its class.
+        let head = seed.name.split('.').next().unwrap_or(&seed.name);
+        for reexport in file.reexports {
+            let star = reexport.exported == "*";
+            if !star && reexport.exported != head {
+                continue;
+            }
+            let name = if star {
+                seed.name.clone()
+            } else {
+                let rest = seed.name.get(head.len()..).unwrap_or("");
+                format!("{}{rest}", reexport.imported)
+            };
+            for (next, name) in index.resolve_name(target, &reexport.module, &name) {
+                pending.push((
+                    next,
+                    Flow {
+                        module: String::new(),
+                        name,
+                        positions: seed.positions,
+                        keywords: seed.keywords.clone(),
+                    },
+                    hops + 1,
+                ));
+            }
+        }
+    }
+    let mut out = vec![Vec::new(); files.len()];
+    for ((target, name), (positions, keywords)) in merged {
+        if let Some(list) = out.get_mut(target) {
+            list.push(Flow {
+                module: String::new(),
+                name,
+                positions,
+                keywords: keywords.into_iter().collect(),
+            });
+        }
+    }
+    out
+}
+
+/// The scan's files by normalised path, and Python modules by dotted path suffix.
+struct Index<'f, 'a> {
+    files: &'f [ModuleLinks<'a>],
+    by_path: HashMap<PathBuf, usize>,
+    /// `a.b.c` for `x/a/b/c.py` (and `b.c`, `c`), `a.b` for `x/a/b/__init__.py`.
+    python_modules: HashMap<String, Vec<usize>>,
+}
+
+/// JS/TS extensions tried for a specifier written without one.
+const JS_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
+impl<'f, 'a> Index<'f, 'a> {
+    fn new(files: &'f [ModuleLinks<'a>]) -> Self {
+        let mut by_path = HashMap::new();
+        let mut python_modules: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, file) in files.iter().enumerate() {
+            let path = normalise(file.path);
+            if file.language == Language::Python {
+                let mut parts: Vec<String> = path
+                    .components()
+                    .filter_map(|c| match c {
+                        Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(last) = parts.pop() {
+                    let stem = last.strip_suffix(".py").unwrap_or(&last).to_string();
+                    if stem != "__init__" {
+                        parts.push(stem);
+                    }
+                    for start in 0..parts.len() {
+                        let dotted = parts.get(start..).unwrap_or(&[]).join(".");
+                        python_modules.entry(dotted).or_default().push(i);
+                    }
+                }
+            }
+            by_path.insert(path, i);
+        }
+        Index {
+            files,
+            by_path,
+            python_modules,
+        }
+    }
+
+    /// The files (and the name there) a `name` imported from `module` by file `from` is.
+    fn resolve_name(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
+        let Some(file) = self.files.get(from) else {
+            return Vec::new();
+        };
+        match file.language {
+            Language::JavaScript => self
+                .resolve_js(file.path, module)
+                .map(|target| (target, name.to_string()))
+                .into_iter()
+                .collect(),
+            Language::Python => {
+                // `from . import git; git.run(x)` is `run` of the submodule `.git` when there is
+                // one, else `git.run` (a class method) of the package: deepest module first.
+                let parts: Vec<&str> = name.split('.').collect();
+                for split in (0..parts.len()).rev() {
+                    let mut dotted = module.to_string();
+                    for part in parts.get(..split).unwrap_or(&[]) {
+                        if !(dotted.is_empty() || dotted.ends_with('.')) {
+                            dotted.push('.');
+                        }
+                        dotted.push_str(part);
+                    }
+                    let rest = parts.get(split..).unwrap_or(&[]).join(".");
+                    if let Some(target) = self.resolve_python(from, file.path, &dotted) {
+                        return vec![(target, rest)];
+                    }
+                }
+                Vec::new()
+            }
+            Language::Rust => Vec::new(),
+        }
+    }
+
+    fn resolve_js(&self, importer: &Path, specifier: &str) -> Option<usize> {
+        if !(specifier.starts_with("./") || specifier.starts_with("../")) {
+            return None;
+        }
+        let base = normalise(&importer.parent()?.join(specifier));
+        let found = |path: &Path| {
+            self.by_path
+                .get(path)
+                .copied()
+                .filter(|i| self.files.get(*i).map(|f| f.language) == Some(Language::JavaScript))
+        };
+        if let Some(i) = found(&base) {
+            return Some(i);
+        }
+        // `./git.js` in TypeScript names `./git.ts`.
+        if let Some(extension) = base.extension().and_then(|e| e.to_str()) {
+            let swaps: &[&str] = match extension {
+                "js" => &["ts", "tsx"],
+                "jsx" => &["tsx"],
+                "mjs" => &["mts"],
+                "cjs" => &["cts"],
+                _ => &[],
+            };
+            for swap in swaps {
+                if let Some(i) = found(&base.with_extension(swap)) {
+                    return Some(i);
+                }
+            }
+        }
+        for extension in JS_EXTENSIONS {
+            let mut with = base.clone().into_os_string();
+            with.push(".");
+            with.push(extension);
+            if let Some(i) = found(Path::new(&with)) {
+                return Some(i);
+            }
+        }
+        JS_EXTENSIONS
+            .iter()
+            .find_map(|extension| found(&base.join(format!("index.{extension}"))))
+    }
+
+    fn resolve_python(&self, from: usize, importer: &Path, module: &str) -> Option<usize> {
+        let dots = module.len() - module.trim_start_matches('.').len();
+        let rest = module.get(dots..).unwrap_or("");
+        let is_python =
+            |i: &usize| self.files.get(*i).map(|f| f.language) == Some(Language::Python);
+        if dots > 0 {
+            let mut package = normalise(importer.parent()?);
+            for _ in 1..dots {
+                package = package.parent()?.to_path_buf();
+            }
+            let mut path = package;
+            for part in rest.split('.').filter(|p| !p.is_empty()) {
+                path.push(part);
+            }
+            let mut file = path.clone().into_os_string();
+            file.push(".py");
+            let candidates = [PathBuf::from(file), path.join("__init__.py")];
+            return candidates
+                .iter()
+                .find_map(|candidate| self.by_path.get(candidate).copied().filter(is_python));
+        }
+        let candidates = self.python_modules.get(rest)?;
+        // The candidate nearest the importer: the longest shared folder prefix.
+        let importer = normalise(importer);
+        candidates
+            .iter()
+            .copied()
+            .filter(|i| *i != from)
+            .max_by_key(|i| {
+                self.files.get(*i).map_or(0, |f| {
+                    normalise(f.path)
+                        .components()
+                        .zip(importer.components())
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                })
+            })
+    }
+}
+
+/// A path with `.` dropped and `..` applied lexically (the scan never follows links).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(module: &str, name: &str, positions: Positions) -> Flow {
+        Flow {
+            module: module.to_string(),
+            name: name.to_string(),
+            positions,
+            keywords: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn js_specifiers_resolve_to_files_of_the_scan_through_re_exports() {
+        let index_out = [flow("./lib/index.js", "runGit", 0b10)];
+        let reexports = [Reexport {
+            exported: "*".to_string(),
+            module: "./git".to_string(),
+            imported: "*".to_string(),
+        }];
+        let files = [
+            ModuleLinks {
+                path: Path::new("root/src/index.ts"),
+                language: Language::JavaScript,
+                outgoing: &index_out,
+                reexports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("root/src/lib/index.ts"),
+                language: Language::JavaScript,
+                outgoing: &[],
+                reexports: &reexports,
+            },
+            ModuleLinks {
+                path: Path::new("root/src/lib/git.ts"),
+                language: Language::JavaScript,
+                outgoing: &[],
+                reexports: &[],
+            },
+        ];
+        let seeds = seeds(&files);
+        assert_eq!(seeds[1], vec![flow("", "runGit", 0b10)]);
+        assert_eq!(seeds[2], vec![flow("", "runGit", 0b10)]);
+        assert!(seeds[0].is_empty());
+    }
+
+    #[test]
+    fn python_modules_resolve_relative_absolute_and_as_submodules() {
+        let server_out = [
+            flow(".", "git.diff", 1),
+            flow("pkg.shell", "run", 1),
+            flow("..other", "Runner.go", 1),
+            flow("requests", "get", 1),
+        ];
+        let files = [
+            ModuleLinks {
+                path: Path::new("r/src/pkg/server.py"),
+                language: Language::Python,
+                outgoing: &server_out,
+                reexports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("r/src/pkg/git.py"),
+                language: Language::Python,
+                outgoing: &[],
+                reexports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("r/src/pkg/shell/__init__.py"),
+                language: Language::Python,
+                outgoing: &[],
+                reexports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("r/src/other.py"),
+                language: Language::Python,
+                outgoing: &[],
+                reexports: &[],
+            },
+        ];
+        let seeds = seeds(&files);
+        assert_eq!(seeds[1], vec![flow("", "diff", 1)]);
+        assert_eq!(seeds[2], vec![flow("", "run", 1)]);
+        assert_eq!(seeds[3], vec![flow("", "Runner.go", 1)]);
+        assert!(seeds[0].is_empty());
+    }
+
+    #[test]
+    fn a_cycle_of_star_re_exports_ends() {
+        let out = [flow("./a", "f", 1)];
+        let to_b = [Reexport {
+            exported: "*".to_string(),
+            module: "./b".to_string(),
+            imported: "*".to_string(),
+        }];
+        let to_a = [Reexport {
+            exported: "*".to_string(),
+            module: "./a".to_string(),
+            imported: "*".to_string(),
+        }];
+        let files = [
+            ModuleLinks {
+                path: Path::new("m.ts"),
+                language: Language::JavaScript,
+                outgoing: &out,
+                reexports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("a.ts"),
+                language: Language::JavaScript,
+                outgoing: &[],
+                reexports: &to_b,
+            },
+            ModuleLinks {
+                path: Path::new("b.ts"),
+                language: Language::JavaScript,
+                outgoing: &[],
+                reexports: &to_a,
+            },
+        ];
+        let seeds = seeds(&files);
+        assert_eq!(seeds[1], vec![flow("", "f", 1)]);
+        assert_eq!(seeds[2], vec![flow("", "f", 1)]);
+    }
+}
