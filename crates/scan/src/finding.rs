@@ -58,7 +58,6 @@ pub(crate) struct Analysis {
 pub(crate) type Positions = u64;
 
 /// Every argument and parameter (a tool handler's).
-#[allow(dead_code)] // used by the JS analyser next
 pub(crate) const ALL_POSITIONS: Positions = u64::MAX;
 
 /// Tool input crossing a module boundary: the arguments at `positions` (and, in Python, the

@@ -13,9 +13,10 @@ use oxc_allocator::Allocator;
 use oxc_ast::AstKind;
 use oxc_ast::ast::{
     Argument, ArrayExpression, ArrayExpressionElement, AssignmentOperator, AssignmentTarget,
-    BinaryOperator, BindingPattern, CallExpression, ChainElement, Class, ClassElement, Expression,
-    FormalParameters, IdentifierReference, ImportDeclarationSpecifier, LogicalOperator,
-    ObjectExpression, ObjectPropertyKind, TSModuleReference, UnaryOperator,
+    BinaryOperator, BindingPattern, CallExpression, ChainElement, Class, ClassElement, Declaration,
+    ExportDefaultDeclarationKind, Expression, FormalParameters, Function, IdentifierReference,
+    ImportDeclarationSpecifier, LogicalOperator, ModuleExportName, ObjectExpression,
+    ObjectPropertyKind, TSModuleReference, UnaryOperator,
 };
 
 use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
@@ -25,7 +26,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
-use crate::finding::{Analysis, Flow, Hit};
+use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::rule::{Rule, is_shell_program, runs_code_through_options};
 use crate::source::SourceText;
 
@@ -330,7 +331,26 @@ struct Analyzer<'a, 's> {
     /// too many, never one too few).
     constants: RefCell<HashMap<SymbolId, bool>>,
     deciding: RefCell<HashSet<SymbolId>>,
+    /// Names imported from another module: (module as written, imported name; `*` for a
+    /// namespace import or a whole `require(..)`, `default` for a default import).
+    imports: HashMap<SymbolId, (String, String)>,
+    /// What this file exports, by exported name (`default` for the default export).
+    exports: HashMap<String, Exported<'a>>,
+    /// Tool handlers registered by a name that resolves to nothing local.
+    registered_handlers: Vec<&'a Expression<'a>>,
 }
+
+/// What an exported name stands for in its file.
+#[derive(Clone, Copy)]
+enum Exported<'a> {
+    Symbol(SymbolId),
+    Function(&'a Function<'a>),
+    Class(&'a Class<'a>),
+    Expression(&'a Expression<'a>),
+}
+
+/// Most links followed from an exported name to its function (`export default x`, `x = y`).
+const MAX_EXPORT_LINKS: usize = 8;
 
 impl<'a, 's> Analyzer<'a, 's> {
     fn symbol_of(&self, identifier: &IdentifierReference<'_>) -> Option<SymbolId> {
@@ -589,6 +609,170 @@ impl<'a, 's> Analyzer<'a, 's> {
             AstKind::Class(class) => class_method_parameters(class, name),
             _ => None,
         }
+    }
+
+    /// The parameters an exported name (`runGit`, `default`, `Git.diff`, `default.run`) stands
+    /// for, when another file calls it with tool input.
+    fn exported_parameters(&self, name: &str) -> Option<&'a FormalParameters<'a>> {
+        let (head, member) = match name.split_once('.') {
+            Some((head, member)) => (head, Some(member)),
+            None => (name, None),
+        };
+        let exported = self.exports.get(head).copied().or_else(|| {
+            self.scoping
+                .get_root_binding(head.into())
+                .map(Exported::Symbol)
+        });
+        match exported {
+            Some(exported) => self.exported_target(exported, member, 0),
+            // `module.exports = { runGit: run }` and `require('./git').runGit`.
+            None => self
+                .exports
+                .get("default")
+                .and_then(|default| self.exported_target(*default, Some(name), 0)),
+        }
+    }
+
+    fn exported_target(
+        &self,
+        exported: Exported<'a>,
+        member: Option<&str>,
+        depth: usize,
+    ) -> Option<&'a FormalParameters<'a>> {
+        if depth > MAX_EXPORT_LINKS {
+            return None;
+        }
+        let next = |exported, member| self.exported_target(exported, member, depth + 1);
+        match exported {
+            Exported::Function(function) => match member {
+                None => Some(&*function.params),
+                Some(_) => None,
+            },
+            Exported::Class(class) => class_method_parameters(class, member?),
+            Exported::Symbol(symbol) => {
+                match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+                    AstKind::Function(function) => next(Exported::Function(function), member),
+                    AstKind::Class(class) => next(Exported::Class(class), member),
+                    AstKind::VariableDeclarator(declarator) => {
+                        next(Exported::Expression(declarator.init.as_ref()?), member)
+                    }
+                    _ => None,
+                }
+            }
+            Exported::Expression(expression) => match expression.get_inner_expression() {
+                Expression::Identifier(identifier) => {
+                    next(Exported::Symbol(self.symbol_of(identifier)?), member)
+                }
+                Expression::ClassExpression(class) => class_method_parameters(class, member?),
+                Expression::ObjectExpression(object) => {
+                    let (key, rest) = match member?.split_once('.') {
+                        Some((key, rest)) => (key, Some(rest)),
+                        None => (member?, None),
+                    };
+                    object
+                        .properties
+                        .iter()
+                        .find_map(|property| match property {
+                            ObjectPropertyKind::ObjectProperty(property)
+                                if property.key.static_name().is_some_and(|k| k == key) =>
+                            {
+                                next(Exported::Expression(&property.value), rest)
+                            }
+                            _ => None,
+                        })
+                }
+                // `export default new Git()`: its methods.
+                Expression::NewExpression(construction) if member.is_some() => {
+                    next(Exported::Expression(&construction.callee), member)
+                }
+                other => match member {
+                    None => function_parameters(other),
+                    Some(_) => None,
+                },
+            },
+        }
+    }
+
+    /// Taint the parameters at `positions` (a rest parameter counts from its position on).
+    fn taint_parameters(&mut self, parameters: &'a FormalParameters<'a>, positions: Positions) {
+        let mut symbols = Vec::new();
+        for (i, item) in parameters.items.iter().enumerate() {
+            if positions_include(positions, i) {
+                pattern_symbols(&item.pattern, &mut symbols);
+            }
+        }
+        if let Some(rest) = &parameters.rest
+            && positions
+                .checked_shr(u32::try_from(parameters.items.len()).unwrap_or(u32::MAX))
+                .unwrap_or(0)
+                != 0
+        {
+            pattern_symbols(&rest.rest.argument, &mut symbols);
+        }
+        self.taint_all(symbols);
+    }
+
+    /// The module and exported name a callee was imported as: `runGit` (named import),
+    /// `git.runGit` (namespace or `require`), `client.diff` with `client = new Git()` of an
+    /// imported `Git` (`Git.diff`), `this.git.diff` with a field `git = new Git()`.
+    fn imported_callee(&self, callee: &'a Expression<'a>) -> Option<(String, String)> {
+        let inner = callee.get_inner_expression();
+        if let Expression::Identifier(identifier) = inner {
+            let (module, name) = self.imports.get(&self.symbol_of(identifier)?)?;
+            let name = if name == "*" {
+                "default"
+            } else {
+                name.as_str()
+            };
+            return Some((module.clone(), name.to_string()));
+        }
+        let member = inner.as_member_expression()?;
+        let method = member.static_property_name()?;
+        let object = member.object().get_inner_expression();
+        let (module, class) = match object {
+            Expression::Identifier(identifier) => {
+                let symbol = self.symbol_of(identifier)?;
+                if let Some((module, name)) = self.imports.get(&symbol) {
+                    let name = if name == "*" {
+                        method.to_string()
+                    } else {
+                        format!("{name}.{method}")
+                    };
+                    return Some((module.clone(), name));
+                }
+                self.imported_class_of(self.constant_initializer(symbol)?)?
+            }
+            Expression::StaticMemberExpression(field)
+                if matches!(
+                    field.object.get_inner_expression(),
+                    Expression::ThisExpression(_)
+                ) =>
+            {
+                self.this_fields
+                    .iter()
+                    .filter(|(name, _)| name.as_str() == field.property.name.as_str())
+                    .find_map(|(_, init)| self.imported_class_of(init))?
+            }
+            other => self.imported_class_of(other)?,
+        };
+        Some((module, format!("{class}.{method}")))
+    }
+
+    /// `new Git(..)` of an imported class: its module and exported name.
+    fn imported_class_of(&self, init: &'a Expression<'a>) -> Option<(String, String)> {
+        let Expression::NewExpression(construction) = init.get_inner_expression() else {
+            return None;
+        };
+        let Expression::Identifier(class) = construction.callee.get_inner_expression() else {
+            return None;
+        };
+        let (module, name) = self.imports.get(&self.symbol_of(class)?)?;
+        let name = if name == "*" {
+            "default"
+        } else {
+            name.as_str()
+        };
+        Some((module.clone(), name.to_string()))
     }
 
     /// The string a constant expression folds to: literals, templates and `+` of constants,
@@ -1164,6 +1348,36 @@ fn array_elements<'a>(array: &'a ArrayExpression<'a>) -> Vec<&'a Expression<'a>>
         .collect()
 }
 
+/// Whether `positions` holds position `i`.
+fn positions_include(positions: Positions, i: usize) -> bool {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| positions.checked_shr(i))
+        .is_some_and(|rest| rest & 1 == 1)
+}
+
+/// The bit of position `i` (none past 63).
+fn position_bit(i: usize) -> Positions {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| 1u64.checked_shl(i))
+        .unwrap_or(0)
+}
+
+/// `require("x")`: the module name.
+fn required_module<'a>(expression: &'a Expression<'a>) -> Option<&'a str> {
+    let Expression::CallExpression(call) = expression.get_inner_expression() else {
+        return None;
+    };
+    let Expression::Identifier(callee) = call.callee.get_inner_expression() else {
+        return None;
+    };
+    if callee.name != "require" {
+        return None;
+    }
+    literal_text(call.arguments.first()?.as_expression()?)
+}
+
 /// The parameters of a class's method (or arrow-function field) called `name`.
 fn class_method_parameters<'a>(
     class: &'a Class<'a>,
@@ -1218,7 +1432,6 @@ pub(crate) fn analyze(
     source: &SourceText<'_>,
     seeds: &[Flow],
 ) -> Result<Analysis, SourceError> {
-    let _ = seeds;
     let mut source_type = SourceType::from_path(path).unwrap_or_else(|_| SourceType::mjs());
     let file_name = path
         .file_name()
@@ -1241,7 +1454,7 @@ pub(crate) fn analyze(
     let mut allocator = Allocator::default();
     let first = Parser::new(&allocator, source.text(), source_type).parse();
     if !parse_failed(&first) {
-        return analyze_program(&first.program, source);
+        return analyze_program(&first.program, source, seeds);
     }
     let error = (first.diagnostics.errors().next()).map_or(SourceError::GaveUp, |e| {
         SourceError::Diagnostic(e.to_string())
@@ -1260,7 +1473,7 @@ pub(crate) fn analyze(
             allocator.reset();
             let retry = Parser::new(&allocator, source.text(), retry_type).parse();
             if !parse_failed(&retry) {
-                return analyze_program(&retry.program, source);
+                return analyze_program(&retry.program, source, seeds);
             }
         }
     }
@@ -1271,6 +1484,7 @@ pub(crate) fn analyze(
 fn analyze_program<'a>(
     program: &'a oxc_ast::ast::Program<'a>,
     source: &SourceText<'_>,
+    seeds: &[Flow],
 ) -> Result<Analysis, SourceError> {
     let semantic = SemanticBuilder::new()
         .with_build_nodes(true)
@@ -1303,6 +1517,9 @@ fn analyze_program<'a>(
         classes: Vec::new(),
         constants: RefCell::new(HashMap::new()),
         deciding: RefCell::new(HashSet::new()),
+        imports: HashMap::new(),
+        exports: HashMap::new(),
+        registered_handlers: Vec::new(),
     };
 
     // Collect the nodes the resolver iterates over, and seed imports and taint sources.
@@ -1313,7 +1530,15 @@ fn analyze_program<'a>(
     let mut tagged_templates = Vec::new();
     let mut quote_overrides = Vec::new();
     let mut this_assignments: Vec<(String, &Expression<'_>)> = Vec::new();
+    // `export { name }` of a local or imported binding, decided after every import is seen.
+    let mut local_exports: Vec<(String, SymbolId)> = Vec::new();
     for node in analyzer.nodes.iter() {
+        record_module_boundary(
+            &mut analyzer,
+            node.kind(),
+            &mut local_exports,
+            &mut analysis,
+        );
         if let AstKind::AssignmentExpression(assignment) = node.kind()
             && let AssignmentTarget::AssignmentTargetIdentifier(identifier) = &assignment.left
             && let Some(symbol) = analyzer.symbol_of(identifier)
@@ -1351,6 +1576,23 @@ fn analyze_program<'a>(
                 }
             }
             AstKind::ImportDeclaration(import) if !import.import_kind.is_type() => {
+                for specifier in import.specifiers.iter().flatten() {
+                    let (local, imported) = match specifier {
+                        ImportDeclarationSpecifier::ImportSpecifier(named) => {
+                            (&named.local, named.imported.name().to_string())
+                        }
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(default) => {
+                            (&default.local, "default".to_string())
+                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(namespace) => {
+                            (&namespace.local, "*".to_string())
+                        }
+                    };
+                    if let Some(symbol) = local.symbol_id.get() {
+                        let module = import.source.value.to_string();
+                        analyzer.imports.insert(symbol, (module, imported));
+                    }
+                }
                 let Some(module) = module_value(import.source.value.as_str()) else {
                     continue;
                 };
@@ -1409,6 +1651,25 @@ fn analyze_program<'a>(
     }
 
     analyzer.this_fields.clone_from(&this_assignments);
+    for (exported, symbol) in local_exports {
+        if let Some((module, imported)) = analyzer.imports.get(&symbol) {
+            analysis.reexports.push(Reexport {
+                exported: exported.clone(),
+                module: module.clone(),
+                imported: imported.clone(),
+            });
+        }
+        analyzer
+            .exports
+            .entry(exported)
+            .or_insert(Exported::Symbol(symbol));
+    }
+    // Tool input sent here by another file of the project.
+    for seed in seeds {
+        if let Some(parameters) = analyzer.exported_parameters(&seed.name) {
+            analyzer.taint_parameters(parameters, seed.positions);
+        }
+    }
 
     // Fixpoint: aliases of aliases, and taint through assignments and local calls.
     let mut additions_tainted = Vec::new();
@@ -1504,6 +1765,40 @@ fn analyze_program<'a>(
             analyzer.hit(Rule::ShellTrueOption, call.span.start, tainted);
         }
     }
+    // Tool input leaving for another file: calls of imported names with tainted arguments,
+    // and tool handlers imported from elsewhere.
+    for call in &calls {
+        let positions = call
+            .arguments
+            .iter()
+            .enumerate()
+            .filter(|(_, argument)| {
+                argument
+                    .as_expression()
+                    .is_some_and(|e| analyzer.mentions_taint(e))
+            })
+            .fold(0, |bits, (i, _)| bits | position_bit(i));
+        if positions != 0
+            && let Some((module, name)) = analyzer.imported_callee(&call.callee)
+        {
+            analysis.outgoing.push(Flow {
+                module,
+                name,
+                positions,
+                keywords: Vec::new(),
+            });
+        }
+    }
+    for handler in &analyzer.registered_handlers {
+        if let Some((module, name)) = analyzer.imported_callee(handler) {
+            analysis.outgoing.push(Flow {
+                module,
+                name,
+                positions: ALL_POSITIONS,
+                keywords: Vec::new(),
+            });
+        }
+    }
     for construction in &constructions {
         if let Some(value) = analyzer.resolve(&construction.callee) {
             let args: Vec<Arg<'_>> = construction
@@ -1586,14 +1881,166 @@ fn seed_tool_handler<'a>(analyzer: &mut Analyzer<'a, '_>, call: &'a CallExpressi
                         .key
                         .static_name()
                         .is_some_and(|key| key == "execute" || key == "handler")
-                    && let Some(parameters) = function_parameters(&property.value)
                 {
-                    handlers.push(parameters);
+                    match function_parameters(&property.value) {
+                        Some(parameters) => handlers.push(parameters),
+                        None => analyzer.registered_handlers.push(&property.value),
+                    }
                 }
             }
+        } else {
+            // Maybe imported from another file: followed there by the project pass.
+            analyzer.registered_handlers.push(last);
         }
     }
     for parameters in handlers {
         analyzer.taint_all(parameter_symbols(parameters));
+    }
+}
+
+/// Imports by `require`, exports (ESM and CommonJS) and re-exports: what the project pass
+/// needs to follow tool input across files.
+fn record_module_boundary<'a>(
+    analyzer: &mut Analyzer<'a, '_>,
+    kind: AstKind<'a>,
+    local_exports: &mut Vec<(String, SymbolId)>,
+    analysis: &mut Analysis,
+) {
+    match kind {
+        // `const git = require('./git')`, `const { runGit } = require('./git')`.
+        AstKind::VariableDeclarator(declarator) => {
+            let Some(module) = declarator.init.as_ref().and_then(required_module) else {
+                return;
+            };
+            match &declarator.id {
+                BindingPattern::BindingIdentifier(identifier) => {
+                    if let Some(symbol) = identifier.symbol_id.get() {
+                        (analyzer.imports).insert(symbol, (module.to_string(), "*".to_string()));
+                    }
+                }
+                BindingPattern::ObjectPattern(object) => {
+                    for property in &object.properties {
+                        if let (Some(key), BindingPattern::BindingIdentifier(identifier)) =
+                            (property.key.static_name(), &property.value)
+                            && let Some(symbol) = identifier.symbol_id.get()
+                        {
+                            let imported = (module.to_string(), key.to_string());
+                            analyzer.imports.insert(symbol, imported);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        AstKind::ExportDeclaration(export) => match &export.declaration {
+            Declaration::FunctionDeclaration(function) => {
+                if let Some(id) = &function.id {
+                    let exported = Exported::Function(function);
+                    analyzer.exports.insert(id.name.to_string(), exported);
+                }
+            }
+            Declaration::ClassDeclaration(class) => {
+                if let Some(id) = &class.id {
+                    analyzer
+                        .exports
+                        .insert(id.name.to_string(), Exported::Class(class));
+                }
+            }
+            Declaration::VariableDeclaration(variables) => {
+                for declarator in &variables.declarations {
+                    if let (BindingPattern::BindingIdentifier(id), Some(init)) =
+                        (&declarator.id, &declarator.init)
+                    {
+                        let exported = Exported::Expression(init);
+                        analyzer.exports.insert(id.name.to_string(), exported);
+                    }
+                }
+            }
+            _ => {}
+        },
+        AstKind::ExportNamedDeclaration(export) => {
+            for specifier in &export.specifiers {
+                if let ModuleExportName::IdentifierReference(local) = &specifier.local
+                    && let Some(symbol) = analyzer.symbol_of(local)
+                {
+                    local_exports.push((specifier.exported.name().to_string(), symbol));
+                }
+            }
+        }
+        AstKind::ExportFromDeclaration(export) => {
+            for specifier in &export.specifiers {
+                analysis.reexports.push(Reexport {
+                    exported: specifier.exported.name().to_string(),
+                    module: export.source.value.to_string(),
+                    imported: specifier.local.name().to_string(),
+                });
+            }
+        }
+        AstKind::ExportAllDeclaration(export) => {
+            let exported = export
+                .exported
+                .as_ref()
+                .map_or("*".to_string(), |name| name.name().to_string());
+            analysis.reexports.push(Reexport {
+                exported,
+                module: export.source.value.to_string(),
+                imported: "*".to_string(),
+            });
+        }
+        AstKind::ExportDefaultDeclaration(export) => {
+            let exported = match &export.declaration {
+                ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
+                    Exported::Function(function)
+                }
+                ExportDefaultDeclarationKind::ClassDeclaration(class) => Exported::Class(class),
+                other => match other.as_expression() {
+                    Some(expression) => Exported::Expression(expression),
+                    None => return,
+                },
+            };
+            analyzer.exports.insert("default".to_string(), exported);
+        }
+        // `module.exports = x`, `module.exports.name = x`, `exports.name = x`.
+        AstKind::AssignmentExpression(assignment)
+            if assignment.operator == AssignmentOperator::Assign =>
+        {
+            let AssignmentTarget::StaticMemberExpression(target) = &assignment.left else {
+                return;
+            };
+            let is_module_exports = |expression: &Expression<'_>| {
+                matches!(expression.get_inner_expression(),
+                    Expression::StaticMemberExpression(member)
+                        if member.property.name == "exports"
+                            && matches!(member.object.get_inner_expression(),
+                                Expression::Identifier(object) if object.name == "module"))
+            };
+            let property = target.property.name.as_str();
+            let name = if property == "exports"
+                && matches!(target.object.get_inner_expression(),
+                    Expression::Identifier(object) if object.name == "module")
+            {
+                "default"
+            } else if is_module_exports(&target.object)
+                || matches!(target.object.get_inner_expression(),
+                    Expression::Identifier(object) if object.name == "exports")
+            {
+                property
+            } else {
+                return;
+            };
+            if name == "default"
+                && let Some(module) = required_module(&assignment.right)
+            {
+                analysis.reexports.push(Reexport {
+                    exported: "*".to_string(),
+                    module: module.to_string(),
+                    imported: "*".to_string(),
+                });
+            }
+            analyzer
+                .exports
+                .insert(name.to_string(), Exported::Expression(&assignment.right));
+        }
+        _ => {}
     }
 }

@@ -77,12 +77,18 @@ pub(crate) fn seeds(files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
             if !star && reexport.exported != head {
                 continue;
             }
+            let rest = seed.name.get(head.len()..).unwrap_or("");
             let name = if star {
                 seed.name.clone()
+            } else if reexport.imported == "*" {
+                // `export * as git from './git'`: `git.run` is `run` there.
+                rest.trim_start_matches('.').to_string()
             } else {
-                let rest = seed.name.get(head.len()..).unwrap_or("");
                 format!("{}{rest}", reexport.imported)
             };
+            if name.is_empty() {
+                continue;
+            }
             for (next, name) in index.resolve_name(target, &reexport.module, &name) {
                 pending.push((
                     next,

@@ -1,0 +1,1 @@
+export * as ops from "./ops";

@@ -1,0 +1,2 @@
+export * from "./shell.js";
+export { helper as aid } from "./helper.js";
