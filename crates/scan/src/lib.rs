@@ -28,6 +28,7 @@ mod nesting;
 mod output;
 mod project;
 mod python;
+mod python_scope;
 pub mod report;
 pub mod rule;
 mod rust_lang;

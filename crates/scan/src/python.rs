@@ -29,7 +29,8 @@ use tree_sitter::Node;
 use crate::error::SourceError;
 use crate::finding::{Analysis, Flow, Hit};
 use crate::javascript::is_command_flag;
-use crate::rule::{Rule, runs_code_through_options};
+use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
+use crate::rule::{Rule, is_program_runner, is_shell_program, runs_code_through_options};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
@@ -133,14 +134,18 @@ struct Call<'t> {
 struct Analyzer<'s, 't> {
     source: &'s str,
     bindings: HashMap<String, Value>,
-    /// Names whose every binding in the file is an assignment of a constant.
-    constants: HashSet<String>,
-    /// The string value of a constant name assigned exactly once (`SH = "/bin/sh"`).
-    constant_values: HashMap<String, String>,
-    /// List literals assigned to a name (`args = ["git", "log"]`), in source order.
-    lists: HashMap<&'s str, Vec<Node<'t>>>,
-    /// Dict literals or `dict(...)` calls assigned to a name (for `**OPTS`).
-    dicts: HashMap<&'s str, Node<'t>>,
+    /// The file's scopes and every binding in each (set once the imports are known).
+    names: Option<Namespaces<'t>>,
+    /// Names (in their scope) whose every binding is an assignment of a constant.
+    constants: HashSet<(ScopeId, String)>,
+    /// The string values a constant may hold (`SH = "/bin/sh"`; both sides of a conditional).
+    constant_values: HashMap<(ScopeId, String), Vec<String>>,
+    /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
+    /// "log"]`, maybe grown by `+=`), in source order.
+    lists: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
+    /// `**OPTS`), in source order.
+    dicts: HashMap<(ScopeId, String), Vec<Node<'t>>>,
     /// Per tool handler (or function reached from one): its tainted names.
     tainted_scopes: Scopes<HashSet<String>>,
     /// Where each name is read (attribute names and keyword names are not reads).
@@ -151,6 +156,16 @@ struct Analyzer<'s, 't> {
 impl<'s, 't> Analyzer<'s, 't> {
     fn text(&self, node: Node<'_>) -> &'s str {
         text_of(node, self.source)
+    }
+
+    /// The scope and name a read of an identifier refers to.
+    fn key_of(&self, identifier: Node<'_>) -> (ScopeId, String) {
+        let name = self.text(identifier);
+        let scope = self
+            .names
+            .as_ref()
+            .map_or(0, |names| names.scope_of_read(identifier, name));
+        (scope, name.to_string())
     }
 
     fn resolve(&self, node: Node<'_>) -> Option<Value> {
@@ -173,10 +188,18 @@ impl<'s, 't> Analyzer<'s, 't> {
                         let Value::Module(module) = self.resolve(*arguments.first()?)? else {
                             return None;
                         };
-                        member(module, &self.const_str(*arguments.get(1)?)?)
+                        let names = self.const_strs(*arguments.get(1)?);
+                        if names.is_empty() && matches!(module, Module::Os | Module::Subprocess) {
+                            // `getattr(os, name)` with a name we cannot know: as bad as the
+                            // worst member, a shell command.
+                            return Some(Value::Function(Function::ShellCommand));
+                        }
+                        names.iter().find_map(|name| member(module, name))
                     }
                     Value::Function(Function::ImportModule) => {
-                        module_named(&self.const_str(*arguments.first()?)?).map(Value::Module)
+                        (self.const_strs(*arguments.first()?).iter())
+                            .find_map(|name| module_named(name))
+                            .map(Value::Module)
                     }
                     _ => None,
                 }
@@ -185,22 +208,70 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    /// A string known at analysis time: a literal, a constant name assigned once, or a `+`
-    /// of those.
+    /// A string known at analysis time: [`Analyzer::const_strs`] with a single value.
     fn const_str(&self, node: Node<'_>) -> Option<String> {
-        if node.kind() == "identifier" {
-            return self.constant_values.get(self.text(node)).cloned();
+        let mut values = self.const_strs(node);
+        if values.len() == 1 {
+            values.pop()
+        } else {
+            None
         }
-        if node.kind() == "binary_operator" {
-            let operator = node.child_by_field_name("operator").map(|op| self.text(op));
-            if operator != Some("+") {
-                return None;
+    }
+
+    /// The strings an expression may be at analysis time: a literal, a constant name, both
+    /// sides of a conditional, a `+` of those (at most [`MAX_CONSTANT_VALUES`] values, each
+    /// at most [`CONSTANT_LENGTH`] long). Empty when unknown.
+    fn const_strs(&self, node: Node<'_>) -> Vec<String> {
+        match node.kind() {
+            "identifier" => self
+                .constant_values
+                .get(&self.key_of(node))
+                .cloned()
+                .unwrap_or_default(),
+            "conditional_expression" => {
+                let parts = named_children(node);
+                let (Some(then), Some(other)) = (parts.first(), parts.get(2)) else {
+                    return Vec::new();
+                };
+                let (mut values, others) = (self.const_strs(*then), self.const_strs(*other));
+                if values.is_empty() || others.is_empty() {
+                    return Vec::new();
+                }
+                for value in others {
+                    if !values.contains(&value) && values.len() < MAX_CONSTANT_VALUES {
+                        values.push(value);
+                    }
+                }
+                values
             }
-            let mut left = self.const_str(node.child_by_field_name("left")?)?;
-            left.push_str(&self.const_str(node.child_by_field_name("right")?)?);
-            return Some(left);
+            "binary_operator" => {
+                let operator = node.child_by_field_name("operator").map(|op| self.text(op));
+                let (Some("+"), Some(left), Some(right)) = (
+                    operator,
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) else {
+                    return Vec::new();
+                };
+                let (lefts, rights) = (self.const_strs(left), self.const_strs(right));
+                let mut values = Vec::new();
+                for left in &lefts {
+                    for right in &rights {
+                        if values.len() < MAX_CONSTANT_VALUES
+                            && left.len() + right.len() <= CONSTANT_LENGTH
+                        {
+                            values.push(format!("{left}{right}"));
+                        }
+                    }
+                }
+                values
+            }
+            "parenthesized_expression" => node
+                .named_child(0)
+                .map(|inner| self.const_strs(inner))
+                .unwrap_or_default(),
+            _ => self.string_literal_text(node).into_iter().collect(),
         }
-        self.string_literal_text(node)
     }
 
     fn string_literal_text(&self, node: Node<'_>) -> Option<String> {
@@ -231,13 +302,14 @@ impl<'s, 't> Analyzer<'s, 't> {
     fn is_literal(&self, node: Node<'_>) -> bool {
         match node.kind() {
             "integer" | "float" | "true" | "false" | "none" => true,
-            "identifier" => self.constants.contains(self.text(node)),
+            "identifier" => self.constants.contains(&self.key_of(node)),
             "conditional_expression" => {
                 let parts = named_children(node);
                 parts.len() == 3
                     && parts.first().is_some_and(|then| self.is_literal(*then))
                     && parts.get(2).is_some_and(|other| self.is_literal(*other))
             }
+            // Every `{}` a constant, and no `{}` inside a format spec (`f"{c:{width}}"`).
             "string" if has_interpolation(node) => named_children(node)
                 .iter()
                 .filter(|child| child.kind() == "interpolation")
@@ -245,6 +317,13 @@ impl<'s, 't> Analyzer<'s, 't> {
                     child
                         .child_by_field_name("expression")
                         .is_some_and(|inner| self.is_literal(inner))
+                        && child
+                            .child_by_field_name("format_specifier")
+                            .is_none_or(|spec| {
+                                named_children(spec)
+                                    .iter()
+                                    .all(|part| part.kind() != "format_expression")
+                            })
                 }),
             "binary_operator" => {
                 let operator = node.child_by_field_name("operator").map(|op| self.text(op));
@@ -396,32 +475,52 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    /// `[sh, '-c', <non-literal>]` in a flattened argv.
+    /// `[sh, '-c', <non-literal>]` in a flattened argv, maybe behind programs that run the
+    /// next one (`["env", "sh", "-c", x]`, `["timeout", "5", "bash", "-c", x]`); a program
+    /// or flag may be a constant name, or one of a constant's values.
     fn is_shell_wrapper(&self, program: Node<'_>, argv: &[Node<'_>]) -> bool {
-        let Some(program) = self.const_str(program) else {
-            return false;
+        let elements: Vec<Node<'_>> = std::iter::once(program)
+            .chain(argv.iter().copied())
+            .collect();
+        let values = |i: usize| {
+            elements
+                .get(i)
+                .map(|e| self.const_strs(*e))
+                .unwrap_or_default()
         };
-        let base = program
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or(&program)
-            .to_ascii_lowercase();
-        let base = base.strip_suffix(".exe").unwrap_or(&base);
-        if !matches!(
-            base,
-            "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "cmd" | "powershell" | "pwsh"
-        ) {
-            return false;
+        let mut shell = 0;
+        loop {
+            let here = values(shell);
+            if here.iter().any(|v| is_shell_program(v)) {
+                break;
+            }
+            if !here.iter().any(|v| is_program_runner(v)) {
+                return false;
+            }
+            // The runner's own options and arguments, up to the next program.
+            shell += 1;
+            loop {
+                let next = values(shell);
+                if next.is_empty() {
+                    return false;
+                }
+                if next
+                    .iter()
+                    .any(|v| is_shell_program(v) || is_program_runner(v))
+                {
+                    break;
+                }
+                shell += 1;
+            }
         }
-        let mut elements = argv.iter();
-        while let Some(element) = elements.next() {
+        let mut rest = elements.iter().skip(shell + 1);
+        while let Some(element) = rest.next() {
             if self
-                .const_str(*element)
-                .is_some_and(|flag| is_command_flag(&flag))
+                .const_strs(*element)
+                .iter()
+                .any(|flag| is_command_flag(flag))
             {
-                return elements
-                    .next()
-                    .is_some_and(|script| !self.is_literal(*script));
+                return rest.next().is_some_and(|script| !self.is_literal(*script));
             }
         }
         false
@@ -434,7 +533,7 @@ impl<'s, 't> Analyzer<'s, 't> {
         let (list, named) = if matches!(argv.kind(), "list" | "tuple") {
             (Some(argv), false)
         } else if argv.kind() == "identifier" {
-            let list = self.lists.get(self.text(argv)).and_then(|lists| {
+            let list = self.lists.get(&self.key_of(argv)).and_then(|lists| {
                 lists
                     .iter()
                     .rev()
@@ -666,78 +765,50 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     let mut reads = Reads::default();
     // Bindings other than `name = value`: loops, comprehensions, `:=`, `as`, `case`.
     let mut flows = Vec::new();
-    // Names bound by something that is not an assignment: never constants.
-    let mut rebound: HashSet<String> = HashSet::new();
-    // The module namespace is written reflectively (`globals()`, `sys.modules`, `exec`) or
-    // filled by `from m import *`: no name is a constant.
-    let mut reflective = false;
+    // Functions, lambdas, classes, comprehensions; `global` and `nonlocal` statements.
+    let mut scope_nodes = Vec::new();
+    let mut declarations = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let mut not_reads = HashSet::new();
-    walk_with_parent(root, |node, parent| match node.kind() {
-        "attribute" => {
-            let attribute = node.child_by_field_name("attribute");
-            reflective |= attribute.is_some_and(|a| {
-                matches!(text_of(a, text), "modules" | "__dict__" | "__globals__")
-            });
-            not_reads.extend(attribute.map(|n| n.id()));
+    walk_with_parent(root, |node, parent| {
+        if opens_scope(node.kind()) {
+            scope_nodes.push(node);
         }
-        "keyword_argument" => not_reads.extend(node.child_by_field_name("name").map(|n| n.id())),
-        "identifier" if !not_reads.contains(&node.id()) => {
-            let name = text_of(node, text);
-            reflective |= matches!(
-                name,
-                "globals" | "vars" | "locals" | "exec" | "__main__" | "__builtins__"
-            );
-            reads.add(name, node.start_byte());
-        }
-        "for_statement" | "for_in_clause" | "named_expression" | "as_pattern" | "except_clause"
-        | "match_statement" => {
-            for (target, _) in flow_parts(node) {
-                let mut names = Vec::new();
-                bound_names(target, text, &mut names);
-                rebound.extend(names);
+        match node.kind() {
+            "attribute" => {
+                not_reads.extend(node.child_by_field_name("attribute").map(|n| n.id()));
             }
-            flows.push(node);
-        }
-        "lambda" => {
-            if let Some(parameters) = node.child_by_field_name("parameters") {
-                let mut names = Vec::new();
-                bound_names(parameters, text, &mut names);
-                rebound.extend(names);
+            "keyword_argument" => {
+                not_reads.extend(node.child_by_field_name("name").map(|n| n.id()));
             }
-        }
-        "class_definition" => {
-            rebound.extend(
-                node.child_by_field_name("name")
-                    .map(|n| text_of(n, text).to_string()),
-            );
-        }
-        "wildcard_import" => reflective = true,
-        "comment" => {
-            let body = text_of(node, text).trim_start_matches('#');
-            analysis
-                .pragmas
-                .record_comment(body, node.end_position().row + 1);
-        }
-        "call" => calls.push(node),
-        "import_statement" | "import_from_statement" => imports.push(node),
-        "function_definition" => {
-            rebound.extend(
-                node.child_by_field_name("name")
-                    .map(|n| text_of(n, text).to_string()),
-            );
-            functions.push(node);
-            if let Some(parent) = parent {
-                if parent == root || parent.kind() == "decorated_definition" {
-                    named_functions.push(node);
-                }
-                if parent.kind() == "decorated_definition" {
-                    decorated.push((node, parent));
+            "identifier" if !not_reads.contains(&node.id()) => {
+                reads.add(text_of(node, text), node.start_byte());
+            }
+            "for_statement" | "for_in_clause" | "named_expression" | "as_pattern"
+            | "except_clause" | "match_statement" => flows.push(node),
+            "global_statement" | "nonlocal_statement" => declarations.push(node),
+            "comment" => {
+                let body = text_of(node, text).trim_start_matches('#');
+                analysis
+                    .pragmas
+                    .record_comment(body, node.end_position().row + 1);
+            }
+            "call" => calls.push(node),
+            "import_statement" | "import_from_statement" => imports.push(node),
+            "function_definition" => {
+                functions.push(node);
+                if let Some(parent) = parent {
+                    if parent == root || parent.kind() == "decorated_definition" {
+                        named_functions.push(node);
+                    }
+                    if parent.kind() == "decorated_definition" {
+                        decorated.push((node, parent));
+                    }
                 }
             }
+            "assignment" | "augmented_assignment" => assignments.push(node),
+            _ => {}
         }
-        "assignment" | "augmented_assignment" => assignments.push(node),
-        _ => {}
     });
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
     // the file anyway.
@@ -752,7 +823,17 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             Value::Function(Function::ImportModule),
         ),
     ]);
+    // Every name an import binds, with its statement.
+    let mut import_names = Vec::new();
+    // `from m import *` of a module that may define anything.
+    let mut star_import = false;
     for import in &imports {
+        star_import |= named_children(*import)
+            .iter()
+            .any(|child| child.kind() == "wildcard_import")
+            && import
+                .child_by_field_name("module_name")
+                .is_none_or(|module| !harmless_star_module(text_of(module, text)));
         let from = import
             .child_by_field_name("module_name")
             .map(|module| text_of(module, text));
@@ -780,7 +861,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                     (imported, local)
                 }
             };
-            rebound.insert(local.clone());
+            import_names.push((*import, local.clone()));
             let value = match from {
                 Some(module) => module_named(module).and_then(|module| member(module, imported)),
                 None if name.kind() == "aliased_import" => {
@@ -824,6 +905,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     let mut analyzer = Analyzer {
         source: text,
         bindings,
+        names: None,
         constants: HashSet::new(),
         constant_values: HashMap::new(),
         lists: HashMap::new(),
@@ -832,9 +914,21 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         reads,
         hits: Vec::new(),
     };
-    if !reflective {
-        bind_values(&mut analyzer, &assignments, &functions, &rebound);
-    }
+    let mut names = Namespaces::new(root, &scope_nodes, &declarations, text);
+    record_bindings(
+        &mut names,
+        &Bound {
+            assignments: &assignments,
+            flows: &flows,
+            scope_nodes: &scope_nodes,
+            imports: &import_names,
+        },
+        text,
+    );
+    let module_written =
+        record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
+    analyzer.names = Some(names);
+    bind_values(&mut analyzer, module_written);
     seed_taint(
         &mut analyzer,
         &named_functions,
@@ -979,9 +1073,7 @@ fn seed_taint<'t>(
             {
                 for (target, source) in flow_parts(*flow) {
                     if analyzer.reads.any_within(&names, source) {
-                        let mut bound = Vec::new();
-                        bound_names(target, text, &mut bound);
-                        names.extend(bound);
+                        names.extend(flow_targets(target, text));
                     }
                 }
             }
@@ -1054,124 +1146,358 @@ fn seed_taint<'t>(
     analyzer.tainted_scopes = Scopes::new(tainted.into_values().collect());
 }
 
-/// Constant names (every assignment in the file a constant string, never a parameter), list
-/// literals and dicts bound to names.
-fn bind_values<'s, 't>(
-    analyzer: &mut Analyzer<'s, 't>,
-    assignments: &[Node<'t>],
-    functions: &[Node<'t>],
-    rebound: &HashSet<String>,
-) {
-    let text = analyzer.source;
-    let mut parameters = HashSet::new();
-    for function in functions {
-        parameters.extend(parameter_names(*function, text).into_iter().flatten());
-    }
-    let mut by_name: HashMap<&'s str, Vec<(Node<'t>, bool)>> = HashMap::new();
-    let mut unbindable = HashSet::new();
-    for assignment in assignments {
-        let (Some(left), Some(right)) = (
-            assignment.child_by_field_name("left"),
-            assignment.child_by_field_name("right"),
-        ) else {
-            if let Some(left) = assignment.child_by_field_name("left") {
-                let mut names = Vec::new();
-                bound_names(left, text, &mut names);
-                unbindable.extend(names);
-            }
+/// The nodes that bind names, for [`record_bindings`].
+struct Bound<'a, 't> {
+    assignments: &'a [Node<'t>],
+    flows: &'a [Node<'t>],
+    scope_nodes: &'a [Node<'t>],
+    /// Every name an import statement binds, with the statement.
+    imports: &'a [(Node<'t>, String)],
+}
+
+/// Record every binding of every name in its scope.
+fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: &str) {
+    for assignment in bound.assignments {
+        let Some(left) = assignment.child_by_field_name("left") else {
             continue;
         };
-        if left.kind() != "identifier" {
-            let mut names = Vec::new();
-            bound_names(left, text, &mut names);
-            unbindable.extend(names);
+        // `a = b = "x"`: the value is the innermost right side.
+        let mut right = assignment.child_by_field_name("right");
+        while let Some(inner) = right.filter(|r| r.kind() == "assignment") {
+            right = inner.child_by_field_name("right");
+        }
+        let plus = assignment.kind() == "augmented_assignment";
+        let followed = !plus
+            || assignment
+                .child_by_field_name("operator")
+                .is_some_and(|op| text_of(op, text) == "+=");
+        match right {
+            Some(right) if left.kind() == "identifier" && followed => {
+                let name = text_of(left, text).to_string();
+                names.bind(left, name, Binding::Assign { right, plus }, Place::Here);
+            }
+            _ => {
+                let mut bound_here = Vec::new();
+                bound_names(left, text, &mut bound_here);
+                for name in bound_here {
+                    names.bind(left, name, Binding::Other, Place::Here);
+                }
+            }
+        }
+    }
+    for flow in bound.flows {
+        let place = match flow.kind() {
+            "named_expression" => Place::OutsideComprehensions,
+            _ => Place::Here,
+        };
+        for (target, _) in flow_parts(*flow) {
+            for name in flow_targets(target, text) {
+                names.bind(target, name, Binding::Other, place);
+            }
+        }
+    }
+    for scope in bound.scope_nodes {
+        if let Some(name) = scope.child_by_field_name("name") {
+            let place = Place::Around(scope.id());
+            names.bind(
+                *scope,
+                text_of(name, text).to_string(),
+                Binding::Other,
+                place,
+            );
+        }
+        if let Some(parameters) = scope.child_by_field_name("parameters") {
+            let mut bound_here = Vec::new();
+            bound_names(parameters, text, &mut bound_here);
+            for name in bound_here {
+                names.bind(parameters, name, Binding::Other, Place::Here);
+            }
+        }
+    }
+    for (import, name) in bound.imports {
+        names.bind(*import, name.clone(), Binding::Other, Place::Here);
+    }
+}
+
+/// Text that reaches the module namespace reflectively.
+const REFLECTIVE: [&str; 8] = [
+    "globals",
+    "vars",
+    "locals",
+    "__dict__",
+    "f_globals",
+    "modules",
+    "builtins",
+    "__builtins__",
+];
+
+/// Writes to module-level names the analyser cannot follow, recorded as bindings of those
+/// names: `X.name = ..` (a module object: `sys.modules[__name__]`, `import me`, `builtins`),
+/// `globals()["name"] = ..` (any subscript with that literal key), `setattr(X, "name", ..)`,
+/// `globals().update(name=..)`. `true` when a write's name is not known (a computed key on a
+/// reflective object, `exec`/`eval`/`compile` of code): then no module-level name is a
+/// constant.
+fn record_reflective_writes(
+    analyzer: &Analyzer<'_, '_>,
+    names: &mut Namespaces<'_>,
+    assignments: &[Node<'_>],
+    calls: &[Node<'_>],
+) -> bool {
+    let text = analyzer.source;
+    let reflective = |node: Node<'_>| {
+        let written = text_of(node, text);
+        !(written.starts_with("self.") || written.starts_with("cls."))
+            && REFLECTIVE.iter().any(|word| written.contains(word))
+    };
+    let is_self = |node: Node<'_>| matches!(text_of(node, text), "self" | "cls");
+    let mut unknown = false;
+    for assignment in assignments {
+        let Some(left) = assignment.child_by_field_name("left") else {
+            continue;
+        };
+        let targets = match left.kind() {
+            "pattern_list" | "tuple_pattern" | "list_pattern" => named_children(left),
+            _ => vec![left],
+        };
+        for target in targets {
+            let object = target.child_by_field_name(match target.kind() {
+                "attribute" => "object",
+                _ => "value",
+            });
+            match target.kind() {
+                "attribute" if !object.is_some_and(is_self) => {
+                    if let Some(name) = target.child_by_field_name("attribute") {
+                        names.bind_in_module(text_of(name, text).to_string());
+                    }
+                }
+                "subscript" => {
+                    match target
+                        .child_by_field_name("subscript")
+                        .and_then(|key| analyzer.string_literal_text(key))
+                    {
+                        Some(key) => names.bind_in_module(key),
+                        None => unknown |= object.is_some_and(reflective),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for call in calls {
+        let Some(callee) = call.child_by_field_name("function") else {
+            continue;
+        };
+        let arguments = call
+            .child_by_field_name("arguments")
+            .map(named_children)
+            .unwrap_or_default();
+        if matches!(
+            analyzer.resolve(callee),
+            Some(Value::Function(Function::Eval | Function::Compile))
+        ) {
+            unknown = true;
             continue;
         }
-        let name = text_of(left, text);
-        let plus = assignment.kind() == "augmented_assignment";
-        if plus
-            && assignment
-                .child_by_field_name("operator")
-                .is_none_or(|op| text_of(op, text) != "+=")
-        {
-            unbindable.insert(name.to_string());
+        if callee.kind() == "identifier" && text_of(callee, text) == "setattr" {
+            if let Some(target) = arguments.first().filter(|t| !is_self(**t)) {
+                match arguments
+                    .get(1)
+                    .and_then(|name| analyzer.string_literal_text(*name))
+                {
+                    Some(name) => names.bind_in_module(name),
+                    None => unknown |= reflective(*target) || target.kind() != "identifier",
+                }
+            }
+            continue;
         }
-        by_name.entry(name).or_default().push((right, plus));
-        if !plus {
-            let list = match right.kind() {
-                "list" | "tuple" => Some(right),
-                // `args = ["git"] + extra`: the leftmost list holds the program.
-                "binary_operator" => {
-                    let mut left = right;
-                    while left.kind() == "binary_operator" {
-                        match left.child_by_field_name("left") {
-                            Some(inner) => left = inner,
-                            None => break,
+        let (Some(object), Some(method)) = (
+            callee.child_by_field_name("object"),
+            callee.child_by_field_name("attribute"),
+        ) else {
+            continue;
+        };
+        let method = text_of(method, text);
+        if !matches!(method, "update" | "setdefault" | "__setitem__") || !reflective(object) {
+            continue;
+        }
+        let keys = match method {
+            "update" => arguments.as_slice(),
+            _ => arguments.get(..1).unwrap_or(&[]),
+        };
+        for key in keys {
+            match key.kind() {
+                "keyword_argument" => {
+                    if let Some(name) = key.child_by_field_name("name") {
+                        names.bind_in_module(text_of(name, text).to_string());
+                    }
+                }
+                "dictionary" => {
+                    for pair in named_children(*key) {
+                        match pair
+                            .child_by_field_name("key")
+                            .and_then(|k| analyzer.string_literal_text(k))
+                        {
+                            Some(name) => names.bind_in_module(name),
+                            None => unknown = true,
                         }
                     }
-                    Some(left).filter(|l| matches!(l.kind(), "list" | "tuple"))
                 }
-                _ => None,
-            };
-            if let Some(list) = list {
-                analyzer.lists.entry(name).or_default().push(list);
+                _ => match analyzer.string_literal_text(*key) {
+                    Some(name) => names.bind_in_module(name),
+                    None => unknown = true,
+                },
             }
-            let is_dict = right.kind() == "dictionary"
+        }
+    }
+    unknown
+}
+
+/// Standard modules whose `*` defines only their own helpers, never a command: a star
+/// import of anything else may rebind any module-level name.
+fn harmless_star_module(module: &str) -> bool {
+    matches!(
+        module,
+        "typing"
+            | "typing_extensions"
+            | "dataclasses"
+            | "enum"
+            | "abc"
+            | "collections"
+            | "collections.abc"
+            | "math"
+            | "cmath"
+            | "decimal"
+            | "fractions"
+            | "functools"
+            | "itertools"
+            | "operator"
+            | "numbers"
+            | "statistics"
+            | "struct"
+            | "tkinter"
+            | "tkinter.ttk"
+            | "ctypes"
+    )
+}
+
+/// The names a flow target binds: the captures of a `case` pattern, else the names of an
+/// assignment target.
+fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if target.kind() == "case_pattern" {
+        pattern_captures(target, text, &mut out);
+    } else {
+        bound_names(target, text, &mut out);
+    }
+    out
+}
+
+/// The list literal an assignment's right side starts with: `["git", "log"]`, or the
+/// leftmost list of `["git"] + extra` (which holds the program).
+fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
+    let mut left = right;
+    while left.kind() == "binary_operator" {
+        left = left.child_by_field_name("left")?;
+    }
+    Some(left).filter(|l| matches!(l.kind(), "list" | "tuple"))
+}
+
+/// Constants, lists and dicts from the bindings: a name (in its scope) bound only by
+/// assignments of constants is a constant; only by list literals (or `+=`), a list; only by
+/// dicts, a dict. With `module_written`, no module-level name is a constant.
+fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
+    let text = analyzer.source;
+    let Some(names) = analyzer.names.take() else {
+        return;
+    };
+    let root = names.root();
+    let mut candidates = Vec::new();
+    for (scope, name, bindings) in names.all() {
+        let assigned: Option<Vec<(Node<'_>, bool)>> = bindings
+            .iter()
+            .map(|binding| match binding {
+                Binding::Assign { right, plus } => Some((*right, *plus)),
+                Binding::Other => None,
+            })
+            .collect();
+        let Some(assigned) = assigned else {
+            continue;
+        };
+        let key = (scope, name.to_string());
+        if assigned
+            .iter()
+            .all(|(right, plus)| *plus || list_literal_of(*right).is_some())
+        {
+            let lists = (assigned.iter())
+                .filter(|(_, plus)| !plus)
+                .filter_map(|(right, _)| list_literal_of(*right))
+                .collect();
+            analyzer.lists.insert(key.clone(), lists);
+        }
+        let is_dict = |right: Node<'_>| {
+            right.kind() == "dictionary"
                 || (right.kind() == "call"
                     && right
                         .child_by_field_name("function")
-                        .is_some_and(|f| text_of(f, text) == "dict"));
-            if is_dict {
-                analyzer.dicts.insert(name, right);
-            }
+                        .is_some_and(|f| text_of(f, text) == "dict"))
+        };
+        if assigned
+            .iter()
+            .all(|(right, plus)| !plus && is_dict(*right))
+        {
+            let dicts = assigned.iter().map(|(right, _)| *right).collect();
+            analyzer.dicts.insert(key.clone(), dicts);
+        }
+        if !(module_written && scope == root) {
+            candidates.push((key, assigned));
         }
     }
-    analyzer.constants = by_name
-        .keys()
-        .filter(|name| {
-            !parameters.contains(**name)
-                && !unbindable.contains(**name)
-                && !rebound.contains(**name)
-        })
-        .map(|name| name.to_string())
-        .collect();
+    analyzer.names = Some(names);
+    analyzer.constants = candidates.iter().map(|(key, _)| key.clone()).collect();
     loop {
-        let before = analyzer.constants.len();
-        let dropped: Vec<String> = analyzer
-            .constants
+        let dropped: Vec<_> = candidates
             .iter()
-            .filter(|name| {
-                by_name.get(name.as_str()).is_some_and(|rights| {
-                    rights.iter().any(|(right, _)| {
+            .filter(|(key, assigned)| {
+                analyzer.constants.contains(key)
+                    && assigned.iter().any(|(right, _)| {
                         !(analyzer.is_literal(*right) && analyzer.const_like(*right))
                     })
-                })
             })
-            .cloned()
+            .map(|(key, _)| key.clone())
             .collect();
-        for name in dropped {
-            analyzer.constants.remove(&name);
-        }
-        if analyzer.constants.len() == before {
+        if dropped.is_empty() {
             break;
         }
+        for key in dropped {
+            analyzer.constants.remove(&key);
+        }
     }
-    // Values of names assigned once, through chains of such names (`CMD = BASE + FLAGS`):
-    // bounded rounds and a bounded length, as in JS.
+    // Values through chains of names (`CMD = BASE + FLAGS`), in bounded rounds; a name
+    // grown by `+=` has none (it is still a constant).
     for _ in 0..CONSTANT_ROUNDS {
         let mut changed = false;
-        for (name, rights) in &by_name {
-            let [(right, false)] = rights.as_slice() else {
-                continue;
-            };
-            if !analyzer.constants.contains(*name) || analyzer.constant_values.contains_key(*name) {
+        for (key, assigned) in &candidates {
+            if !analyzer.constants.contains(key)
+                || analyzer.constant_values.contains_key(key)
+                || assigned.iter().any(|(_, plus)| *plus)
+            {
                 continue;
             }
-            if let Some(value) = analyzer
-                .const_str(*right)
-                .filter(|v| v.len() <= CONSTANT_LENGTH)
-            {
-                analyzer.constant_values.insert(name.to_string(), value);
+            let mut values: Vec<String> = Vec::new();
+            for (right, _) in assigned {
+                let these = analyzer.const_strs(*right);
+                if these.is_empty() {
+                    values.clear();
+                    break;
+                }
+                for value in these {
+                    if !values.contains(&value) && values.len() < MAX_CONSTANT_VALUES {
+                        values.push(value);
+                    }
+                }
+            }
+            if !values.is_empty() {
+                analyzer.constant_values.insert(key.clone(), values);
                 changed = true;
             }
         }
@@ -1183,6 +1509,8 @@ fn bind_values<'s, 't>(
 
 /// Rounds of constant-value folding through names (`A = B + C`).
 const CONSTANT_ROUNDS: usize = 8;
+/// Most values kept for one constant (`"a" if x else "b"` has two).
+const MAX_CONSTANT_VALUES: usize = 8;
 /// The longest folded constant kept.
 const CONSTANT_LENGTH: usize = 4096;
 
@@ -1230,7 +1558,12 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// string keys and values.
     fn splat_options(&self, node: Node<'t>) -> Option<Vec<(&'s str, Node<'t>)>> {
         let dict = match node.kind() {
-            "identifier" => *self.dicts.get(self.text(node))?,
+            "identifier" => *self
+                .dicts
+                .get(&self.key_of(node))?
+                .iter()
+                .rev()
+                .find(|dict| dict.start_byte() < node.start_byte())?,
             _ => node,
         };
         let mut options = Vec::new();

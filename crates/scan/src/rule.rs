@@ -271,6 +271,32 @@ pub(crate) fn is_shell_program(program: &str) -> bool {
     )
 }
 
+/// Does `program` run the program named after it (and its own options)? `env`, `sudo`,
+/// `timeout 5`, `nice -n 10`, `nohup`, ...: `["env", "sh", "-c", x]` is a shell.
+pub(crate) fn is_program_runner(program: &str) -> bool {
+    matches!(
+        program_name(program).as_str(),
+        "env"
+            | "sudo"
+            | "doas"
+            | "nice"
+            | "nohup"
+            | "timeout"
+            | "time"
+            | "stdbuf"
+            | "ionice"
+            | "setsid"
+            | "chrt"
+            | "taskset"
+            | "unbuffer"
+            | "xargs"
+            | "busybox"
+            | "runuser"
+            | "su"
+            | "chroot"
+    )
+}
+
 /// Does `program` run code (or write arbitrary files) through its options, so that an
 /// argument that starts with `-` is a code-execution sink? `git -c core.pager=..`,
 /// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,

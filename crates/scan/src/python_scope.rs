@@ -1,0 +1,222 @@
+//! Python name scopes, for constant propagation: which scope a read of a name refers to, and
+//! every binding of each name in each scope (assignments, and every other form that binds:
+//! loops, comprehensions, `:=`, `as`, `case` captures, imports, parameters, `def`, `class`,
+//! reflective writes). A name is a constant in a scope only when every binding there is an
+//! assignment of a constant; a binding the analyser cannot see the value of makes it not one.
+//!
+//! Scopes follow Python's rules closely enough for that: functions and lambdas, class bodies
+//! (not seen from the methods inside them), comprehensions (their loop variables; `:=` inside
+//! one binds in the enclosing function), `global` (the binding is the module's) and `nonlocal`
+//! (the enclosing functions' name is bound by something unseen).
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::Node;
+
+use crate::syntax_tree::{Scopes, named_children, text_of};
+
+/// A scope: its node's id (the module's is the root's).
+pub(crate) type ScopeId = usize;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScopeKind {
+    Function,
+    Class,
+    Comprehension,
+}
+
+fn scope_kind(kind: &str) -> Option<ScopeKind> {
+    match kind {
+        "function_definition" | "lambda" => Some(ScopeKind::Function),
+        "class_definition" => Some(ScopeKind::Class),
+        "list_comprehension"
+        | "set_comprehension"
+        | "dictionary_comprehension"
+        | "generator_expression" => Some(ScopeKind::Comprehension),
+        _ => None,
+    }
+}
+
+/// Whether a node opens a scope of its own.
+pub(crate) fn opens_scope(kind: &str) -> bool {
+    scope_kind(kind).is_some()
+}
+
+/// One binding of a name.
+#[derive(Clone, Copy)]
+pub(crate) enum Binding<'t> {
+    /// `name = right`, or `name += right` when `plus`.
+    Assign { right: Node<'t>, plus: bool },
+    /// Any binding whose value the analyser does not follow.
+    Other,
+}
+
+/// Where a binding lands, relative to the innermost scope around it.
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    /// The innermost scope (or the module, for a name declared `global` there).
+    Here,
+    /// The scope around a `def` or `class` (whose own node is the scope it opens).
+    Around(usize),
+    /// The innermost scope that is not a comprehension (`:=`).
+    OutsideComprehensions,
+}
+
+/// Every scope of a file and every binding in each.
+pub(crate) struct Namespaces<'t> {
+    root: ScopeId,
+    scopes: Scopes<(ScopeId, ScopeKind)>,
+    /// `global name` in a function: (the function, name).
+    globals: HashSet<(ScopeId, String)>,
+    bindings: HashMap<ScopeId, HashMap<String, Vec<Binding<'t>>>>,
+}
+
+impl<'t> Namespaces<'t> {
+    /// The scopes of a file (`scope_nodes`: every node that [`opens_scope`]), with the
+    /// `global` and `nonlocal` statements applied.
+    pub(crate) fn new(
+        root: Node<'t>,
+        scope_nodes: &[Node<'t>],
+        declarations: &[Node<'t>],
+        source: &str,
+    ) -> Self {
+        let scopes = Scopes::new(
+            scope_nodes
+                .iter()
+                .filter_map(|node| Some((*node, (node.id(), scope_kind(node.kind())?))))
+                .collect(),
+        );
+        let mut namespaces = Namespaces {
+            root: root.id(),
+            scopes,
+            globals: HashSet::new(),
+            bindings: HashMap::new(),
+        };
+        for declaration in declarations {
+            let names: Vec<String> = named_children(*declaration)
+                .into_iter()
+                .filter(|n| n.kind() == "identifier")
+                .map(|n| text_of(n, source).to_string())
+                .collect();
+            let functions: Vec<ScopeId> = namespaces
+                .scopes
+                .containing(*declaration)
+                .filter(|(_, kind)| *kind == ScopeKind::Function)
+                .map(|(id, _)| *id)
+                .collect();
+            if declaration.kind() == "global_statement" {
+                if let Some(function) = functions.first() {
+                    for name in &names {
+                        namespaces.globals.insert((*function, name.clone()));
+                    }
+                }
+            } else {
+                // `nonlocal name`: an enclosing function's name is rebound where we do not
+                // follow it.
+                for function in functions.iter().skip(1) {
+                    for name in &names {
+                        namespaces.add(*function, name.clone(), Binding::Other);
+                    }
+                }
+            }
+        }
+        namespaces
+    }
+
+    /// The module's scope.
+    pub(crate) fn root(&self) -> ScopeId {
+        self.root
+    }
+
+    fn add(&mut self, scope: ScopeId, name: String, binding: Binding<'t>) {
+        self.bindings
+            .entry(scope)
+            .or_default()
+            .entry(name)
+            .or_default()
+            .push(binding);
+    }
+
+    /// Record a binding of `name` made by the node `at`.
+    pub(crate) fn bind(&mut self, at: Node<'_>, name: String, binding: Binding<'t>, place: Place) {
+        let mut target = self.root;
+        for &(id, kind) in self.scopes.containing(at) {
+            match place {
+                Place::Around(own) if id == own => continue,
+                Place::OutsideComprehensions if kind == ScopeKind::Comprehension => continue,
+                _ => {}
+            }
+            if kind != ScopeKind::Function || !self.globals.contains(&(id, name.clone())) {
+                target = id;
+            }
+            break;
+        }
+        self.add(target, name, binding);
+    }
+
+    /// Record a binding of a module-level name (a reflective write such as
+    /// `globals()["name"] = ..`).
+    pub(crate) fn bind_in_module(&mut self, name: String) {
+        self.add(self.root, name, Binding::Other);
+    }
+
+    /// The scope a read of `name` at `at` refers to.
+    pub(crate) fn scope_of_read(&self, at: Node<'_>, name: &str) -> ScopeId {
+        for (depth, &(id, kind)) in self.scopes.containing(at).enumerate() {
+            // A class body's names are not seen from the functions inside it.
+            if kind == ScopeKind::Class && depth > 0 {
+                continue;
+            }
+            if kind == ScopeKind::Function && self.globals.contains(&(id, name.to_string())) {
+                return self.root;
+            }
+            if self
+                .bindings
+                .get(&id)
+                .is_some_and(|names| names.contains_key(name))
+            {
+                return id;
+            }
+        }
+        self.root
+    }
+
+    /// Every (scope, name) with its bindings.
+    pub(crate) fn all(&self) -> impl Iterator<Item = (ScopeId, &str, &[Binding<'t>])> {
+        self.bindings.iter().flat_map(|(scope, names)| {
+            names
+                .iter()
+                .map(move |(name, bindings)| (*scope, name.as_str(), bindings.as_slice()))
+        })
+    }
+}
+
+/// The names a `case` pattern captures: bare names and `as` targets, not the class of a
+/// class pattern (`Point(..)`), the keyword of a keyword pattern (`x=..`), a dotted value
+/// pattern (`Color.RED`) or the wildcard `_`.
+pub(crate) fn pattern_captures(node: Node<'_>, source: &str, out: &mut Vec<String>) {
+    match node.kind() {
+        "dotted_name" => {
+            let parts = named_children(node);
+            if let [only] = parts.as_slice() {
+                pattern_captures(*only, source, out);
+            }
+        }
+        "identifier" => {
+            let name = text_of(node, source);
+            if name != "_" {
+                out.push(name.to_string());
+            }
+        }
+        "class_pattern" | "keyword_pattern" => {
+            for child in named_children(node).into_iter().skip(1) {
+                pattern_captures(child, source, out);
+            }
+        }
+        _ => {
+            for child in named_children(node) {
+                pattern_captures(child, source, out);
+            }
+        }
+    }
+}

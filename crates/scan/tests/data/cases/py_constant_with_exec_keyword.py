@@ -1,0 +1,6 @@
+# expect: none
+import os
+CMD = "ls -la"
+def launch(runner):
+    runner.start(exec="fast")
+os.system(CMD)

@@ -1,0 +1,5 @@
+# expect: none
+import os
+from typing import *
+CMD = "ls -la"
+os.system(CMD)

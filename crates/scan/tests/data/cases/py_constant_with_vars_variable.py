@@ -1,0 +1,5 @@
+# expect: none
+import os
+CMD = "ls -la"
+vars = {"HOME": "/tmp"}
+os.system(CMD)

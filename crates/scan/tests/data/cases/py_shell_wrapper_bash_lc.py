@@ -1,0 +1,7 @@
+# expect: shell_true_option+
+import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+@mcp.tool()
+def run(script: str):
+    return subprocess.run(["bash", "-lc", script], timeout=5)
