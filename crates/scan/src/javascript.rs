@@ -16,7 +16,7 @@ use oxc_ast::ast::{
     BinaryOperator, BindingPattern, CallExpression, ChainElement, Class, ClassElement, Declaration,
     ExportDefaultDeclarationKind, Expression, FormalParameters, Function, IdentifierReference,
     ImportDeclarationSpecifier, LogicalOperator, ModuleExportName, ObjectExpression,
-    ObjectPropertyKind, TSModuleReference, UnaryOperator,
+    ObjectPropertyKind, Statement, TSModuleReference, UnaryOperator,
 };
 
 use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
@@ -27,7 +27,7 @@ use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
-use crate::rule::{Rule, is_shell_program, runs_code_through_options};
+use crate::rule::{Rule, runs_code_through_options, shell_position};
 use crate::source::SourceText;
 
 /// The longest string constant folding builds (program and module names are short).
@@ -338,6 +338,21 @@ struct Analyzer<'a, 's> {
     exports: HashMap<String, Exported<'a>>,
     /// Tool handlers registered by a name that resolves to nothing local.
     registered_handlers: Vec<&'a Expression<'a>>,
+    /// `if (x.startsWith("-")) throw ..` / `return ..`: where the statement ends, and `x`.
+    dash_guards: Vec<(u32, SymbolId)>,
+}
+
+/// What [`Analyzer::scan_argv`] found first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgvScan {
+    /// A literal `--`.
+    Separated,
+    /// A tainted element that can start an option.
+    Injectable,
+    /// Only tainted elements that cannot.
+    Kept,
+    /// No tainted element.
+    Unseen,
 }
 
 /// What an exported name stands for in its file.
@@ -1049,31 +1064,48 @@ impl<'a, 's> Analyzer<'a, 's> {
         let Some(Arg::Expr(program)) = program else {
             return false;
         };
-        let Some(program) = self.fold(program) else {
-            return false;
-        };
-        if !is_shell_program(&program) {
-            return false;
-        }
         let Some(Arg::Expr(argv)) = argv else {
             return false;
         };
         let Expression::ArrayExpression(array) = argv.get_inner_expression() else {
             return false;
         };
-        let mut elements = array.elements.iter();
-        while let Some(element) = elements.next() {
-            let flag = element.as_expression().and_then(literal_text);
-            if flag.is_some_and(is_command_flag) {
-                return match elements.next() {
-                    Some(ArrayExpressionElement::Elision(_)) | None => false,
-                    Some(script) => script
-                        .as_expression()
-                        .is_none_or(|script| !self.is_literal_string(script)),
+        let mut elements: Vec<Option<&'a Expression<'a>>> = vec![Some(program)];
+        elements.extend(
+            array
+                .elements
+                .iter()
+                .map(ArrayExpressionElement::as_expression),
+        );
+        self.shell_script(&elements).is_some()
+    }
+
+    /// The script of a command line `[program, ..]` that runs a shell with `-c` (maybe
+    /// behind `env`, `sudo`, `timeout 5`, ..), when it is not a constant: `Some(None)` for a
+    /// hole or a spread there.
+    fn shell_script(
+        &self,
+        elements: &[Option<&'a Expression<'a>>],
+    ) -> Option<Option<&'a Expression<'a>>> {
+        let word = |i: usize| -> Vec<String> {
+            (elements.get(i).copied().flatten())
+                .and_then(|e| self.fold(e))
+                .into_iter()
+                .collect()
+        };
+        let shell = shell_position(elements.len(), word)?;
+        let mut rest = elements.iter().skip(shell + 1);
+        while let Some(element) = rest.next() {
+            let flag = element.and_then(|e| self.fold(e));
+            if flag.as_deref().is_some_and(is_command_flag) {
+                return match rest.next() {
+                    None => None,
+                    Some(None) => Some(None),
+                    Some(Some(script)) => (!self.is_constant(script)).then_some(Some(script)),
                 };
             }
         }
-        false
+        None
     }
 
     /// An argv array that is not made only of literal strings.
@@ -1171,7 +1203,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             _ => None,
         };
         let dangerous = program.as_deref().is_some_and(runs_code_through_options);
-        if tainted && dangerous && !self.separator_before_taint(argv) {
+        if tainted && dangerous && self.flag_injectable(argv, offset) {
             self.hit(Rule::ArgvFlagInjection, offset, true);
         } else {
             let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
@@ -1179,17 +1211,21 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
-    /// Whether a literal `--` comes before the first tainted element of an argv: in an array
-    /// literal, or for a named array in its initialiser, the `push`/`unshift`/`splice` calls
-    /// on it and the arrays assigned to it, in source order.
-    fn separator_before_taint(&self, argv: Option<&Arg<'a>>) -> bool {
+    /// Whether tool input can become an option of an argv: unless a literal `--` comes
+    /// before every tainted element, or each tainted element is one the input cannot start
+    /// (a literal prefix such as `` `--unified=${n}` `` or `"refs/" + x`; a name refused by
+    /// an earlier `if (x.startsWith("-")) throw/return`). For an array literal, or for a named
+    /// array its initialiser, the `push`/`unshift`/`splice` calls on it and the arrays
+    /// assigned to it, in source order. An argv seen no further is injectable.
+    fn flag_injectable(&self, argv: Option<&Arg<'a>>, offset: u32) -> bool {
         let Some(Arg::Expr(argv)) = argv else {
-            return false;
+            return true;
         };
         match argv.get_inner_expression() {
-            Expression::ArrayExpression(array) => {
-                self.scan_argv(array_elements(array)) == Some(true)
-            }
+            Expression::ArrayExpression(array) => !matches!(
+                self.scan_argv(array_elements(array), offset),
+                ArgvScan::Separated | ArgvScan::Kept
+            ),
             Expression::Identifier(identifier) => {
                 let Some(symbol) = self.symbol_of(identifier) else {
                     return false;
@@ -1212,47 +1248,75 @@ impl<'a, 's> Analyzer<'a, 's> {
                     }
                 }
                 parts.sort_by_key(|(start, _)| *start);
-                self.scan_argv(
-                    parts
-                        .into_iter()
-                        .flat_map(|(_, elements)| elements)
-                        .collect(),
-                ) == Some(true)
+                let elements = parts.into_iter().flat_map(|(_, elements)| elements);
+                // Taint that came some other way (`args = args.concat(x)`) is not seen here.
+                !matches!(
+                    self.scan_argv(elements.collect(), offset),
+                    ArgvScan::Separated | ArgvScan::Kept
+                )
             }
-            _ => false,
+            _ => true,
         }
     }
 
-    /// `Some(true)` when a literal `--` comes first, `Some(false)` when a tainted element does.
-    fn scan_argv(&self, elements: Vec<&'a Expression<'a>>) -> Option<bool> {
+    /// The elements of an argv in order: a literal `--` first, a tainted element that can
+    /// start an option first, or neither.
+    fn scan_argv(&self, elements: Vec<&'a Expression<'a>>, offset: u32) -> ArgvScan {
+        let mut seen = ArgvScan::Unseen;
         for element in elements {
             if self.fold(element).is_some_and(|text| text == "--") {
-                return Some(true);
+                return ArgvScan::Separated;
             }
             if self.mentions_taint(element) {
-                return Some(false);
+                if self.keeps_input_inside(element) || self.refused_when_dashed(element, offset) {
+                    seen = ArgvScan::Kept;
+                    continue;
+                }
+                return ArgvScan::Injectable;
             }
         }
-        None
+        seen
+    }
+
+    /// `` `--unified=${n}` ``, `"refs/" + x`: literal text first, so input cannot start the
+    /// element; unless that text is only dashes (`` `-${x}` `` is `-c..`).
+    fn keeps_input_inside(&self, element: &'a Expression<'a>) -> bool {
+        let prefix = match element.get_inner_expression() {
+            Expression::TemplateLiteral(template) => template
+                .quasis
+                .first()
+                .map(|quasi| quasi.value.raw.to_string())
+                .unwrap_or_default(),
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
+                self.fold(&binary.left).unwrap_or_default()
+            }
+            _ => String::new(),
+        };
+        !prefix.is_empty() && (prefix.contains('=') || !prefix.starts_with('-'))
+    }
+
+    /// A name refused by an `if (name.startsWith("-"))` that throws or returns, before
+    /// `offset`.
+    fn refused_when_dashed(&self, element: &'a Expression<'a>, offset: u32) -> bool {
+        let Expression::Identifier(identifier) = element.get_inner_expression() else {
+            return false;
+        };
+        let Some(symbol) = self.symbol_of(identifier) else {
+            return false;
+        };
+        self.dash_guards
+            .iter()
+            .any(|(end, guarded)| *guarded == symbol && *end <= offset)
     }
 
     /// `["/bin/sh", "-c", script]` with a non-constant script, passed to any call (a
     /// Kubernetes `Exec.exec(ns, pod, container, command, ..)`, a remote runner): the script
     /// if there is one.
     fn shell_array_script(&self, array: &'a ArrayExpression<'a>) -> Option<&'a Expression<'a>> {
-        let mut elements = array.elements.iter();
-        let program = self.fold(elements.next()?.as_expression()?)?;
-        if !is_shell_program(&program) {
-            return None;
-        }
-        while let Some(element) = elements.next() {
-            let flag = element.as_expression().and_then(|e| self.fold(e));
-            if flag.as_deref().is_some_and(is_command_flag) {
-                let script = elements.next()?.as_expression()?;
-                return (!self.is_constant(script)).then_some(script);
-            }
-        }
-        None
+        let elements: Vec<_> = (array.elements.iter())
+            .map(ArrayExpressionElement::as_expression)
+            .collect();
+        self.shell_script(&elements).flatten()
     }
 
     /// Apply the rules to one call (or `new`) of a resolved callee.
@@ -1346,6 +1410,41 @@ fn array_elements<'a>(array: &'a ArrayExpression<'a>) -> Vec<&'a Expression<'a>>
         .iter()
         .filter_map(ArrayExpressionElement::as_expression)
         .collect()
+}
+
+/// A statement that leaves the function: `throw`, `return`, or a block that ends in one.
+fn exits(statement: &Statement<'_>) -> bool {
+    match statement {
+        Statement::ThrowStatement(_) | Statement::ReturnStatement(_) => true,
+        Statement::BlockStatement(block) => block.body.last().is_some_and(exits),
+        _ => false,
+    }
+}
+
+/// The names an `if` test refuses when they start with a dash: `x.startsWith("-")`, joined by
+/// `||`.
+fn dash_tests<'a>(test: &'a Expression<'a>, out: &mut Vec<&'a IdentifierReference<'a>>) {
+    match test.get_inner_expression() {
+        Expression::LogicalExpression(logical) if logical.operator == LogicalOperator::Or => {
+            dash_tests(&logical.left, out);
+            dash_tests(&logical.right, out);
+        }
+        Expression::CallExpression(call) => {
+            if let Some(member) = call.callee.get_inner_expression().as_member_expression()
+                && member.static_property_name() == Some("startsWith")
+                && let Expression::Identifier(name) = member.object().get_inner_expression()
+                && call
+                    .arguments
+                    .first()
+                    .and_then(Argument::as_expression)
+                    .and_then(literal_text)
+                    .is_some_and(|prefix| prefix == "-")
+            {
+                out.push(name);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `positions` holds position `i`.
@@ -1520,6 +1619,7 @@ fn analyze_program<'a>(
         imports: HashMap::new(),
         exports: HashMap::new(),
         registered_handlers: Vec::new(),
+        dash_guards: Vec::new(),
     };
 
     // Collect the nodes the resolver iterates over, and seed imports and taint sources.
@@ -1644,6 +1744,15 @@ fn analyze_program<'a>(
                 }
             }
             AstKind::Class(class) => analyzer.classes.push(class),
+            AstKind::IfStatement(statement) if exits(&statement.consequent) => {
+                let mut guarded = Vec::new();
+                dash_tests(&statement.test, &mut guarded);
+                for identifier in guarded {
+                    if let Some(symbol) = analyzer.symbol_of(identifier) {
+                        analyzer.dash_guards.push((statement.span.end, symbol));
+                    }
+                }
+            }
             AstKind::NewExpression(construction) => constructions.push(construction),
             AstKind::TaggedTemplateExpression(tagged) => tagged_templates.push(tagged),
             _ => {}

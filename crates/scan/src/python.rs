@@ -30,7 +30,7 @@ use crate::error::SourceError;
 use crate::finding::{Analysis, Flow, Hit};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
-use crate::rule::{Rule, is_program_runner, is_shell_program, runs_code_through_options};
+use crate::rule::{Rule, runs_code_through_options, shell_position};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
@@ -482,37 +482,14 @@ impl<'s, 't> Analyzer<'s, 't> {
         let elements: Vec<Node<'_>> = std::iter::once(program)
             .chain(argv.iter().copied())
             .collect();
-        let values = |i: usize| {
+        let Some(shell) = shell_position(elements.len(), |i| {
             elements
                 .get(i)
                 .map(|e| self.const_strs(*e))
                 .unwrap_or_default()
+        }) else {
+            return false;
         };
-        let mut shell = 0;
-        loop {
-            let here = values(shell);
-            if here.iter().any(|v| is_shell_program(v)) {
-                break;
-            }
-            if !here.iter().any(|v| is_program_runner(v)) {
-                return false;
-            }
-            // The runner's own options and arguments, up to the next program.
-            shell += 1;
-            loop {
-                let next = values(shell);
-                if next.is_empty() {
-                    return false;
-                }
-                if next
-                    .iter()
-                    .any(|v| is_shell_program(v) || is_program_runner(v))
-                {
-                    break;
-                }
-                shell += 1;
-            }
-        }
         let mut rest = elements.iter().skip(shell + 1);
         while let Some(element) = rest.next() {
             if self

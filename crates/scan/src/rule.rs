@@ -297,6 +297,38 @@ pub(crate) fn is_program_runner(program: &str) -> bool {
     )
 }
 
+/// Where the shell is in a command line of `count` words: the first word, or the first after
+/// programs that run the next one ([`is_program_runner`]) and their own options and values.
+/// `word(i)` is the values word `i` may hold (empty when unknown).
+pub(crate) fn shell_position(count: usize, word: impl Fn(usize) -> Vec<String>) -> Option<usize> {
+    let mut position = 0;
+    while position < count {
+        let here = word(position);
+        if here.iter().any(|value| is_shell_program(value)) {
+            return Some(position);
+        }
+        if !here.iter().any(|value| is_program_runner(value)) {
+            return None;
+        }
+        // The runner's own options and arguments, up to the next program.
+        position += 1;
+        while position < count {
+            let next = word(position);
+            if next.is_empty() {
+                return None;
+            }
+            if next
+                .iter()
+                .any(|value| is_shell_program(value) || is_program_runner(value))
+            {
+                break;
+            }
+            position += 1;
+        }
+    }
+    None
+}
+
 /// Does `program` run code (or write arbitrary files) through its options, so that an
 /// argument that starts with `-` is a code-execution sink? `git -c core.pager=..`,
 /// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,
