@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use safety::guard::audit::{
-    AUDIT_REPORT, AUDIT_SOURCE, AuditSourceDetail, audit_report, audit_source, input_schema,
-    output_schema,
+    AUDIT_REPORT, AUDIT_SOURCE, AuditContext, AuditSeverity, AuditSourceDetail, audit_report,
+    audit_source, input_schema, output_schema,
 };
 use safety::result::{Envelope, ResultCode};
 use serde_json::{Map, Value, json};
@@ -667,4 +667,29 @@ fn the_schemas_name_shellguards_arguments_and_are_closed() {
         assert!(!Value::Object(schema).to_string().contains("\"format\":\""));
     }
     assert!(input_schema("guard_exec").is_none() && output_schema("guard_exec").is_none());
+}
+
+#[test]
+fn findings_in_tests_say_so_and_are_one_severity_lower() {
+    let t = tree();
+    std::fs::create_dir_all(t.root.join("tests")).unwrap();
+    std::fs::write(t.root.join("tests/server.js"), VULNERABLE_JS).unwrap();
+    let answer = source(&t.root, json!({"path": "."}));
+    assert_eq!(answer.code, ResultCode::Ok, "{}", answer.reason);
+    let findings = answer.detail.findings.as_ref().unwrap();
+    let of = |file: &str| {
+        findings
+            .iter()
+            .find(|f| f.file == file && f.id == "exec_template_literal_with_input")
+            .unwrap_or_else(|| panic!("no finding in {file}: {findings:?}"))
+    };
+    let (shipped, test) = (of("src/server.js"), of("tests/server.js"));
+    assert_eq!(shipped.context, AuditContext::Production);
+    assert_eq!(test.context, AuditContext::Test);
+    assert_eq!(shipped.severity, AuditSeverity::Critical);
+    assert_eq!(test.severity, AuditSeverity::High);
+    assert_eq!(
+        wire(&answer)["detail"]["findings"][0]["context"],
+        "production"
+    );
 }

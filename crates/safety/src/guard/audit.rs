@@ -88,6 +88,17 @@ pub enum AuditLanguage {
     Rust,
 }
 
+/// Where a finding's file sits: code that ships, or tests and development scripts (one
+/// severity lower, since no MCP client reaches them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditContext {
+    /// Code that ships.
+    Production,
+    /// Tests, examples and development scripts.
+    Test,
+}
+
 /// The arguments of `audit_source` as its `inputSchema` describes them.
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -194,6 +205,8 @@ pub struct AuditFinding {
     pub tainted_from_tool_input: bool,
     /// The language the file was analysed as.
     pub language: AuditLanguage,
+    /// Production code, or tests and development scripts (reported one severity lower).
+    pub context: AuditContext,
 }
 
 /// Findings per severity.
@@ -770,6 +783,10 @@ fn detail_of(report: scan::report::ScanReport, target: &Target) -> AuditSourceDe
                         scan::finding::Language::JavaScript => AuditLanguage::JavaScript,
                         scan::finding::Language::Python => AuditLanguage::Python,
                         scan::finding::Language::Rust => AuditLanguage::Rust,
+                    },
+                    context: match f.context {
+                        scan::finding::Context::Production => AuditContext::Production,
+                        scan::finding::Context::Test => AuditContext::Test,
                     },
                 })
                 .collect(),
