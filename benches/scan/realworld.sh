@@ -90,6 +90,22 @@ jq -r '.findings | group_by(.rule_id)[] |
    ([.[] | select(.context == "test")] | length)] | @tsv' "$work/all.json" |
   awk -F'\t' '{ printf "%-40s %6s %6s %6s %6s %8s %6s\n", $1, $2, $3, $4, $5, $6, $7 }'
 
+# Each language alone: the same files split by extension, lines per second of wall time.
+printf "\n%-12s %8s %9s %7s %12s\n" language files lines "time s" "lines/s"
+for language in python javascript; do
+  case "$language" in
+    python) pattern='.*\.py$' ;;
+    javascript) pattern='.*\.\(ts\|tsx\|mts\|cts\|js\|jsx\|mjs\|cjs\)$' ;;
+  esac
+  dest="$work/by-language/$language"
+  mkdir -p "$dest"
+  (cd "$work/trees" && find . -type f -regex "$pattern" -print0 | xargs -0 cp --parents -t "$dest")
+  t=$(timed "$scanner" "$dest" --format json --severity-floor LOW --output "$work/$language.json")
+  jq -r --arg language "$language" --arg t "$t" \
+    '[$language, .summary.files_scanned, .summary.lines_scanned, $t] | @tsv' "$work/$language.json" |
+    awk -F'\t' '{ printf "%-12s %8s %9s %7.2f %12.0f\n", $1, $2, $3, $4, ($4 > 0 ? $3 / $4 : 0) }'
+done
+
 printf "\n%-28s %8s %8s\n" tool "wall s" ratio
 printf "%-28s %8.2f %8s\n" "safe-mcp scan (all trees)" "$t_all" "1.0"
 if command -v semgrep >/dev/null; then

@@ -51,6 +51,9 @@ pub(crate) struct Analysis {
     pub(crate) outgoing: Vec<Flow>,
     /// Names this file re-exports from another module.
     pub(crate) reexports: Vec<Reexport>,
+    /// Names this file exports of its own (JS/TS): an `export *` of another module does not
+    /// carry these (nor `default`).
+    pub(crate) exports: Vec<String>,
 }
 
 /// Argument positions, one bit each (bit `i` is argument `i`); positions past 63 are not

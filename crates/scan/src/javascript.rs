@@ -22,7 +22,7 @@ use oxc_ast::ast::{
 use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
-use oxc_span::{GetSpan, SourceType};
+use oxc_span::{GetSpan, SourceType, Span};
 use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
@@ -355,6 +355,14 @@ enum ArgvScan {
     Unseen,
 }
 
+/// Where tool input sent to an exported name goes.
+enum Target<'a> {
+    /// The parameters of a function or method of this file.
+    Parameters(&'a FormalParameters<'a>),
+    /// A name this file imported: (module, name there).
+    Import(String, String),
+}
+
 /// What an exported name stands for in its file.
 #[derive(Clone, Copy)]
 enum Exported<'a> {
@@ -575,6 +583,27 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// The innermost class around a span.
+    fn enclosing_class(&self, span: Span) -> Option<&'a Class<'a>> {
+        self.classes
+            .iter()
+            .filter(|class| class.span.start <= span.start && span.end <= class.span.end)
+            .min_by_key(|class| class.span.end - class.span.start)
+            .copied()
+    }
+
+    /// What `this.name` may hold at `span`: the field initialisers and `this.name = ..`
+    /// assignments of the class around it (not of another class of the file).
+    fn fields_at(&self, span: Span, name: &str) -> impl Iterator<Item = &'a Expression<'a>> {
+        let class = self.enclosing_class(span).map(|class| class.span);
+        self.this_fields
+            .iter()
+            .filter(move |(field, init)| {
+                field.as_str() == name && self.enclosing_class(init.span()).map(|c| c.span) == class
+            })
+            .map(|(_, init)| *init)
+    }
+
     /// The parameters of method `name` of the local class an object is an instance of:
     /// `this.name(..)` inside a class, or `obj.name(..)` where `obj` is `new LocalClass(..)`.
     fn method_parameters(
@@ -583,10 +612,9 @@ impl<'a, 's> Analyzer<'a, 's> {
         name: &str,
     ) -> Option<&'a FormalParameters<'a>> {
         match object.get_inner_expression() {
-            Expression::ThisExpression(_) => self
-                .classes
-                .iter()
-                .find_map(|class| class_method_parameters(class, name)),
+            Expression::ThisExpression(this) => {
+                class_method_parameters(self.enclosing_class(this.span)?, name)
+            }
             Expression::Identifier(identifier) => {
                 let init = self.constant_initializer(self.symbol_of(identifier)?)?;
                 self.constructed_method_parameters(init, name)
@@ -598,10 +626,8 @@ impl<'a, 's> Analyzer<'a, 's> {
                     Expression::ThisExpression(_)
                 ) =>
             {
-                self.this_fields
-                    .iter()
-                    .filter(|(field, _)| field.as_str() == member.property.name.as_str())
-                    .find_map(|(_, init)| self.constructed_method_parameters(init, name))
+                self.fields_at(member.span, &member.property.name)
+                    .find_map(|init| self.constructed_method_parameters(init, name))
             }
             _ => None,
         }
@@ -626,26 +652,32 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
-    /// The parameters an exported name (`runGit`, `default`, `Git.diff`, `default.run`) stands
-    /// for, when another file calls it with tool input.
-    fn exported_parameters(&self, name: &str) -> Option<&'a FormalParameters<'a>> {
+    /// What an exported name (`runGit`, `default`, `Git.diff`, `default.run`) stands for, when
+    /// another file calls it with tool input: a function's parameters here, or a name this
+    /// file imported from a further module (`export default run` of an imported `run`, an
+    /// instance of an imported class, a method inherited from one).
+    fn exported_parameters(&self, name: &str) -> Option<Target<'a>> {
         let (head, member) = match name.split_once('.') {
             Some((head, member)) => (head, Some(member)),
             None => (name, None),
         };
-        let exported = self.exports.get(head).copied().or_else(|| {
-            self.scoping
-                .get_root_binding(head.into())
-                .map(Exported::Symbol)
-        });
-        match exported {
-            Some(exported) => self.exported_target(exported, member, 0),
-            // `module.exports = { runGit: run }` and `require('./git').runGit`.
-            None => self
-                .exports
-                .get("default")
-                .and_then(|default| self.exported_target(*default, Some(name), 0)),
+        if let Some(exported) = self.exports.get(head) {
+            return self.exported_target(*exported, member, 0);
         }
+        // `module.exports = { runGit: run }` and `require('./git').runGit`.
+        if let Some(default) = self.exports.get("default")
+            && let Some(target) = self.exported_target(*default, Some(name), 0)
+        {
+            return Some(target);
+        }
+        // A file with no export we recognise (an unusual export form): its top-level name.
+        // Never when it has exports, where a private helper of the same name would be a
+        // false seed.
+        if self.exports.is_empty() {
+            let symbol = self.scoping.get_root_binding(head.into())?;
+            return self.exported_target(Exported::Symbol(symbol), member, 0);
+        }
+        None
     }
 
     fn exported_target(
@@ -653,18 +685,37 @@ impl<'a, 's> Analyzer<'a, 's> {
         exported: Exported<'a>,
         member: Option<&str>,
         depth: usize,
-    ) -> Option<&'a FormalParameters<'a>> {
+    ) -> Option<Target<'a>> {
         if depth > MAX_EXPORT_LINKS {
             return None;
         }
         let next = |exported, member| self.exported_target(exported, member, depth + 1);
         match exported {
             Exported::Function(function) => match member {
-                None => Some(&*function.params),
+                None => Some(Target::Parameters(&function.params)),
                 Some(_) => None,
             },
-            Exported::Class(class) => class_method_parameters(class, member?),
+            Exported::Class(class) => {
+                let method = member?;
+                if let Some(parameters) = class_method_parameters(class, method) {
+                    return Some(Target::Parameters(parameters));
+                }
+                // Inherited: `class GitClient extends BaseClient`.
+                next(
+                    Exported::Expression(&class.heritage.as_ref()?.expression),
+                    Some(method),
+                )
+            }
             Exported::Symbol(symbol) => {
+                if let Some((module, imported)) = self.imports.get(&symbol) {
+                    let name = match (imported.as_str(), member) {
+                        ("*", Some(member)) => member.to_string(),
+                        ("*", None) => "default".to_string(),
+                        (imported, Some(member)) => format!("{imported}.{member}"),
+                        (imported, None) => imported.to_string(),
+                    };
+                    return Some(Target::Import(module.clone(), name));
+                }
                 match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
                     AstKind::Function(function) => next(Exported::Function(function), member),
                     AstKind::Class(class) => next(Exported::Class(class), member),
@@ -678,7 +729,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 Expression::Identifier(identifier) => {
                     next(Exported::Symbol(self.symbol_of(identifier)?), member)
                 }
-                Expression::ClassExpression(class) => class_method_parameters(class, member?),
+                Expression::ClassExpression(class) => next(Exported::Class(class), member),
                 Expression::ObjectExpression(object) => {
                     let (key, rest) = match member?.split_once('.') {
                         Some((key, rest)) => (key, Some(rest)),
@@ -701,7 +752,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                     next(Exported::Expression(&construction.callee), member)
                 }
                 other => match member {
-                    None => function_parameters(other),
+                    None => function_parameters(other).map(Target::Parameters),
                     Some(_) => None,
                 },
             },
@@ -741,6 +792,10 @@ impl<'a, 's> Analyzer<'a, 's> {
             };
             return Some((module.clone(), name.to_string()));
         }
+        // `require('./d').runD(x)`.
+        if let Some((module, name)) = required_member(inner) {
+            return Some((module.to_string(), name.to_string()));
+        }
         let member = inner.as_member_expression()?;
         let method = member.static_property_name()?;
         let object = member.object().get_inner_expression();
@@ -763,10 +818,8 @@ impl<'a, 's> Analyzer<'a, 's> {
                     Expression::ThisExpression(_)
                 ) =>
             {
-                self.this_fields
-                    .iter()
-                    .filter(|(name, _)| name.as_str() == field.property.name.as_str())
-                    .find_map(|(_, init)| self.imported_class_of(init))?
+                self.fields_at(field.span, &field.property.name)
+                    .find_map(|init| self.imported_class_of(init))?
             }
             other => self.imported_class_of(other)?,
         };
@@ -1465,16 +1518,30 @@ fn position_bit(i: usize) -> Positions {
 
 /// `require("x")`: the module name.
 fn required_module<'a>(expression: &'a Expression<'a>) -> Option<&'a str> {
-    let Expression::CallExpression(call) = expression.get_inner_expression() else {
-        return None;
-    };
-    let Expression::Identifier(callee) = call.callee.get_inner_expression() else {
-        return None;
-    };
-    if callee.name != "require" {
-        return None;
+    match expression.get_inner_expression() {
+        Expression::CallExpression(call) => {
+            let Expression::Identifier(callee) = call.callee.get_inner_expression() else {
+                return None;
+            };
+            if callee.name != "require" {
+                return None;
+            }
+            literal_text(call.arguments.first()?.as_expression()?)
+        }
+        // `await import("./x.js")`, `import("./x.js")`.
+        Expression::AwaitExpression(awaited) => required_module(&awaited.argument),
+        Expression::ImportExpression(import) => literal_text(&import.source),
+        _ => None,
     }
-    literal_text(call.arguments.first()?.as_expression()?)
+}
+
+/// `require("./x").name`: the module and the name.
+fn required_member<'a>(expression: &'a Expression<'a>) -> Option<(&'a str, &'a str)> {
+    let member = expression.get_inner_expression().as_member_expression()?;
+    Some((
+        required_module(member.object())?,
+        member.static_property_name()?,
+    ))
 }
 
 /// The parameters of a class's method (or arrow-function field) called `name`.
@@ -1775,8 +1842,17 @@ fn analyze_program<'a>(
     }
     // Tool input sent here by another file of the project.
     for seed in seeds {
-        if let Some(parameters) = analyzer.exported_parameters(&seed.name) {
-            analyzer.taint_parameters(parameters, seed.positions);
+        match analyzer.exported_parameters(&seed.name) {
+            Some(Target::Parameters(parameters)) => {
+                analyzer.taint_parameters(parameters, seed.positions);
+            }
+            Some(Target::Import(module, name)) => analysis.outgoing.push(Flow {
+                module,
+                name,
+                positions: seed.positions,
+                keywords: Vec::new(),
+            }),
+            None => {}
         }
     }
 
@@ -1881,12 +1957,21 @@ fn analyze_program<'a>(
             .arguments
             .iter()
             .enumerate()
-            .filter(|(_, argument)| {
-                argument
+            .fold(0, |bits, (i, argument)| match argument {
+                // `runIn("/tmp", ...argv)`: every position from here on.
+                Argument::SpreadElement(spread) if analyzer.mentions_taint(&spread.argument) => {
+                    bits | ALL_POSITIONS
+                        .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+                        .unwrap_or(0)
+                }
+                _ if argument
                     .as_expression()
-                    .is_some_and(|e| analyzer.mentions_taint(e))
-            })
-            .fold(0, |bits, (i, _)| bits | position_bit(i));
+                    .is_some_and(|e| analyzer.mentions_taint(e)) =>
+                {
+                    bits | position_bit(i)
+                }
+                _ => bits,
+            });
         if positions != 0
             && let Some((module, name)) = analyzer.imported_callee(&call.callee)
         {
@@ -1898,6 +1983,12 @@ fn analyze_program<'a>(
             });
         }
     }
+    analysis.exports = analyzer.exports.keys().cloned().collect();
+    analysis.exports.extend(
+        (analysis.reexports.iter())
+            .filter(|r| r.exported != "*")
+            .map(|r| r.exported.clone()),
+    );
     for handler in &analyzer.registered_handlers {
         if let Some((module, name)) = analyzer.imported_callee(handler) {
             analysis.outgoing.push(Flow {
@@ -2018,6 +2109,16 @@ fn record_module_boundary<'a>(
     match kind {
         // `const git = require('./git')`, `const { runGit } = require('./git')`.
         AstKind::VariableDeclarator(declarator) => {
+            // `const runB = require('./b').runB`.
+            if let (Some((module, name)), BindingPattern::BindingIdentifier(identifier)) = (
+                declarator.init.as_ref().and_then(required_member),
+                &declarator.id,
+            ) && let Some(symbol) = identifier.symbol_id.get()
+            {
+                let imported = (module.to_string(), name.to_string());
+                analyzer.imports.insert(symbol, imported);
+                return;
+            }
             let Some(module) = declarator.init.as_ref().and_then(required_module) else {
                 return;
             };

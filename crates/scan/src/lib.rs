@@ -95,6 +95,7 @@ struct Scanned {
     identity: Option<FileIdentity>,
     outgoing: Vec<Flow>,
     reexports: Vec<finding::Reexport>,
+    exports: Vec<String>,
 }
 
 impl Scanned {
@@ -104,8 +105,17 @@ impl Scanned {
             identity,
             outgoing: Vec::new(),
             reexports: Vec::new(),
+            exports: Vec::new(),
         }
     }
+}
+
+/// What a file's analysis says about its module boundary.
+#[derive(Default)]
+struct Links {
+    outgoing: Vec<Flow>,
+    reexports: Vec<finding::Reexport>,
+    exports: Vec<String>,
 }
 
 /// The outcome of one file.
@@ -169,6 +179,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 language: candidate.language,
                 outgoing: &scanned.outgoing,
                 reexports: &scanned.reexports,
+                exports: &scanned.exports,
             })
             .collect();
         let seeds = project::seeds(&links);
@@ -289,12 +300,12 @@ fn open_candidate(
 
 /// Scan one file, with the seeds other files sent it.
 fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &[Flow]) -> Scanned {
-    let mut links = (Vec::new(), Vec::new());
+    let mut links = Links::default();
     let (outcome, identity) = scan_file_links(candidate, options, seeds, &mut links);
-    let (outgoing, reexports) = links;
     Scanned {
-        outgoing,
-        reexports,
+        outgoing: links.outgoing,
+        reexports: links.reexports,
+        exports: links.exports,
         ..Scanned::alone(outcome, identity)
     }
 }
@@ -304,7 +315,7 @@ fn scan_file_links(
     candidate: &Candidate,
     options: &ScanOptions,
     seeds: &[Flow],
-    links: &mut (Vec<Flow>, Vec<finding::Reexport>),
+    links: &mut Links,
 ) -> (FileOutcome, Option<FileIdentity>) {
     let failed = |message: String| {
         FileOutcome::Failed(FileError {
@@ -378,10 +389,11 @@ fn scan_file_links(
     if analysis.pragmas.ignore_file && !options.strict {
         return (skipped("ignore-file pragma".to_string()), identity);
     }
-    *links = (
-        std::mem::take(&mut analysis.outgoing),
-        std::mem::take(&mut analysis.reexports),
-    );
+    *links = Links {
+        outgoing: std::mem::take(&mut analysis.outgoing),
+        reexports: std::mem::take(&mut analysis.reexports),
+        exports: std::mem::take(&mut analysis.exports),
+    };
     let (findings, complete) = findings_of(
         analysis,
         &source,

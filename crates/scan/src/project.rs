@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::finding::{Flow, Language, Positions, Reexport};
 
 /// Rounds of re-analysis: a handler's input can cross this many files in a chain.
-pub(crate) const MAX_ROUNDS: usize = 6;
+pub(crate) const MAX_ROUNDS: usize = 12;
 
 /// Most re-export hops followed from one seed (a cycle of `export *` ends here).
 const MAX_REEXPORT_HOPS: usize = 16;
@@ -34,6 +34,8 @@ pub(crate) struct ModuleLinks<'a> {
     pub(crate) outgoing: &'a [Flow],
     /// Names it re-exports.
     pub(crate) reexports: &'a [Reexport],
+    /// Names it exports of its own (a star re-export does not carry them).
+    pub(crate) exports: &'a [String],
 }
 
 /// The seeds each file receives (by index into `files`), merged by exported name.
@@ -75,6 +77,10 @@ pub(crate) fn seeds(files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
         for reexport in file.reexports {
             let star = reexport.exported == "*";
             if !star && reexport.exported != head {
+                continue;
+            }
+            // `export *` never carries `default`, nor a name the file exports itself.
+            if star && (head == "default" || file.exports.iter().any(|own| own == head)) {
                 continue;
             }
             let rest = seed.name.get(head.len()..).unwrap_or("");
@@ -322,18 +328,21 @@ mod tests {
                 language: Language::JavaScript,
                 outgoing: &index_out,
                 reexports: &[],
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("root/src/lib/index.ts"),
                 language: Language::JavaScript,
                 outgoing: &[],
                 reexports: &reexports,
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("root/src/lib/git.ts"),
                 language: Language::JavaScript,
                 outgoing: &[],
                 reexports: &[],
+                exports: &[],
             },
         ];
         let seeds = seeds(&files);
@@ -356,24 +365,28 @@ mod tests {
                 language: Language::Python,
                 outgoing: &server_out,
                 reexports: &[],
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("r/src/pkg/git.py"),
                 language: Language::Python,
                 outgoing: &[],
                 reexports: &[],
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("r/src/pkg/shell/__init__.py"),
                 language: Language::Python,
                 outgoing: &[],
                 reexports: &[],
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("r/src/other.py"),
                 language: Language::Python,
                 outgoing: &[],
                 reexports: &[],
+                exports: &[],
             },
         ];
         let seeds = seeds(&files);
@@ -402,18 +415,21 @@ mod tests {
                 language: Language::JavaScript,
                 outgoing: &out,
                 reexports: &[],
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("a.ts"),
                 language: Language::JavaScript,
                 outgoing: &[],
                 reexports: &to_b,
+                exports: &[],
             },
             ModuleLinks {
                 path: Path::new("b.ts"),
                 language: Language::JavaScript,
                 outgoing: &[],
                 reexports: &to_a,
+                exports: &[],
             },
         ];
         let seeds = seeds(&files);

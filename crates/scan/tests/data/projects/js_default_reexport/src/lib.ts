@@ -1,0 +1,2 @@
+import { runCommand } from "./exec.js";
+export default runCommand;

@@ -1,0 +1,4 @@
+import { BaseClient } from "./base.js";
+export class GitClient extends BaseClient {
+  name = "git";
+}

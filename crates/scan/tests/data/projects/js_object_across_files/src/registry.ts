@@ -1,0 +1,2 @@
+import { runCmd } from "./exec.js";
+export const tools = { run: runCmd };

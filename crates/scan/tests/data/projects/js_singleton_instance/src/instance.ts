@@ -1,0 +1,2 @@
+import { ShellClient } from "./shell-client.js";
+export const client = new ShellClient();

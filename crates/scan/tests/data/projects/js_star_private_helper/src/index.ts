@@ -1,0 +1,6 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { run, gitStatus } from "./lib/index.js";
+const server = new McpServer({ name: "x", version: "1" });
+server.tool("run", { command: z.string() }, async ({ command }) => ({ content: [{ type: "text", text: run(command) }] }));
+server.tool("status", {}, async () => ({ content: [{ type: "text", text: gitStatus() }] }));

@@ -1,0 +1,2 @@
+export * from "./shell.js";
+export * from "./git.js";
