@@ -16,7 +16,8 @@ use oxc_ast::ast::{
     BinaryOperator, BindingPattern, CallExpression, ChainElement, Class, ClassElement, Declaration,
     ExportDefaultDeclarationKind, Expression, FormalParameters, Function, IdentifierReference,
     ImportDeclarationSpecifier, LogicalOperator, ModuleExportName, ObjectExpression,
-    ObjectPropertyKind, Statement, TSModuleReference, UnaryOperator,
+    ObjectPropertyKind, Statement, TSModuleReference, TSType, TSTypeAnnotation, TSTypeName,
+    UnaryOperator,
 };
 
 use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
@@ -583,6 +584,73 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// The array literals an argument may be: itself, or the initialiser and the assigned
+    /// arrays of the name it reads (`commandArr = [shell, "-c", input.command]`).
+    fn arrays_of(&self, argument: &'a Expression<'a>) -> Vec<&'a ArrayExpression<'a>> {
+        match argument.get_inner_expression() {
+            Expression::ArrayExpression(array) => vec![array],
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return Vec::new();
+                };
+                let mut arrays = Vec::new();
+                if let AstKind::VariableDeclarator(declarator) =
+                    self.nodes.kind(self.scoping.symbol_declaration(symbol))
+                    && let Some(Expression::ArrayExpression(array)) = declarator
+                        .init
+                        .as_ref()
+                        .map(Expression::get_inner_expression)
+                {
+                    arrays.push(&**array);
+                }
+                for (operator, value) in self.writes.get(&symbol).into_iter().flatten() {
+                    if *operator == AssignmentOperator::Assign
+                        && let Expression::ArrayExpression(array) = value.get_inner_expression()
+                    {
+                        arrays.push(array);
+                    }
+                }
+                arrays
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The values a word of a command line may have: its folded constant, or for
+    /// `input.shell || "/bin/sh"`, `a ?? "sh"` and `c ? "bash" : "sh"` the constants among
+    /// its alternatives.
+    fn word_values(&self, expression: &'a Expression<'a>) -> Vec<String> {
+        self.word_values_within(expression, 0)
+    }
+
+    fn word_values_within(&self, expression: &'a Expression<'a>, depth: usize) -> Vec<String> {
+        if let Some(value) = self.fold(expression) {
+            return vec![value];
+        }
+        if depth > MAX_EXPORT_LINKS {
+            return Vec::new();
+        }
+        let next = |e| self.word_values_within(e, depth + 1);
+        match expression.get_inner_expression() {
+            Expression::LogicalExpression(logical) => {
+                let mut values = next(&logical.left);
+                values.extend(next(&logical.right));
+                values
+            }
+            Expression::ConditionalExpression(conditional) => {
+                let mut values = next(&conditional.consequent);
+                values.extend(next(&conditional.alternate));
+                values
+            }
+            Expression::Identifier(identifier) => self
+                .symbol_of(identifier)
+                .and_then(|symbol| self.constant_initializer(symbol))
+                .map(next)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The innermost class around a span.
     fn enclosing_class(&self, span: Span) -> Option<&'a Class<'a>> {
         self.classes
@@ -810,7 +878,11 @@ impl<'a, 's> Analyzer<'a, 's> {
                     };
                     return Some((module.clone(), name));
                 }
-                self.imported_class_of(self.constant_initializer(symbol)?)?
+                match self.constant_initializer(symbol) {
+                    Some(init) => self.imported_class_of(init)?,
+                    // `svc: FigmaService`, a parameter typed with an imported class.
+                    None => self.imported_class_named(self.annotated_class(symbol)?)?,
+                }
             }
             Expression::StaticMemberExpression(field)
                 if matches!(
@@ -818,12 +890,74 @@ impl<'a, 's> Analyzer<'a, 's> {
                     Expression::ThisExpression(_)
                 ) =>
             {
-                self.fields_at(field.span, &field.property.name)
-                    .find_map(|init| self.imported_class_of(init))?
+                let name = &field.property.name;
+                match self
+                    .fields_at(field.span, name)
+                    .find_map(|init| self.imported_class_of(init))
+                {
+                    Some(class) => class,
+                    // `private client: ShellClient`, `constructor(private client: ShellClient)`.
+                    None => self.imported_class_named(self.typed_field_at(field.span, name)?)?,
+                }
             }
             other => self.imported_class_of(other)?,
         };
         Some((module, format!("{class}.{method}")))
+    }
+
+    /// An imported class by the reference that names it: its module and exported name.
+    fn imported_class_named(&self, class: &IdentifierReference<'_>) -> Option<(String, String)> {
+        let (module, name) = self.imports.get(&self.symbol_of(class)?)?;
+        let name = if name == "*" {
+            "default"
+        } else {
+            name.as_str()
+        };
+        Some((module.clone(), name.to_string()))
+    }
+
+    /// The class a parameter's type annotation names (`svc: FigmaService`).
+    fn annotated_class(&self, symbol: SymbolId) -> Option<&'a IdentifierReference<'a>> {
+        let declaration = self.scoping.symbol_declaration(symbol);
+        let mut kinds = std::iter::once(self.nodes.kind(declaration))
+            .chain(self.nodes.ancestor_kinds(declaration))
+            .take(3);
+        kinds.find_map(|kind| match kind {
+            AstKind::FormalParameter(parameter) => {
+                named_type(parameter.type_annotation.as_deref()?)
+            }
+            _ => None,
+        })
+    }
+
+    /// The class a typed field of the class around `span` names: `private client:
+    /// ShellClient;` or a constructor parameter property.
+    fn typed_field_at(&self, span: Span, name: &str) -> Option<&'a IdentifierReference<'a>> {
+        let class = self.enclosing_class(span)?;
+        class.body.body.iter().find_map(|element| match element {
+            ClassElement::PropertyDefinition(property)
+                if property.key.static_name().is_some_and(|key| key == name) =>
+            {
+                named_type(property.type_annotation.as_deref()?)
+            }
+            ClassElement::MethodDefinition(method)
+                if method
+                    .key
+                    .static_name()
+                    .is_some_and(|key| key == "constructor") =>
+            {
+                method.value.params.items.iter().find_map(|parameter| {
+                    let BindingPattern::BindingIdentifier(id) = &parameter.pattern else {
+                        return None;
+                    };
+                    let property = parameter.accessibility.is_some() || parameter.readonly;
+                    (property && id.name == name)
+                        .then(|| named_type(parameter.type_annotation.as_deref()?))
+                        .flatten()
+                })
+            }
+            _ => None,
+        })
     }
 
     /// `new Git(..)` of an imported class: its module and exported name.
@@ -1142,9 +1276,8 @@ impl<'a, 's> Analyzer<'a, 's> {
     ) -> Option<Option<&'a Expression<'a>>> {
         let word = |i: usize| -> Vec<String> {
             (elements.get(i).copied().flatten())
-                .and_then(|e| self.fold(e))
-                .into_iter()
-                .collect()
+                .map(|e| self.word_values(e))
+                .unwrap_or_default()
         };
         let shell = shell_position(elements.len(), word)?;
         let mut rest = elements.iter().skip(shell + 1);
@@ -1463,6 +1596,17 @@ fn array_elements<'a>(array: &'a ArrayExpression<'a>) -> Vec<&'a Expression<'a>>
         .iter()
         .filter_map(ArrayExpressionElement::as_expression)
         .collect()
+}
+
+/// The class a type annotation names: `ShellClient` in `x: ShellClient`.
+fn named_type<'a>(annotation: &'a TSTypeAnnotation<'a>) -> Option<&'a IdentifierReference<'a>> {
+    match &annotation.type_annotation {
+        TSType::TSTypeReference(reference) => match &reference.type_name {
+            TSTypeName::IdentifierReference(identifier) => Some(identifier),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A statement that leaves the function: `throw`, `return`, or a block that ends in one.
@@ -1938,12 +2082,9 @@ fn analyze_program<'a>(
         let scripts: Vec<_> = call
             .arguments
             .iter()
-            .filter_map(
-                |argument| match argument.as_expression()?.get_inner_expression() {
-                    Expression::ArrayExpression(array) => analyzer.shell_array_script(array),
-                    _ => None,
-                },
-            )
+            .filter_map(Argument::as_expression)
+            .flat_map(|argument| analyzer.arrays_of(argument))
+            .filter_map(|array| analyzer.shell_array_script(array))
             .collect();
         for script in scripts {
             let tainted = analyzer.mentions_taint(script);
@@ -2069,7 +2210,27 @@ fn seed_tool_handler<'a>(analyzer: &mut Analyzer<'a, '_>, call: &'a CallExpressi
         }
     }
     let mut handlers = Vec::new();
-    if let Some(last) = call.arguments.last().and_then(Argument::as_expression) {
+    // `withTelemetry(async (request) => ..)`, `withErrors(handler)`: the wrapped handler,
+    // through a few such calls.
+    let mut last = call.arguments.last().and_then(Argument::as_expression);
+    for _ in 0..MAX_EXPORT_LINKS {
+        let Some(Expression::CallExpression(wrapper)) = last.map(Expression::get_inner_expression)
+        else {
+            break;
+        };
+        let arguments = || wrapper.arguments.iter().filter_map(Argument::as_expression);
+        last = arguments()
+            .find(|argument| is_function_like(argument))
+            .or_else(|| {
+                arguments().rfind(|argument| {
+                    matches!(
+                        argument.get_inner_expression(),
+                        Expression::Identifier(_) | Expression::CallExpression(_)
+                    )
+                })
+            });
+    }
+    if let Some(last) = last {
         if let Some(parameters) = function_parameters(last) {
             handlers.push(parameters);
         } else if let Some(parameters) = analyzer.local_function_parameters(last) {

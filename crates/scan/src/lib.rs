@@ -177,7 +177,12 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .map(|(candidate, scanned)| project::ModuleLinks {
                 path: &candidate.path,
                 language: candidate.language,
-                outgoing: &scanned.outgoing,
+                // A handler in a test registers nothing a client reaches: its input taints
+                // only the test file itself.
+                outgoing: match candidate.context {
+                    finding::Context::Test => &[],
+                    finding::Context::Production => &scanned.outgoing,
+                },
                 reexports: &scanned.reexports,
                 exports: &scanned.exports,
             })
