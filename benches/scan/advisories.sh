@@ -101,14 +101,14 @@ while IFS=$'\t' read -r i name commit id; do
   [[ "$errors" -eq 0 ]] || echo "note: $name at ${commit:0:12}: $errors file(s) not parsed: $(jq -r '[.errors[].file | sub(".*/trees/[^/]+/"; "")] | join(", ")' "$report")"
   while IFS=$'\t' read -r si path line; do
     [[ "$si" == "$i" ]] || continue
-    # The best finding near the sink: tainted first, then the nearest line, then the highest
-    # severity.
+    # The best finding near the sink: tainted first, then the highest severity, then the
+    # nearest line.
     jq -r --arg path "$path" --argjson line "$line" --arg i "$i" '
       def rank(s): {"CRITICAL": 0, "HIGH": 1, "MEDIUM": 2, "LOW": 3}[s] // 4;
       [.findings[]
        | select((.file | ltrimstr("./")) as $f | $f == $path or ($f | endswith("/" + $path)))
        | select((.line - $line) | fabs <= 2)]
-      | sort_by([(if .tainted_from_tool_input then 0 else 1 end), ((.line - $line) | fabs), rank(.severity)])
+      | sort_by([(if .tainted_from_tool_input then 0 else 1 end), rank(.severity), ((.line - $line) | fabs)])
       | if length == 0 then [$i, $path, $line, 0, "-", "-", 0, "-"]
         else .[0] | [$i, $path, $line, 1, .rule_id, .severity,
                      (if .tainted_from_tool_input then 1 else 0 end), .line] end
