@@ -651,6 +651,96 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// The functions a call through a map of functions may reach: `handlers[name](..)`, or
+    /// `const handler = handlers[name]; handler(..)`, with `handlers` an object literal.
+    fn dispatched(&self, callee: &'a Expression<'a>) -> Vec<&'a Expression<'a>> {
+        let mut target = callee.get_inner_expression();
+        if let Expression::Identifier(identifier) = target
+            && let Some(init) = self
+                .symbol_of(identifier)
+                .and_then(|symbol| self.constant_initializer(symbol))
+        {
+            target = init.get_inner_expression();
+        }
+        let Expression::ComputedMemberExpression(member) = target else {
+            return Vec::new();
+        };
+        let Expression::Identifier(map) = member.object.get_inner_expression() else {
+            return Vec::new();
+        };
+        let Some(Expression::ObjectExpression(object)) = self
+            .symbol_of(map)
+            .and_then(|symbol| self.constant_initializer(symbol))
+            .map(Expression::get_inner_expression)
+        else {
+            return Vec::new();
+        };
+        object
+            .properties
+            .iter()
+            .filter_map(|property| match property {
+                ObjectPropertyKind::ObjectProperty(property) => Some(&property.value),
+                ObjectPropertyKind::SpreadProperty(_) => None,
+            })
+            .collect()
+    }
+
+    /// A handler `t.handler` read from a loop variable over an array of tool objects:
+    /// `for (const t of tools)`, `tools.forEach((t) => ..)`, `tools.map((t) => ..)`, with
+    /// `tools` an array literal here. The handler of each element.
+    fn looped_handlers(&self, handler: &'a Expression<'a>) -> Vec<Target<'a>> {
+        let Some(member) = handler.get_inner_expression().as_member_expression() else {
+            return Vec::new();
+        };
+        let (Some(property), Expression::Identifier(variable)) = (
+            member.static_property_name(),
+            member.object().get_inner_expression(),
+        ) else {
+            return Vec::new();
+        };
+        let Some(symbol) = self.symbol_of(variable) else {
+            return Vec::new();
+        };
+        let declaration = self.scoping.symbol_declaration(symbol);
+        let array = self
+            .nodes
+            .ancestor_kinds(declaration)
+            .take(6)
+            .find_map(|kind| match kind {
+                AstKind::ForOfStatement(statement) => Some(&statement.right),
+                AstKind::CallExpression(call) => {
+                    let member = call.callee.get_inner_expression().as_member_expression()?;
+                    matches!(
+                        member.static_property_name(),
+                        Some("forEach" | "map" | "flatMap")
+                    )
+                    .then(|| member.object())
+                }
+                _ => None,
+            });
+        let Some(array) = array else {
+            return Vec::new();
+        };
+        let elements = match array.get_inner_expression() {
+            Expression::ArrayExpression(array) => array_elements(array),
+            Expression::Identifier(name) => match self
+                .symbol_of(name)
+                .and_then(|symbol| self.constant_initializer(symbol))
+                .map(Expression::get_inner_expression)
+            {
+                Some(Expression::ArrayExpression(array)) => array_elements(array),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        elements
+            .into_iter()
+            .filter_map(|element| {
+                self.exported_target(Exported::Expression(element), Some(property), 0)
+            })
+            .collect()
+    }
+
     /// The innermost class around a span.
     fn enclosing_class(&self, span: Span) -> Option<&'a Class<'a>> {
         self.classes
@@ -2000,6 +2090,33 @@ fn analyze_program<'a>(
         }
     }
 
+    // Handlers registered by a name, a member or a loop variable (`for (const t of tools)
+    // server.tool(t.name, t.schema, t.handler)`): local ones are tainted, imported ones
+    // leave for their file.
+    for handler in std::mem::take(&mut analyzer.registered_handlers) {
+        let mut targets = Vec::new();
+        match analyzer.imported_callee(handler) {
+            Some((module, name)) => targets.push(Target::Import(module, name)),
+            None => {
+                targets.extend(analyzer.exported_target(Exported::Expression(handler), None, 0))
+            }
+        }
+        targets.extend(analyzer.looped_handlers(handler));
+        for target in targets {
+            match target {
+                Target::Parameters(parameters) => {
+                    analyzer.taint_parameters(parameters, ALL_POSITIONS);
+                }
+                Target::Import(module, name) => analysis.outgoing.push(Flow {
+                    module,
+                    name,
+                    positions: ALL_POSITIONS,
+                    keywords: Vec::new(),
+                }),
+            }
+        }
+    }
+
     // Fixpoint: aliases of aliases, and taint through assignments and local calls.
     let mut additions_tainted = Vec::new();
     for _ in 0..8 {
@@ -2052,17 +2169,28 @@ fn analyze_program<'a>(
         }
         if !analyzer.tainted.is_empty() {
             for call in &calls {
-                let Some(parameters) = analyzer.local_function_parameters(&call.callee) else {
-                    continue;
-                };
-                for (argument, parameter) in call.arguments.iter().zip(&parameters.items) {
-                    if argument
-                        .as_expression()
-                        .is_some_and(|e| analyzer.mentions_taint(e))
+                let mut targets: Vec<_> = analyzer
+                    .local_function_parameters(&call.callee)
+                    .into_iter()
+                    .collect();
+                // `handlers[name](args)`: every function of the map.
+                for value in analyzer.dispatched(&call.callee) {
+                    if let Some(Target::Parameters(parameters)) =
+                        analyzer.exported_target(Exported::Expression(value), None, 0)
                     {
-                        let mut symbols = Vec::new();
-                        pattern_symbols(&parameter.pattern, &mut symbols);
-                        changed |= analyzer.taint_all(symbols);
+                        targets.push(parameters);
+                    }
+                }
+                for parameters in targets {
+                    for (argument, parameter) in call.arguments.iter().zip(&parameters.items) {
+                        if argument
+                            .as_expression()
+                            .is_some_and(|e| analyzer.mentions_taint(e))
+                        {
+                            let mut symbols = Vec::new();
+                            pattern_symbols(&parameter.pattern, &mut symbols);
+                            changed |= analyzer.taint_all(symbols);
+                        }
                     }
                 }
             }
@@ -2113,9 +2241,18 @@ fn analyze_program<'a>(
                 }
                 _ => bits,
             });
-        if positions != 0
-            && let Some((module, name)) = analyzer.imported_callee(&call.callee)
-        {
+        if positions == 0 {
+            continue;
+        }
+        let mut leaving: Vec<_> = analyzer.imported_callee(&call.callee).into_iter().collect();
+        for value in analyzer.dispatched(&call.callee) {
+            if let Some(Target::Import(module, name)) =
+                analyzer.exported_target(Exported::Expression(value), None, 0)
+            {
+                leaving.push((module, name));
+            }
+        }
+        for (module, name) in leaving {
             analysis.outgoing.push(Flow {
                 module,
                 name,
@@ -2130,16 +2267,6 @@ fn analyze_program<'a>(
             .filter(|r| r.exported != "*")
             .map(|r| r.exported.clone()),
     );
-    for handler in &analyzer.registered_handlers {
-        if let Some((module, name)) = analyzer.imported_callee(handler) {
-            analysis.outgoing.push(Flow {
-                module,
-                name,
-                positions: ALL_POSITIONS,
-                keywords: Vec::new(),
-            });
-        }
-    }
     for construction in &constructions {
         if let Some(value) = analyzer.resolve(&construction.callee) {
             let args: Vec<Arg<'_>> = construction
