@@ -630,3 +630,88 @@ fn a_one_line_file_of_many_findings_lists_a_bounded_number_and_says_so() {
         report.errors
     );
 }
+
+/// Taint across files through hostile module graphs: a ring of 300 `export *` barrels, and a
+/// chain of 40 modules each calling the next. Both end; the ring's sink, one hop from the
+/// import, is tainted; the chain's first sinks within the round bound are tainted and the
+/// scan reports no error for the rest.
+#[test]
+fn star_re_export_rings_and_long_call_chains_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    const RING: usize = 300;
+    for i in 0..RING {
+        let mut text = format!("export * from \"./barrel_{}\";\n", (i + 1) % RING);
+        if i == 0 {
+            text.push_str("export * from \"./sink\";\n");
+        }
+        write(root, &format!("ring/barrel_{i}.ts"), &text);
+    }
+    write(
+        root,
+        "ring/sink.ts",
+        "import { exec } from \"child_process\";\n\
+         export function run(c: string) { exec(c, { timeout: 1, maxBuffer: 1 }); }\n",
+    );
+    write(
+        root,
+        "ring/index.ts",
+        "import { run } from \"./barrel_0\";\n\
+         server.tool(\"x\", {}, async ({ c }) => run(c));\n",
+    );
+    const CHAIN: usize = 40;
+    for i in 0..CHAIN {
+        let text = if i + 1 < CHAIN {
+            format!(
+                "import {{ exec }} from \"child_process\";\n\
+                 import {{ f{next} }} from \"./c{next}\";\n\
+                 export function f{i}(x: string) {{ exec(x, {{ timeout: 1, maxBuffer: 1 }}); return f{next}(x); }}\n",
+                next = i + 1
+            )
+        } else {
+            format!(
+                "import {{ exec }} from \"child_process\";\n\
+                 export function f{i}(x: string) {{ exec(x, {{ timeout: 1, maxBuffer: 1 }}); }}\n"
+            )
+        };
+        write(root, &format!("chain/c{i}.ts"), &text);
+    }
+    write(
+        root,
+        "chain/index.ts",
+        "import { f0 } from \"./c0\";\nserver.tool(\"y\", {}, async ({ c }) => f0(c));\n",
+    );
+    let out = root.join("report.json");
+    let (code, report) = json_scan(root, &out, &[]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        report["errors"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    let tainted = |file: &str| {
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| {
+                f["file"].as_str().is_some_and(|n| n.ends_with(file))
+                    && f["tainted_from_tool_input"] == true
+            })
+    };
+    assert!(tainted("ring/sink.ts"), "{report}");
+    for i in 0..5 {
+        assert!(tainted(&format!("chain/c{i}.ts")), "c{i}: {report}");
+    }
+    // Every module of the chain is still reported (tainted or not).
+    let findings = report["findings"].as_array().expect("findings");
+    for i in 0..CHAIN {
+        let name = format!("chain/c{i}.ts");
+        assert!(
+            findings
+                .iter()
+                .any(|f| f["file"].as_str().is_some_and(|n| n.ends_with(&name))),
+            "{name}"
+        );
+    }
+}
