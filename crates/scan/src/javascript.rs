@@ -1150,6 +1150,13 @@ impl<'a, 's> Analyzer<'a, 's> {
             Expression::Identifier(identifier) => self
                 .symbol_of(identifier)
                 .is_some_and(|symbol| self.symbol_is_constant(symbol, depth + 1)),
+            // The running node binary.
+            Expression::StaticMemberExpression(member) => {
+                member.property.name == "execPath"
+                    && matches!(member.object.get_inner_expression(),
+                        Expression::Identifier(process) if process.name == "process"
+                            && self.symbol_of(process).is_none())
+            }
             _ => false,
         }
     }
@@ -1178,7 +1185,22 @@ impl<'a, 's> Analyzer<'a, 's> {
             return false;
         }
         let Some(init) = &declarator.init else {
-            return false;
+            // `for (const cmd of ["python3", "python"])`: each value is a constant.
+            let declaration = self.scoping.symbol_declaration(symbol);
+            return !self.scoping.symbol_is_mutated(symbol)
+                && self
+                    .nodes
+                    .ancestor_kinds(declaration)
+                    .nth(1)
+                    .is_some_and(|kind| {
+                        matches!(kind, AstKind::ForOfStatement(statement)
+                        if matches!(statement.right.get_inner_expression(),
+                            Expression::ArrayExpression(array)
+                                if array_elements(array).len() == array.elements.len()
+                                    && array_elements(array)
+                                        .into_iter()
+                                        .all(|e| self.is_constant_within(e, depth + 1))))
+                    });
         };
         if !self.is_constant_within(init, depth) {
             return false;
@@ -1608,7 +1630,51 @@ impl<'a, 's> Analyzer<'a, 's> {
             }
             Value::RuntimeProcess => {
                 let tainted = self.any_arg_tainted(args);
-                self.hit(Rule::OsSystemEquivalent, offset, tainted);
+                // `Bun.spawn(["git", ...args])`: an argv whose program is a constant, as
+                // `spawn("git", args)` (`Bun.spawn({ cmd: [..] })` likewise).
+                let argv =
+                    match args.first() {
+                        Some(Arg::Expr(first)) => match first.get_inner_expression() {
+                            Expression::ArrayExpression(array) => Some(&**array),
+                            Expression::ObjectExpression(object) => object
+                                .properties
+                                .iter()
+                                .find_map(|property| match property {
+                                    ObjectPropertyKind::ObjectProperty(property)
+                                        if property
+                                            .key
+                                            .static_name()
+                                            .is_some_and(|k| k == "cmd") =>
+                                    {
+                                        match property.value.get_inner_expression() {
+                                            Expression::ArrayExpression(array) => Some(&**array),
+                                            _ => None,
+                                        }
+                                    }
+                                    _ => None,
+                                }),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                let elements = argv.map(|array| array_elements(array)).unwrap_or_default();
+                let literal_program = argv.is_some_and(|array| {
+                    array
+                        .elements
+                        .first()
+                        .and_then(ArrayExpressionElement::as_expression)
+                        .is_some_and(|program| self.is_constant(program))
+                });
+                if !literal_program {
+                    self.hit(Rule::OsSystemEquivalent, offset, tainted);
+                } else if elements.iter().any(|e| !self.is_constant(e))
+                    || elements.len() != argv.map_or(0, |a| a.elements.len())
+                {
+                    let program = elements.first().and_then(|p| self.fold(p));
+                    let dangerous = program.as_deref().is_some_and(runs_code_through_options);
+                    let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
+                    self.hits.push(hit.raised(dangerous));
+                }
             }
             Value::Sink(sink) => self.evaluate_sink(sink, args, offset),
             _ => {}
