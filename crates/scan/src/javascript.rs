@@ -1176,10 +1176,9 @@ impl<'a, 's> Analyzer<'a, 's> {
     }
 
     fn decide_symbol_constant(&self, symbol: SymbolId, depth: usize) -> bool {
-        let AstKind::VariableDeclarator(declarator) =
-            self.nodes.kind(self.scoping.symbol_declaration(symbol))
-        else {
-            return false;
+        let declaration = self.scoping.symbol_declaration(symbol);
+        let AstKind::VariableDeclarator(declarator) = self.nodes.kind(declaration) else {
+            return self.parameter_is_constant(symbol, depth);
         };
         if !matches!(declarator.id, BindingPattern::BindingIdentifier(_)) {
             return false;
@@ -1221,6 +1220,76 @@ impl<'a, 's> Analyzer<'a, 's> {
                     operator,
                     AssignmentOperator::Assign | AssignmentOperator::Addition
                 ) && self.is_constant_within(value, depth)
+            })
+    }
+
+    /// A parameter of a local function that is only ever called directly, never exported,
+    /// never reassigned, and given a constant at that position by every call: `function
+    /// execAsync(command) { exec(command) }` called only as `execAsync('killall "Claude"')`.
+    fn parameter_is_constant(&self, symbol: SymbolId, depth: usize) -> bool {
+        if self.scoping.symbol_is_mutated(symbol) {
+            return false;
+        }
+        let declaration = self.scoping.symbol_declaration(symbol);
+        let mut ancestors = std::iter::once(self.nodes.kind(declaration))
+            .chain(self.nodes.ancestor_kinds(declaration))
+            .take(6);
+        let Some(AstKind::FormalParameter(parameter)) = ancestors
+            .by_ref()
+            .find(|kind| matches!(kind, AstKind::FormalParameter(_)))
+        else {
+            return false;
+        };
+        if !matches!(parameter.pattern, BindingPattern::BindingIdentifier(_)) {
+            return false;
+        }
+        let Some(AstKind::FormalParameters(parameters)) = ancestors.next() else {
+            return false;
+        };
+        let Some(position) = parameters
+            .items
+            .iter()
+            .position(|item| item.span == parameter.span)
+        else {
+            return false;
+        };
+        let function = match ancestors.next() {
+            Some(AstKind::Function(function)) => {
+                function.id.as_ref().and_then(|id| id.symbol_id.get())
+            }
+            Some(AstKind::ArrowFunctionExpression(_)) => match ancestors.next() {
+                Some(AstKind::VariableDeclarator(declarator)) => match &declarator.id {
+                    BindingPattern::BindingIdentifier(id) => id.symbol_id.get(),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(function) = function else {
+            return false;
+        };
+        if self.scoping.symbol_is_mutated(function)
+            || self
+                .exports
+                .values()
+                .any(|exported| matches!(exported, Exported::Symbol(s) if *s == function))
+        {
+            return false;
+        }
+        let references = self.scoping.get_resolved_reference_ids(function);
+        !references.is_empty()
+            && references.iter().all(|reference| {
+                let node = self.scoping.get_reference(*reference).node_id();
+                let span = self.nodes.kind(node).span();
+                match self.nodes.parent_kind(node) {
+                    AstKind::CallExpression(call) if call.callee.span() == span => call
+                        .arguments
+                        .get(position)
+                        .and_then(Argument::as_expression)
+                        .is_some_and(|argument| self.is_constant_within(argument, depth + 1)),
+                    _ => false,
+                }
             })
     }
 
