@@ -22,12 +22,12 @@
 //!   `function_constructor_near_child_process`;
 //! - `subprocess.run/call/check_call/check_output` without `timeout=` → `missing_timeout`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use crate::error::SourceError;
-use crate::finding::{Analysis, Flow, Hit};
+use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::rule::{Rule, runs_code_through_options};
 use crate::source::SourceText;
@@ -628,9 +628,14 @@ fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
 
 /// `@mcp.tool()`, `@mcp.tool`, `@server.call_tool()`, `@app.tool(name=...)`.
 fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
-    let Some(mut expression) = decorator.named_child(0) else {
-        return false;
-    };
+    decorator
+        .named_child(0)
+        .is_some_and(|expression| is_tool_expression(expression, source))
+}
+
+/// `mcp.tool()`, `mcp.tool`, `server.call_tool()`, `app.tool(name=...)`: what decorates (or
+/// is called on) a tool handler.
+fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
     if expression.kind() == "call" {
         match expression.child_by_field_name("function") {
             Some(function) => expression = function,
@@ -647,9 +652,25 @@ fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
     matches!(name, Some("tool" | "call_tool"))
 }
 
+/// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
+fn registered_handler<'t>(call: Node<'t>, source: &str) -> Option<Node<'t>> {
+    let callee = call.child_by_field_name("function")?;
+    let registers = is_tool_expression(callee, source)
+        || (callee.kind() == "attribute"
+            && callee
+                .child_by_field_name("attribute")
+                .is_some_and(|a| text_of(a, source) == "add_tool"));
+    if !registers {
+        return None;
+    }
+    named_children(call.child_by_field_name("arguments")?)
+        .into_iter()
+        .next()
+        .filter(|f| matches!(f.kind(), "identifier" | "attribute"))
+}
+
 /// Analyse one Python file. `Err` carries a parse error message.
 pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysis, SourceError> {
-    let _ = seeds;
     let text = source.text();
     let tree = parse(Grammar::Python, text)?;
     let root = tree.root_node();
@@ -663,6 +684,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // decorated ones with their decorated_definition.
     let mut named_functions = Vec::new();
     let mut decorated = Vec::new();
+    let mut classes = Vec::new();
     let mut reads = Reads::default();
     // Bindings other than `name = value`: loops, comprehensions, `:=`, `as`, `case`.
     let mut flows = Vec::new();
@@ -711,6 +733,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 node.child_by_field_name("name")
                     .map(|n| text_of(n, text).to_string()),
             );
+            classes.push(node);
         }
         "wildcard_import" => reflective = true,
         "comment" => {
@@ -752,10 +775,32 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             Value::Function(Function::ImportModule),
         ),
     ]);
+    // Names bound to modules of the project, and what this module re-exports (module-level
+    // `from` imports).
+    let mut linked = Imports::default();
+    let nested = Scopes::new(
+        functions
+            .iter()
+            .chain(&classes)
+            .map(|node| (*node, ()))
+            .collect(),
+    );
     for import in &imports {
         let from = import
             .child_by_field_name("module_name")
             .map(|module| text_of(module, text));
+        let reexports = from.filter(|_| nested.containing(*import).next().is_none());
+        if let Some(module) = reexports
+            && named_children(*import)
+                .iter()
+                .any(|n| n.kind() == "wildcard_import")
+        {
+            analysis.reexports.push(Reexport {
+                exported: "*".to_string(),
+                module: module.to_string(),
+                imported: "*".to_string(),
+            });
+        }
         let mut cursor = import.walk();
         for name in import.children_by_field_name("name", &mut cursor) {
             let (imported, local) = match name.kind() {
@@ -781,6 +826,14 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 }
             };
             rebound.insert(local.clone());
+            if let Some(module) = reexports {
+                analysis.reexports.push(Reexport {
+                    exported: local.clone(),
+                    module: module.to_string(),
+                    imported: imported.to_string(),
+                });
+            }
+            linked.bind(&local, from, imported, name.kind() == "aliased_import");
             let value = match from {
                 Some(module) => module_named(module).and_then(|module| member(module, imported)),
                 None if name.kind() == "aliased_import" => {
@@ -800,14 +853,19 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         }
     }
     // Module-level definitions shadow imports and builtins of the same name.
+    let mut definitions: HashMap<&str, Node<'_>> = HashMap::new();
     for child in named_children(root) {
         let definition = match child.kind() {
             "decorated_definition" => child.child_by_field_name("definition"),
             "function_definition" | "class_definition" => Some(child),
             _ => None,
         };
-        if let Some(name) = definition.and_then(|d| d.child_by_field_name("name")) {
+        if let Some(definition) = definition
+            && let Some(name) = definition.child_by_field_name("name")
+        {
             bindings.remove(text_of(name, text));
+            linked.names.remove(text_of(name, text));
+            definitions.insert(text_of(name, text), definition);
         }
         if child.kind() == "expression_statement"
             && let Some(assignment) = child.named_child(0).filter(|n| n.kind() == "assignment")
@@ -817,10 +875,25 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             bound_names(left, text, &mut names);
             for name in names {
                 bindings.remove(&name);
+                linked.names.remove(name.as_str());
             }
         }
     }
 
+    // `g = Git()`: an instance of a class imported from another module.
+    for assignment in &assignments {
+        if let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) && left.kind() == "identifier"
+            && right.kind() == "call"
+            && let Some(class) = right
+                .child_by_field_name("function")
+                .and_then(|f| linked.instance_of(f, text))
+        {
+            linked.names.insert(text_of(left, text).to_string(), class);
+        }
+    }
     let mut analyzer = Analyzer {
         source: text,
         bindings,
@@ -835,14 +908,45 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     if !reflective {
         bind_values(&mut analyzer, &assignments, &functions, &rebound);
     }
+    // Taint starts at the tool handlers (decorated, or registered by a call) and at the
+    // functions other files send tool input to.
+    let mut roots = Vec::new();
+    let handlers = decorated
+        .iter()
+        .filter(|(_, parent)| {
+            named_children(*parent)
+                .into_iter()
+                .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text))
+        })
+        .map(|(function, _)| *function)
+        .chain(calls.iter().filter_map(|call| {
+            let handler = registered_handler(*call, text).filter(|f| f.kind() == "identifier")?;
+            definitions
+                .get(text_of(handler, text))
+                .copied()
+                .filter(|f| f.kind() == "function_definition")
+        }));
+    for function in handlers {
+        let names = parameter_names(function, text)
+            .into_iter()
+            .flatten()
+            .collect();
+        roots.push((function, names));
+    }
+    for seed in seeds {
+        if let Some((function, method)) = seeded_function(&definitions, &seed.name, text) {
+            roots.push((function, seeded_parameters(function, text, method, seed)));
+        }
+    }
     seed_taint(
         &mut analyzer,
         &named_functions,
-        &decorated,
+        roots,
         &assignments,
         &flows,
         &calls,
     );
+    analysis.outgoing = outgoing(&analyzer, &linked, &calls);
 
     // Names bound to a `git.Repo(...)`.
     let mut repos = HashSet::new();
@@ -907,15 +1011,278 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     Ok(analysis)
 }
 
+/// Names bound to other modules, for the flows that leave the file: each local name's module
+/// as written and its name there (empty for the module itself: `import pkg.git as g`).
+#[derive(Default)]
+struct Imports {
+    names: HashMap<String, (String, String)>,
+}
+
+/// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`), so a
+/// long method chain costs no more per call than a short one.
+const MAX_PATH_STEPS: usize = 8;
+
+impl Imports {
+    /// `import a.b` (binds `a`), `import a.b as g`, `from m import n` (or `n as local`).
+    fn bind(&mut self, local: &str, from: Option<&str>, imported: &str, aliased: bool) {
+        let target = match from {
+            Some(module) => (module.to_string(), imported.to_string()),
+            None if aliased => (imported.to_string(), String::new()),
+            None => (local.to_string(), String::new()),
+        };
+        self.names.insert(local.to_string(), target);
+    }
+
+    /// The module and the name there that `node` denotes: a bound name, `g.run` (`import
+    /// pkg.git as g`), `git.run` (`from . import git`), `Git().diff` (a method of an imported
+    /// class); the name is empty for a module itself.
+    fn path(&self, node: Node<'_>, source: &str) -> Option<(String, String)> {
+        self.path_through(node, source, true)
+    }
+
+    /// The imported class a call of `callee` makes an instance of (`Git()`, `git.Git()`):
+    /// a name whose last part is capitalised.
+    fn instance_of(&self, callee: Node<'_>, source: &str) -> Option<(String, String)> {
+        self.path_through(callee, source, false)
+            .filter(|(_, name)| {
+                name.rsplit('.')
+                    .next()
+                    .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+            })
+    }
+
+    /// [`Imports::path`], through one instance call (`Git().diff`) when `instances`.
+    fn path_through(
+        &self,
+        mut node: Node<'_>,
+        source: &str,
+        instances: bool,
+    ) -> Option<(String, String)> {
+        let mut attributes = Vec::new();
+        let mut steps = 0;
+        let (module, mut name) = loop {
+            steps += 1;
+            if steps > MAX_PATH_STEPS {
+                return None;
+            }
+            match node.kind() {
+                "identifier" => break self.names.get(text_of(node, source))?.clone(),
+                "attribute" => {
+                    attributes.push(text_of(node.child_by_field_name("attribute")?, source));
+                    node = node.child_by_field_name("object")?;
+                }
+                "call" if instances && !attributes.is_empty() => {
+                    break self.instance_of(node.child_by_field_name("function")?, source)?;
+                }
+                _ => return None,
+            }
+        };
+        for attribute in attributes.iter().rev() {
+            if !name.is_empty() {
+                name.push('.');
+            }
+            name.push_str(attribute);
+        }
+        Some((module, name))
+    }
+}
+
+/// The function a seed names: a module-level function, `Class.method`, or a class (its
+/// `__init__`); with whether it is a method.
+fn seeded_function<'t>(
+    definitions: &HashMap<&str, Node<'t>>,
+    name: &str,
+    source: &str,
+) -> Option<(Node<'t>, bool)> {
+    let (head, method) = match name.split_once('.') {
+        Some((head, method)) => (head, Some(method)),
+        None => (name, None),
+    };
+    let definition = *definitions.get(head)?;
+    if definition.kind() == "function_definition" {
+        return method.is_none().then_some((definition, false));
+    }
+    let method = method.unwrap_or("__init__");
+    named_children(definition.child_by_field_name("body")?)
+        .into_iter()
+        .find_map(|child| {
+            let function = match child.kind() {
+                "decorated_definition" => child.child_by_field_name("definition")?,
+                _ => child,
+            };
+            (function.kind() == "function_definition"
+                && function
+                    .child_by_field_name("name")
+                    .is_some_and(|n| text_of(n, source) == method))
+            .then_some((function, true))
+        })
+}
+
+/// The parameters of `function` that `seed` taints: those at its positions (counted after
+/// the `self` or `cls` of a method; `*args` when a position at or past it is tainted), those
+/// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
+fn seeded_parameters(
+    function: Node<'_>,
+    source: &str,
+    method: bool,
+    seed: &Flow,
+) -> HashSet<String> {
+    let all = seed.positions == ALL_POSITIONS;
+    let mut parameters = function
+        .child_by_field_name("parameters")
+        .map(named_children)
+        .unwrap_or_default();
+    let named: HashSet<String> = parameter_names(function, source)
+        .into_iter()
+        .flatten()
+        .collect();
+    if method
+        && parameters
+            .first()
+            .is_some_and(|first| matches!(text_of(*first, source), "self" | "cls"))
+    {
+        parameters.remove(0);
+    }
+    let at = |position: usize| {
+        u32::try_from(position)
+            .ok()
+            .and_then(|p| seed.positions.checked_shr(p))
+            .unwrap_or(0)
+    };
+    let mut tainted = HashSet::new();
+    let mut position = 0usize;
+    let mut keyword_only = false;
+    for parameter in parameters {
+        let kind = match parameter.kind() {
+            "typed_parameter" => parameter.named_child(0).map_or("", |inner| inner.kind()),
+            kind => kind,
+        };
+        let mut names = Vec::new();
+        bound_names(parameter, source, &mut names);
+        let hit = match kind {
+            "keyword_separator" => {
+                keyword_only = true;
+                false
+            }
+            "positional_separator" => false,
+            "list_splat_pattern" => {
+                keyword_only = true;
+                at(position) != 0
+            }
+            "dictionary_splat_pattern" => seed.keywords.iter().any(|k| !named.contains(k)),
+            _ => {
+                let by_position = !keyword_only && at(position) & 1 == 1;
+                if !keyword_only {
+                    position += 1;
+                }
+                by_position || names.iter().any(|n| seed.keywords.contains(n))
+            }
+        };
+        if all || hit {
+            tainted.extend(names);
+        }
+    }
+    tainted.retain(|name| name != "self" && name != "cls");
+    tainted
+}
+
+/// Tool input leaving the file: calls from tainted code into names imported from other
+/// modules (the tainted argument positions and keywords), and tool handlers registered from
+/// another module (`mcp.add_tool(imported)`), every parameter of which is input. One flow per
+/// imported name.
+fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -> Vec<Flow> {
+    let text = analyzer.source;
+    let mut merged: BTreeMap<(String, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
+    for call in calls {
+        if let Some(path) = registered_handler(*call, text)
+            .and_then(|handler| linked.path(handler, text))
+            .filter(|(_, name)| !name.is_empty())
+        {
+            merged.entry(path).or_default().0 = ALL_POSITIONS;
+        }
+        let Some(callee) = call
+            .child_by_field_name("function")
+            .filter(|c| matches!(c.kind(), "identifier" | "attribute"))
+        else {
+            continue;
+        };
+        if analyzer.tainted_scopes.containing(*call).next().is_none()
+            || analyzer.resolve(callee).is_some()
+        {
+            continue;
+        }
+        let (Some(path), Some(arguments)) = (
+            linked
+                .path(callee, text)
+                .filter(|(_, name)| !name.is_empty()),
+            call.child_by_field_name("arguments"),
+        ) else {
+            continue;
+        };
+        let tainted = |node: Node<'_>| analyzer.mentions_taint(*call, node);
+        let mut positions: Positions = 0;
+        let mut keywords = BTreeSet::new();
+        // Past a `*args`, a positional argument's position is unknown: it may be any later one.
+        let mut position = 0u32;
+        let mut after_splat = false;
+        for argument in named_children(arguments) {
+            let bits = match position {
+                0..64 if after_splat => ALL_POSITIONS << position,
+                0..64 => 1 << position,
+                _ => 0,
+            };
+            match argument.kind() {
+                "keyword_argument" => {
+                    if let (Some(name), Some(value)) = (
+                        argument.child_by_field_name("name"),
+                        argument.child_by_field_name("value"),
+                    ) && tainted(value)
+                    {
+                        keywords.insert(text_of(name, text).to_string());
+                    }
+                }
+                "dictionary_splat" if tainted(argument) => positions = ALL_POSITIONS,
+                "dictionary_splat" => {}
+                kind => {
+                    if tainted(argument) {
+                        positions |= if kind == "list_splat" {
+                            ALL_POSITIONS << position.min(63)
+                        } else {
+                            bits
+                        };
+                    }
+                    after_splat |= kind == "list_splat";
+                    position = position.saturating_add(1);
+                }
+            }
+        }
+        if positions != 0 || !keywords.is_empty() {
+            let entry = merged.entry(path).or_default();
+            entry.0 |= positions;
+            entry.1.extend(keywords);
+        }
+    }
+    merged
+        .into_iter()
+        .map(|((module, name), (positions, keywords))| Flow {
+            module,
+            name,
+            positions,
+            keywords: keywords.into_iter().collect(),
+        })
+        .collect()
+}
+
 /// Rounds of taint propagation through assignments inside one function.
 const TAINT_ROUNDS: usize = 8;
 
-/// Taint the parameters of tool handlers, then follow assignments inside each function and
-/// calls into module-level functions (one set of tainted names per function).
+/// Taint the `roots` (tool handlers and the functions other files send tool input to, with
+/// their tainted parameters), then follow assignments inside each function and calls into
+/// module-level functions (one set of tainted names per function).
 fn seed_taint<'t>(
     analyzer: &mut Analyzer<'_, '_>,
     named_functions: &[Node<'t>],
-    decorated: &[(Node<'t>, Node<'t>)],
+    roots: Vec<(Node<'t>, HashSet<String>)>,
     assignments: &[Node<'t>],
     flows: &[Node<'t>],
     calls: &[Node<'t>],
@@ -929,18 +1296,14 @@ fn seed_taint<'t>(
     }
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
-    for (function, parent) in decorated {
-        let is_handler = named_children(*parent)
-            .into_iter()
-            .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text));
-        if is_handler {
-            let names: HashSet<String> = parameter_names(*function, text)
-                .into_iter()
-                .flatten()
-                .collect();
-            tainted.insert(function.id(), (*function, names));
-            queue.push(*function);
+    for (function, names) in roots {
+        let entry = tainted
+            .entry(function.id())
+            .or_insert_with(|| (function, HashSet::new()));
+        if entry.1.is_empty() {
+            queue.push(function);
         }
+        entry.1.extend(names);
     }
     let mut rounds = 0;
     while let Some(function) = queue.pop() {
