@@ -153,24 +153,38 @@ impl<'s, 't> Analyzer<'s, 't> {
         text_of(node, self.source)
     }
 
+    /// The module or function of the tracked modules `node` is (`os.system`,
+    /// `getattr(subprocess, "run")`, `__import__("os").system`), within a bounded number of
+    /// steps down the expression, so a long method chain costs no more per call than a short
+    /// one.
     fn resolve(&self, node: Node<'_>) -> Option<Value> {
+        self.resolve_within(node, MAX_PATH_STEPS)
+    }
+
+    fn resolve_within(&self, node: Node<'_>, steps: usize) -> Option<Value> {
+        let steps = steps.checked_sub(1)?;
         match node.kind() {
             "identifier" => self.bindings.get(self.text(node)).copied(),
             "attribute" => {
                 let object = node.child_by_field_name("object")?;
                 let attribute = node.child_by_field_name("attribute")?;
-                match self.resolve(object)? {
+                match self.resolve_within(object, steps)? {
                     Value::Module(module) => member(module, self.text(attribute)),
                     Value::Function(_) => None,
                 }
             }
-            "parenthesized_expression" => node.named_child(0).and_then(|inner| self.resolve(inner)),
+            "parenthesized_expression" => node
+                .named_child(0)
+                .and_then(|inner| self.resolve_within(inner, steps)),
             "call" => {
                 let function = node.child_by_field_name("function")?;
+                let resolved = self.resolve_within(function, steps)?;
                 let arguments = named_children(node.child_by_field_name("arguments")?);
-                match self.resolve(function)? {
+                match resolved {
                     Value::Function(Function::Getattr) => {
-                        let Value::Module(module) = self.resolve(*arguments.first()?)? else {
+                        let Value::Module(module) =
+                            self.resolve_within(*arguments.first()?, steps)?
+                        else {
                             return None;
                         };
                         member(module, &self.const_str(*arguments.get(1)?)?)
@@ -852,8 +866,10 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             }
         }
     }
-    // Module-level definitions shadow imports and builtins of the same name.
+    // Module-level definitions shadow imports and builtins of the same name; they and the
+    // methods of module-level classes are what a seed can name.
     let mut definitions: HashMap<&str, Node<'_>> = HashMap::new();
+    let mut methods: HashMap<(&str, &str), Node<'_>> = HashMap::new();
     for child in named_children(root) {
         let definition = match child.kind() {
             "decorated_definition" => child.child_by_field_name("definition"),
@@ -866,6 +882,23 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             bindings.remove(text_of(name, text));
             linked.names.remove(text_of(name, text));
             definitions.insert(text_of(name, text), definition);
+            if definition.kind() == "class_definition" {
+                for method in definition
+                    .child_by_field_name("body")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|child| match child.kind() {
+                        "decorated_definition" => child.child_by_field_name("definition"),
+                        _ => Some(child),
+                    })
+                    .filter(|child| child.kind() == "function_definition")
+                {
+                    if let Some(method_name) = method.child_by_field_name("name") {
+                        methods.insert((text_of(name, text), text_of(method_name, text)), method);
+                    }
+                }
+            }
         }
         if child.kind() == "expression_statement"
             && let Some(assignment) = child.named_child(0).filter(|n| n.kind() == "assignment")
@@ -934,7 +967,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         roots.push((function, names));
     }
     for seed in seeds {
-        if let Some((function, method)) = seeded_function(&definitions, &seed.name, text) {
+        if let Some((function, method)) = seeded_function(&definitions, &methods, &seed.name) {
             roots.push((function, seeded_parameters(function, text, method, seed)));
         }
     }
@@ -1018,8 +1051,8 @@ struct Imports {
     names: HashMap<String, (String, String)>,
 }
 
-/// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`), so a
-/// long method chain costs no more per call than a short one.
+/// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`,
+/// `__import__("os").system`), so a long method chain costs no more per call than a short one.
 const MAX_PATH_STEPS: usize = 8;
 
 impl Imports {
@@ -1091,31 +1124,20 @@ impl Imports {
 /// `__init__`); with whether it is a method.
 fn seeded_function<'t>(
     definitions: &HashMap<&str, Node<'t>>,
+    methods: &HashMap<(&str, &str), Node<'t>>,
     name: &str,
-    source: &str,
 ) -> Option<(Node<'t>, bool)> {
-    let (head, method) = match name.split_once('.') {
-        Some((head, method)) => (head, Some(method)),
-        None => (name, None),
+    let (class, method) = match name.split_once('.') {
+        Some((class, method)) => (class, method),
+        None => {
+            let definition = *definitions.get(name)?;
+            if definition.kind() == "function_definition" {
+                return Some((definition, false));
+            }
+            (name, "__init__")
+        }
     };
-    let definition = *definitions.get(head)?;
-    if definition.kind() == "function_definition" {
-        return method.is_none().then_some((definition, false));
-    }
-    let method = method.unwrap_or("__init__");
-    named_children(definition.child_by_field_name("body")?)
-        .into_iter()
-        .find_map(|child| {
-            let function = match child.kind() {
-                "decorated_definition" => child.child_by_field_name("definition")?,
-                _ => child,
-            };
-            (function.kind() == "function_definition"
-                && function
-                    .child_by_field_name("name")
-                    .is_some_and(|n| text_of(n, source) == method))
-            .then_some((function, true))
-        })
+    methods.get(&(class, method)).map(|method| (*method, true))
 }
 
 /// The parameters of `function` that `seed` taints: those at its positions (counted after
@@ -1688,5 +1710,135 @@ impl<'s, 't> Analyzer<'s, 't> {
                 self.hit(Rule::ShellTrueOption, &call, tainted);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analysed(text: &str, seeds: &[Flow]) -> Analysis {
+        analyze(&SourceText::new(text), seeds).expect("parses")
+    }
+
+    fn flow(module: &str, name: &str, positions: Positions, keywords: &[&str]) -> Flow {
+        Flow {
+            module: module.to_string(),
+            name: name.to_string(),
+            positions,
+            keywords: keywords.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    const HEADER: &str = "from mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n";
+
+    #[test]
+    fn tainted_calls_into_imported_names_leave_the_file() {
+        let text = format!(
+            "{HEADER}from .git import run_git\nfrom pkg.git import run_git as rg\n\
+             import pkg.shell as sh\nimport pkg.other\nfrom . import tools\nfrom .git import Git\n\
+             @mcp.tool()\ndef handler(x, y):\n    run_git(x)\n    rg('a', y, mode=x, quiet=True)\n\
+             \x20   sh.run(x)\n    pkg.other.go(x)\n    tools.run(x)\n    Git().diff(x)\n    g = Git()\n\
+             \x20   g.log(1, x)\n    run_git('constant')\n    helper(x)\n    os_like.system(x)\n\
+             def helper(z):\n    sh.later(z)\ndef untainted(x):\n    sh.never(x)\n"
+        );
+        let outgoing = analysed(&text, &[]).outgoing;
+        assert_eq!(
+            outgoing,
+            vec![
+                flow(".", "tools.run", 1, &[]),
+                flow(".git", "Git.diff", 1, &[]),
+                flow(".git", "Git.log", 2, &[]),
+                flow(".git", "run_git", 1, &[]),
+                flow("pkg", "other.go", 1, &[]),
+                flow("pkg.git", "run_git", 2, &["mode"]),
+                flow("pkg.shell", "later", 1, &[]),
+                flow("pkg.shell", "run", 1, &[]),
+            ]
+        );
+    }
+
+    #[test]
+    fn imported_tool_registrations_send_every_parameter() {
+        let text = format!(
+            "{HEADER}from .tools import run\nfrom . import more\nmcp.add_tool(run)\nmcp.tool()(more.go)\n"
+        );
+        assert_eq!(
+            analysed(&text, &[]).outgoing,
+            vec![
+                flow(".", "more.go", ALL_POSITIONS, &[]),
+                flow(".tools", "run", ALL_POSITIONS, &[]),
+            ]
+        );
+    }
+
+    #[test]
+    fn module_level_from_imports_are_re_exports() {
+        let text = "from .git import run_git as rg, diff\nfrom .all import *\nimport os\n\
+                    def f():\n    from .inner import hidden\n";
+        let reexports = analysed(text, &[]).reexports;
+        let pairs: Vec<(&str, &str, &str)> = reexports
+            .iter()
+            .map(|r| (r.exported.as_str(), r.module.as_str(), r.imported.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("rg", ".git", "run_git"),
+                ("diff", ".git", "diff"),
+                ("*", ".all", "*")
+            ]
+        );
+    }
+
+    fn tainted_hits(text: &str, seeds: &[Flow]) -> Vec<bool> {
+        analysed(text, seeds)
+            .hits
+            .iter()
+            .filter(|hit| hit.rule == Rule::ExecDynamicString)
+            .map(|hit| hit.tainted)
+            .collect()
+    }
+
+    #[test]
+    fn seeds_taint_the_parameters_at_their_positions_and_keywords() {
+        let text = "import os\n\
+                    def run(a, b, *rest, c=None, **more):\n    os.system(a)\n    os.system(b)\n\
+                    \x20   os.system(rest)\n    os.system(c)\n    os.system(more)\n\
+                    class Git:\n    def diff(self, ref, other):\n        os.system(ref)\n        os.system(other)\n\
+                    \x20   def __init__(self, path):\n        os.system(path)\n";
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", 0b10, &["c"])]),
+            [false, true, false, true, false, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", 0b100, &["zzz"])]),
+            [false, false, true, false, true, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(
+                text,
+                &[flow("", "Git.diff", 1, &["other"]), flow("", "Git", 1, &[])]
+            ),
+            [false, false, false, false, false, true, true, true]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", ALL_POSITIONS, &[])]),
+            [true, true, true, true, true, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "missing", ALL_POSITIONS, &[])]),
+            [false; 8]
+        );
+    }
+
+    #[test]
+    fn a_seeded_function_sends_its_input_on() {
+        let text = "from .b import g\ndef f(x, y):\n    return g(y)\n";
+        assert!(analysed(text, &[]).outgoing.is_empty());
+        assert_eq!(
+            analysed(text, &[flow("", "f", 0b10, &[])]).outgoing,
+            vec![flow(".b", "g", 1, &[])]
+        );
     }
 }
