@@ -1327,10 +1327,12 @@ fn seed_taint<'t>(
         }
         entry.1.extend(names);
     }
+    // Every root once, and a bounded number of revisits.
+    let most_rounds = queue.len() + 256;
     let mut rounds = 0;
     while let Some(function) = queue.pop() {
         rounds += 1;
-        if rounds > 256 {
+        if rounds > most_rounds {
             break;
         }
         let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
