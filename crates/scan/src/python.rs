@@ -869,7 +869,16 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // Module-level definitions shadow imports and builtins of the same name; they and the
     // methods of module-level classes are what a seed can name.
     let mut definitions: HashMap<&str, Node<'_>> = HashMap::new();
-    let mut methods: HashMap<(&str, &str), Node<'_>> = HashMap::new();
+    let mut locals = Locals {
+        functions: HashMap::new(),
+        methods: HashMap::new(),
+        class_of: HashMap::new(),
+    };
+    for function in &named_functions {
+        if let Some(name) = function.child_by_field_name("name") {
+            locals.functions.insert(text_of(name, text), *function);
+        }
+    }
     for child in named_children(root) {
         let definition = match child.kind() {
             "decorated_definition" => child.child_by_field_name("definition"),
@@ -895,7 +904,11 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                     .filter(|child| child.kind() == "function_definition")
                 {
                     if let Some(method_name) = method.child_by_field_name("name") {
-                        methods.insert((text_of(name, text), text_of(method_name, text)), method);
+                        let class = text_of(name, text);
+                        locals
+                            .methods
+                            .insert((class, text_of(method_name, text)), method);
+                        locals.class_of.insert(method.id(), class);
                     }
                 }
             }
@@ -967,18 +980,12 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         roots.push((function, names));
     }
     for seed in seeds {
-        if let Some((function, method)) = seeded_function(&definitions, &methods, &seed.name) {
+        if let Some((function, method)) = seeded_function(&definitions, &locals.methods, &seed.name)
+        {
             roots.push((function, seeded_parameters(function, text, method, seed)));
         }
     }
-    seed_taint(
-        &mut analyzer,
-        &named_functions,
-        roots,
-        &assignments,
-        &flows,
-        &calls,
-    );
+    seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
     analysis.outgoing = outgoing(&analyzer, &linked, &calls);
 
     // Names bound to a `git.Repo(...)`.
@@ -1140,6 +1147,42 @@ fn seeded_function<'t>(
     methods.get(&(class, method)).map(|method| (*method, true))
 }
 
+/// Whether `function`'s first parameter is `self` or `cls`.
+fn has_receiver(function: Node<'_>, source: &str) -> bool {
+    function
+        .child_by_field_name("parameters")
+        .and_then(|parameters| parameters.named_child(0))
+        .is_some_and(|first| matches!(text_of(first, source), "self" | "cls"))
+}
+
+/// The module's own functions a call can reach: module-level (and decorated) functions by
+/// name, the methods of module-level classes, and the class each of those methods is in.
+struct Locals<'s, 't> {
+    functions: HashMap<&'s str, Node<'t>>,
+    methods: HashMap<(&'s str, &'s str), Node<'t>>,
+    class_of: HashMap<usize, &'s str>,
+}
+
+impl<'s, 't> Locals<'s, 't> {
+    /// The function `callee`, called from `caller`, is: `f(x)` a function of the module,
+    /// `self.run(x)` / `cls.run(x)` a method of the caller's class.
+    fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
+        match callee.kind() {
+            "identifier" => self.functions.get(text_of(callee, source)).copied(),
+            "attribute" => {
+                let object = callee.child_by_field_name("object")?;
+                if !matches!(text_of(object, source), "self" | "cls") {
+                    return None;
+                }
+                let class = self.class_of.get(&caller.id())?;
+                let method = text_of(callee.child_by_field_name("attribute")?, source);
+                self.methods.get(&(*class, method)).copied()
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The parameters of `function` that `seed` taints: those at its positions (counted after
 /// the `self` or `cls` of a method; `*args` when a position at or past it is tainted), those
 /// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
@@ -1158,11 +1201,7 @@ fn seeded_parameters(
         .into_iter()
         .flatten()
         .collect();
-    if method
-        && parameters
-            .first()
-            .is_some_and(|first| matches!(text_of(*first, source), "self" | "cls"))
-    {
+    if method && has_receiver(function, source) {
         parameters.remove(0);
     }
     let at = |position: usize| {
@@ -1303,19 +1342,13 @@ const TAINT_ROUNDS: usize = 8;
 /// module-level functions (one set of tainted names per function).
 fn seed_taint<'t>(
     analyzer: &mut Analyzer<'_, '_>,
-    named_functions: &[Node<'t>],
+    locals: &Locals<'_, 't>,
     roots: Vec<(Node<'t>, HashSet<String>)>,
     assignments: &[Node<'t>],
     flows: &[Node<'t>],
     calls: &[Node<'t>],
 ) {
     let text = analyzer.source;
-    let mut by_name: HashMap<&str, Node<'t>> = HashMap::new();
-    for function in named_functions {
-        if let Some(name) = function.child_by_field_name("name") {
-            by_name.insert(text_of(name, text), *function);
-        }
-    }
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
     for (function, names) in roots {
@@ -1401,19 +1434,18 @@ fn seed_taint<'t>(
             .iter()
             .filter(|c| contains(function, **c))
         {
-            let Some(callee) = call
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "identifier")
-            else {
+            let Some(callee) = call.child_by_field_name("function") else {
                 continue;
             };
-            let Some(target) = by_name.get(text_of(callee, text)).copied() else {
+            let Some(target) = locals.callee(function, callee, text) else {
                 continue;
             };
             let Some(arguments) = call.child_by_field_name("arguments") else {
                 continue;
             };
-            let parameters = parameter_names(target, text);
+            // `self.run(x)`: `x` is the parameter after `self`.
+            let receiver = usize::from(callee.kind() == "attribute" && has_receiver(target, text));
+            let parameters = parameter_names(target, text).into_iter().skip(receiver);
             let mut new_names = HashSet::new();
             for (argument, parameter) in named_children(arguments).into_iter().zip(parameters) {
                 if argument.kind() != "keyword_argument"
