@@ -1,7 +1,10 @@
 //! Python: tree-sitter-python parses the file; imports are resolved to the modules we track
 //! (`import subprocess as sp`, `from subprocess import run as r`, `from os import system`),
 //! module-level definitions shadow them, and each sink call is mapped onto one of the twelve
-//! rule ids. Tool handlers (`@mcp.tool()`, `@server.call_tool()`) seed the taint.
+//! rule ids. Tool handlers (`@mcp.tool()`, `@server.call_tool()`, `mcp.add_tool(f)`) seed the
+//! taint, as do the functions and methods other files of the scan send tool input to (the
+//! seeds); calls from tainted code into imported names leave the file as outgoing flows, and
+//! module-level `from` imports are its re-exports.
 //!
 //! Mapping onto the rule ids:
 //! - shell command strings (`os.system`, `os.popen`, `subprocess.getoutput/getstatusoutput`,
@@ -873,6 +876,8 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         functions: HashMap::new(),
         methods: HashMap::new(),
         class_of: HashMap::new(),
+        classes: HashSet::new(),
+        instances: HashMap::new(),
     };
     for function in &named_functions {
         if let Some(name) = function.child_by_field_name("name") {
@@ -892,6 +897,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             linked.names.remove(text_of(name, text));
             definitions.insert(text_of(name, text), definition);
             if definition.kind() == "class_definition" {
+                locals.classes.insert(text_of(name, text));
                 for method in definition
                     .child_by_field_name("body")
                     .map(named_children)
@@ -926,18 +932,25 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         }
     }
 
-    // `g = Git()`: an instance of a class imported from another module.
+    // `g = Git()`: an instance of a class of this module or imported from another one.
     for assignment in &assignments {
-        if let (Some(left), Some(right)) = (
-            assignment.child_by_field_name("left"),
-            assignment.child_by_field_name("right"),
-        ) && left.kind() == "identifier"
-            && right.kind() == "call"
-            && let Some(class) = right
-                .child_by_field_name("function")
-                .and_then(|f| linked.instance_of(f, text))
-        {
-            linked.names.insert(text_of(left, text).to_string(), class);
+        let (Some(left), Some(class)) = (
+            assignment
+                .child_by_field_name("left")
+                .filter(|left| left.kind() == "identifier"),
+            assignment
+                .child_by_field_name("right")
+                .filter(|right| right.kind() == "call")
+                .and_then(|right| right.child_by_field_name("function")),
+        ) else {
+            continue;
+        };
+        if let Some(imported) = linked.instance_of(class, text) {
+            linked
+                .names
+                .insert(text_of(left, text).to_string(), imported);
+        } else if let Some(local) = locals.class_named(class, text) {
+            locals.instances.insert(text_of(left, text), local);
         }
     }
     let mut analyzer = Analyzer {
@@ -1161,25 +1174,40 @@ struct Locals<'s, 't> {
     functions: HashMap<&'s str, Node<'t>>,
     methods: HashMap<(&'s str, &'s str), Node<'t>>,
     class_of: HashMap<usize, &'s str>,
+    /// The module-level classes.
+    classes: HashSet<&'s str>,
+    /// Names bound to an instance of a module-level class (`shell = Shell()`).
+    instances: HashMap<&'s str, &'s str>,
 }
 
 impl<'s, 't> Locals<'s, 't> {
     /// The function `callee`, called from `caller`, is: `f(x)` a function of the module,
-    /// `self.run(x)` / `cls.run(x)` a method of the caller's class.
+    /// `self.run(x)` / `cls.run(x)` a method of the caller's class, `Shell().run(x)` or
+    /// `shell.run(x)` (`shell = Shell()`) a method of a module-level class.
     fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
         match callee.kind() {
             "identifier" => self.functions.get(text_of(callee, source)).copied(),
             "attribute" => {
                 let object = callee.child_by_field_name("object")?;
-                if !matches!(text_of(object, source), "self" | "cls") {
-                    return None;
-                }
-                let class = self.class_of.get(&caller.id())?;
+                let class = match (object.kind(), text_of(object, source)) {
+                    ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
+                    ("identifier", name) => *self.instances.get(name)?,
+                    ("call", _) => {
+                        self.class_named(object.child_by_field_name("function")?, source)?
+                    }
+                    _ => return None,
+                };
                 let method = text_of(callee.child_by_field_name("attribute")?, source);
-                self.methods.get(&(*class, method)).copied()
+                self.methods.get(&(class, method)).copied()
             }
             _ => None,
         }
+    }
+
+    /// The module-level class `node` names.
+    fn class_named(&self, node: Node<'_>, source: &'s str) -> Option<&'s str> {
+        let name = text_of(node, source);
+        (node.kind() == "identifier" && self.classes.contains(name)).then_some(name)
     }
 }
 
