@@ -1,7 +1,10 @@
 //! Python: tree-sitter-python parses the file; imports are resolved to the modules we track
 //! (`import subprocess as sp`, `from subprocess import run as r`, `from os import system`),
 //! module-level definitions shadow them, and each sink call is mapped onto one of the twelve
-//! rule ids. Tool handlers (`@mcp.tool()`, `@server.call_tool()`) seed the taint.
+//! rule ids. Tool handlers (`@mcp.tool()`, `@server.call_tool()`, `mcp.add_tool(f)`) seed the
+//! taint, as do the functions and methods other files of the scan send tool input to (the
+//! seeds); calls from tainted code into imported names leave the file as outgoing flows, and
+//! module-level `from` imports are its re-exports.
 //!
 //! Mapping onto the rule ids:
 //! - shell command strings (`os.system`, `os.popen`, `subprocess.getoutput/getstatusoutput`,
@@ -22,12 +25,12 @@
 //!   `function_constructor_near_child_process`;
 //! - `subprocess.run/call/check_call/check_output` without `timeout=` → `missing_timeout`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use crate::error::SourceError;
-use crate::finding::{Analysis, Flow, Hit};
+use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
 use crate::rule::{Rule, runs_code_through_options, shell_position};
@@ -168,24 +171,38 @@ impl<'s, 't> Analyzer<'s, 't> {
         (scope, name.to_string())
     }
 
+    /// The module or function of the tracked modules `node` is (`os.system`,
+    /// `getattr(subprocess, "run")`, `__import__("os").system`), within a bounded number of
+    /// steps down the expression, so a long method chain costs no more per call than a short
+    /// one.
     fn resolve(&self, node: Node<'_>) -> Option<Value> {
+        self.resolve_within(node, MAX_PATH_STEPS)
+    }
+
+    fn resolve_within(&self, node: Node<'_>, steps: usize) -> Option<Value> {
+        let steps = steps.checked_sub(1)?;
         match node.kind() {
             "identifier" => self.bindings.get(self.text(node)).copied(),
             "attribute" => {
                 let object = node.child_by_field_name("object")?;
                 let attribute = node.child_by_field_name("attribute")?;
-                match self.resolve(object)? {
+                match self.resolve_within(object, steps)? {
                     Value::Module(module) => member(module, self.text(attribute)),
                     Value::Function(_) => None,
                 }
             }
-            "parenthesized_expression" => node.named_child(0).and_then(|inner| self.resolve(inner)),
+            "parenthesized_expression" => node
+                .named_child(0)
+                .and_then(|inner| self.resolve_within(inner, steps)),
             "call" => {
                 let function = node.child_by_field_name("function")?;
+                let resolved = self.resolve_within(function, steps)?;
                 let arguments = named_children(node.child_by_field_name("arguments")?);
-                match self.resolve(function)? {
+                match resolved {
                     Value::Function(Function::Getattr) => {
-                        let Value::Module(module) = self.resolve(*arguments.first()?)? else {
+                        let Value::Module(module) =
+                            self.resolve_within(*arguments.first()?, steps)?
+                        else {
                             return None;
                         };
                         let names = self.const_strs(*arguments.get(1)?);
@@ -704,9 +721,14 @@ fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
 
 /// `@mcp.tool()`, `@mcp.tool`, `@server.call_tool()`, `@app.tool(name=...)`.
 fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
-    let Some(mut expression) = decorator.named_child(0) else {
-        return false;
-    };
+    decorator
+        .named_child(0)
+        .is_some_and(|expression| is_tool_expression(expression, source))
+}
+
+/// `mcp.tool()`, `mcp.tool`, `server.call_tool()`, `app.tool(name=...)`: what decorates (or
+/// is called on) a tool handler.
+fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
     if expression.kind() == "call" {
         match expression.child_by_field_name("function") {
             Some(function) => expression = function,
@@ -723,9 +745,25 @@ fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
     matches!(name, Some("tool" | "call_tool"))
 }
 
+/// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
+fn registered_handler<'t>(call: Node<'t>, source: &str) -> Option<Node<'t>> {
+    let callee = call.child_by_field_name("function")?;
+    let registers = is_tool_expression(callee, source)
+        || (callee.kind() == "attribute"
+            && callee
+                .child_by_field_name("attribute")
+                .is_some_and(|a| text_of(a, source) == "add_tool"));
+    if !registers {
+        return None;
+    }
+    named_children(call.child_by_field_name("arguments")?)
+        .into_iter()
+        .next()
+        .filter(|f| matches!(f.kind(), "identifier" | "attribute"))
+}
+
 /// Analyse one Python file. `Err` carries a parse error message.
 pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysis, SourceError> {
-    let _ = seeds;
     let text = source.text();
     let tree = parse(Grammar::Python, text)?;
     let root = tree.root_node();
@@ -739,6 +777,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // decorated ones with their decorated_definition.
     let mut named_functions = Vec::new();
     let mut decorated = Vec::new();
+    let mut classes = Vec::new();
     let mut reads = Reads::default();
     // Bindings other than `name = value`: loops, comprehensions, `:=`, `as`, `case`.
     let mut flows = Vec::new();
@@ -770,6 +809,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                     .pragmas
                     .record_comment(body, node.end_position().row + 1);
             }
+            "class_definition" => classes.push(node),
             "call" => calls.push(node),
             "import_statement" | "import_from_statement" => imports.push(node),
             "function_definition" => {
@@ -804,6 +844,16 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     let mut import_names = Vec::new();
     // `from m import *` of a module that may define anything.
     let mut star_import = false;
+    // Names bound to modules of the project, and what this module re-exports (module-level
+    // `from` imports).
+    let mut linked = Imports::default();
+    let nested = Scopes::new(
+        functions
+            .iter()
+            .chain(&classes)
+            .map(|node| (*node, ()))
+            .collect(),
+    );
     for import in &imports {
         star_import |= named_children(*import)
             .iter()
@@ -814,6 +864,18 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         let from = import
             .child_by_field_name("module_name")
             .map(|module| text_of(module, text));
+        let reexports = from.filter(|_| nested.containing(*import).next().is_none());
+        if let Some(module) = reexports
+            && named_children(*import)
+                .iter()
+                .any(|n| n.kind() == "wildcard_import")
+        {
+            analysis.reexports.push(Reexport {
+                exported: "*".to_string(),
+                module: module.to_string(),
+                imported: "*".to_string(),
+            });
+        }
         let mut cursor = import.walk();
         for name in import.children_by_field_name("name", &mut cursor) {
             let (imported, local) = match name.kind() {
@@ -839,6 +901,14 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 }
             };
             import_names.push((*import, local.clone()));
+            if let Some(module) = reexports {
+                analysis.reexports.push(Reexport {
+                    exported: local.clone(),
+                    module: module.to_string(),
+                    imported: imported.to_string(),
+                });
+            }
+            linked.bind(&local, from, imported, name.kind() == "aliased_import");
             let value = match from {
                 Some(module) => module_named(module).and_then(|module| member(module, imported)),
                 None if name.kind() == "aliased_import" => {
@@ -857,15 +927,55 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             }
         }
     }
-    // Module-level definitions shadow imports and builtins of the same name.
+    // Module-level definitions shadow imports and builtins of the same name; they and the
+    // methods of module-level classes are what a seed can name.
+    let mut definitions: HashMap<&str, Node<'_>> = HashMap::new();
+    let mut locals = Locals {
+        functions: HashMap::new(),
+        methods: HashMap::new(),
+        class_of: HashMap::new(),
+        classes: HashSet::new(),
+        instances: HashMap::new(),
+    };
+    for function in &named_functions {
+        if let Some(name) = function.child_by_field_name("name") {
+            locals.functions.insert(text_of(name, text), *function);
+        }
+    }
     for child in named_children(root) {
         let definition = match child.kind() {
             "decorated_definition" => child.child_by_field_name("definition"),
             "function_definition" | "class_definition" => Some(child),
             _ => None,
         };
-        if let Some(name) = definition.and_then(|d| d.child_by_field_name("name")) {
+        if let Some(definition) = definition
+            && let Some(name) = definition.child_by_field_name("name")
+        {
             bindings.remove(text_of(name, text));
+            linked.names.remove(text_of(name, text));
+            definitions.insert(text_of(name, text), definition);
+            if definition.kind() == "class_definition" {
+                locals.classes.insert(text_of(name, text));
+                for method in definition
+                    .child_by_field_name("body")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|child| match child.kind() {
+                        "decorated_definition" => child.child_by_field_name("definition"),
+                        _ => Some(child),
+                    })
+                    .filter(|child| child.kind() == "function_definition")
+                {
+                    if let Some(method_name) = method.child_by_field_name("name") {
+                        let class = text_of(name, text);
+                        locals
+                            .methods
+                            .insert((class, text_of(method_name, text)), method);
+                        locals.class_of.insert(method.id(), class);
+                    }
+                }
+            }
         }
         if child.kind() == "expression_statement"
             && let Some(assignment) = child.named_child(0).filter(|n| n.kind() == "assignment")
@@ -875,10 +985,32 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             bound_names(left, text, &mut names);
             for name in names {
                 bindings.remove(&name);
+                linked.names.remove(name.as_str());
             }
         }
     }
 
+    // `g = Git()`: an instance of a class of this module or imported from another one.
+    for assignment in &assignments {
+        let (Some(left), Some(class)) = (
+            assignment
+                .child_by_field_name("left")
+                .filter(|left| left.kind() == "identifier"),
+            assignment
+                .child_by_field_name("right")
+                .filter(|right| right.kind() == "call")
+                .and_then(|right| right.child_by_field_name("function")),
+        ) else {
+            continue;
+        };
+        if let Some(imported) = linked.instance_of(class, text) {
+            linked
+                .names
+                .insert(text_of(left, text).to_string(), imported);
+        } else if let Some(local) = locals.class_named(class, text) {
+            locals.instances.insert(text_of(left, text), local);
+        }
+    }
     let mut analyzer = Analyzer {
         source: text,
         bindings,
@@ -906,14 +1038,39 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
     analyzer.names = Some(names);
     bind_values(&mut analyzer, module_written);
-    seed_taint(
-        &mut analyzer,
-        &named_functions,
-        &decorated,
-        &assignments,
-        &flows,
-        &calls,
-    );
+    // Taint starts at the tool handlers (decorated, or registered by a call) and at the
+    // functions other files send tool input to.
+    let mut roots = Vec::new();
+    let handlers = decorated
+        .iter()
+        .filter(|(_, parent)| {
+            named_children(*parent)
+                .into_iter()
+                .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text))
+        })
+        .map(|(function, _)| *function)
+        .chain(calls.iter().filter_map(|call| {
+            let handler = registered_handler(*call, text).filter(|f| f.kind() == "identifier")?;
+            definitions
+                .get(text_of(handler, text))
+                .copied()
+                .filter(|f| f.kind() == "function_definition")
+        }));
+    for function in handlers {
+        let names = parameter_names(function, text)
+            .into_iter()
+            .flatten()
+            .collect();
+        roots.push((function, names));
+    }
+    for seed in seeds {
+        if let Some((function, method)) = seeded_function(&definitions, &locals.methods, &seed.name)
+        {
+            roots.push((function, seeded_parameters(function, text, method, seed)));
+        }
+    }
+    seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
+    analysis.outgoing = outgoing(&analyzer, &linked, &calls);
 
     // Names bound to a `git.Repo(...)`.
     let mut repos = HashSet::new();
@@ -978,45 +1135,336 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     Ok(analysis)
 }
 
+/// Names bound to other modules, for the flows that leave the file: each local name's module
+/// as written and its name there (empty for the module itself: `import pkg.git as g`).
+#[derive(Default)]
+struct Imports {
+    names: HashMap<String, (String, String)>,
+}
+
+/// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`,
+/// `__import__("os").system`), so a long method chain costs no more per call than a short one.
+const MAX_PATH_STEPS: usize = 8;
+
+impl Imports {
+    /// `import a.b` (binds `a`), `import a.b as g`, `from m import n` (or `n as local`).
+    fn bind(&mut self, local: &str, from: Option<&str>, imported: &str, aliased: bool) {
+        let target = match from {
+            Some(module) => (module.to_string(), imported.to_string()),
+            None if aliased => (imported.to_string(), String::new()),
+            None => (local.to_string(), String::new()),
+        };
+        self.names.insert(local.to_string(), target);
+    }
+
+    /// The module and the name there that `node` denotes: a bound name, `g.run` (`import
+    /// pkg.git as g`), `git.run` (`from . import git`), `Git().diff` (a method of an imported
+    /// class); the name is empty for a module itself.
+    fn path(&self, node: Node<'_>, source: &str) -> Option<(String, String)> {
+        self.path_through(node, source, true)
+    }
+
+    /// The imported class a call of `callee` makes an instance of (`Git()`, `git.Git()`):
+    /// a name whose last part is capitalised.
+    fn instance_of(&self, callee: Node<'_>, source: &str) -> Option<(String, String)> {
+        self.path_through(callee, source, false)
+            .filter(|(_, name)| {
+                name.rsplit('.')
+                    .next()
+                    .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+            })
+    }
+
+    /// [`Imports::path`], through one instance call (`Git().diff`) when `instances`.
+    fn path_through(
+        &self,
+        mut node: Node<'_>,
+        source: &str,
+        instances: bool,
+    ) -> Option<(String, String)> {
+        let mut attributes = Vec::new();
+        let mut steps = 0;
+        let (module, mut name) = loop {
+            steps += 1;
+            if steps > MAX_PATH_STEPS {
+                return None;
+            }
+            match node.kind() {
+                "identifier" => break self.names.get(text_of(node, source))?.clone(),
+                "attribute" => {
+                    attributes.push(text_of(node.child_by_field_name("attribute")?, source));
+                    node = node.child_by_field_name("object")?;
+                }
+                "call" if instances && !attributes.is_empty() => {
+                    break self.instance_of(node.child_by_field_name("function")?, source)?;
+                }
+                _ => return None,
+            }
+        };
+        for attribute in attributes.iter().rev() {
+            if !name.is_empty() {
+                name.push('.');
+            }
+            name.push_str(attribute);
+        }
+        Some((module, name))
+    }
+}
+
+/// The function a seed names: a module-level function, `Class.method`, or a class (its
+/// `__init__`); with whether it is a method.
+fn seeded_function<'t>(
+    definitions: &HashMap<&str, Node<'t>>,
+    methods: &HashMap<(&str, &str), Node<'t>>,
+    name: &str,
+) -> Option<(Node<'t>, bool)> {
+    let (class, method) = match name.split_once('.') {
+        Some((class, method)) => (class, method),
+        None => {
+            let definition = *definitions.get(name)?;
+            if definition.kind() == "function_definition" {
+                return Some((definition, false));
+            }
+            (name, "__init__")
+        }
+    };
+    methods.get(&(class, method)).map(|method| (*method, true))
+}
+
+/// Whether `function`'s first parameter is `self` or `cls`.
+fn has_receiver(function: Node<'_>, source: &str) -> bool {
+    function
+        .child_by_field_name("parameters")
+        .and_then(|parameters| parameters.named_child(0))
+        .is_some_and(|first| matches!(text_of(first, source), "self" | "cls"))
+}
+
+/// The module's own functions a call can reach: module-level (and decorated) functions by
+/// name, the methods of module-level classes, and the class each of those methods is in.
+struct Locals<'s, 't> {
+    functions: HashMap<&'s str, Node<'t>>,
+    methods: HashMap<(&'s str, &'s str), Node<'t>>,
+    class_of: HashMap<usize, &'s str>,
+    /// The module-level classes.
+    classes: HashSet<&'s str>,
+    /// Names bound to an instance of a module-level class (`shell = Shell()`).
+    instances: HashMap<&'s str, &'s str>,
+}
+
+impl<'s, 't> Locals<'s, 't> {
+    /// The function `callee`, called from `caller`, is: `f(x)` a function of the module,
+    /// `self.run(x)` / `cls.run(x)` a method of the caller's class, `Shell().run(x)` or
+    /// `shell.run(x)` (`shell = Shell()`) a method of a module-level class.
+    fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
+        match callee.kind() {
+            "identifier" => self.functions.get(text_of(callee, source)).copied(),
+            "attribute" => {
+                let object = callee.child_by_field_name("object")?;
+                let class = match (object.kind(), text_of(object, source)) {
+                    ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
+                    ("identifier", name) => *self.instances.get(name)?,
+                    ("call", _) => {
+                        self.class_named(object.child_by_field_name("function")?, source)?
+                    }
+                    _ => return None,
+                };
+                let method = text_of(callee.child_by_field_name("attribute")?, source);
+                self.methods.get(&(class, method)).copied()
+            }
+            _ => None,
+        }
+    }
+
+    /// The module-level class `node` names.
+    fn class_named(&self, node: Node<'_>, source: &'s str) -> Option<&'s str> {
+        let name = text_of(node, source);
+        (node.kind() == "identifier" && self.classes.contains(name)).then_some(name)
+    }
+}
+
+/// The parameters of `function` that `seed` taints: those at its positions (counted after
+/// the `self` or `cls` of a method; `*args` when a position at or past it is tainted), those
+/// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
+fn seeded_parameters(
+    function: Node<'_>,
+    source: &str,
+    method: bool,
+    seed: &Flow,
+) -> HashSet<String> {
+    let all = seed.positions == ALL_POSITIONS;
+    let mut parameters = function
+        .child_by_field_name("parameters")
+        .map(named_children)
+        .unwrap_or_default();
+    let named: HashSet<String> = parameter_names(function, source)
+        .into_iter()
+        .flatten()
+        .collect();
+    if method && has_receiver(function, source) {
+        parameters.remove(0);
+    }
+    let at = |position: usize| {
+        u32::try_from(position)
+            .ok()
+            .and_then(|p| seed.positions.checked_shr(p))
+            .unwrap_or(0)
+    };
+    let mut tainted = HashSet::new();
+    let mut position = 0usize;
+    let mut keyword_only = false;
+    for parameter in parameters {
+        let kind = match parameter.kind() {
+            "typed_parameter" => parameter.named_child(0).map_or("", |inner| inner.kind()),
+            kind => kind,
+        };
+        let mut names = Vec::new();
+        bound_names(parameter, source, &mut names);
+        let hit = match kind {
+            "keyword_separator" => {
+                keyword_only = true;
+                false
+            }
+            "positional_separator" => false,
+            "list_splat_pattern" => {
+                keyword_only = true;
+                at(position) != 0
+            }
+            "dictionary_splat_pattern" => seed.keywords.iter().any(|k| !named.contains(k)),
+            _ => {
+                let by_position = !keyword_only && at(position) & 1 == 1;
+                if !keyword_only {
+                    position += 1;
+                }
+                by_position || names.iter().any(|n| seed.keywords.contains(n))
+            }
+        };
+        if all || hit {
+            tainted.extend(names);
+        }
+    }
+    tainted.retain(|name| name != "self" && name != "cls");
+    tainted
+}
+
+/// Tool input leaving the file: calls from tainted code into names imported from other
+/// modules (the tainted argument positions and keywords), and tool handlers registered from
+/// another module (`mcp.add_tool(imported)`), every parameter of which is input. One flow per
+/// imported name.
+fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -> Vec<Flow> {
+    let text = analyzer.source;
+    let mut merged: BTreeMap<(String, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
+    for call in calls {
+        if let Some(path) = registered_handler(*call, text)
+            .and_then(|handler| linked.path(handler, text))
+            .filter(|(_, name)| !name.is_empty())
+        {
+            merged.entry(path).or_default().0 = ALL_POSITIONS;
+        }
+        let Some(callee) = call
+            .child_by_field_name("function")
+            .filter(|c| matches!(c.kind(), "identifier" | "attribute"))
+        else {
+            continue;
+        };
+        if analyzer.tainted_scopes.containing(*call).next().is_none()
+            || analyzer.resolve(callee).is_some()
+        {
+            continue;
+        }
+        let (Some(path), Some(arguments)) = (
+            linked
+                .path(callee, text)
+                .filter(|(_, name)| !name.is_empty()),
+            call.child_by_field_name("arguments"),
+        ) else {
+            continue;
+        };
+        let tainted = |node: Node<'_>| analyzer.mentions_taint(*call, node);
+        let mut positions: Positions = 0;
+        let mut keywords = BTreeSet::new();
+        // Past a `*args`, a positional argument's position is unknown: it may be any later one.
+        let mut position = 0u32;
+        let mut after_splat = false;
+        for argument in named_children(arguments) {
+            let bits = match position {
+                0..64 if after_splat => ALL_POSITIONS << position,
+                0..64 => 1 << position,
+                _ => 0,
+            };
+            match argument.kind() {
+                "keyword_argument" => {
+                    if let (Some(name), Some(value)) = (
+                        argument.child_by_field_name("name"),
+                        argument.child_by_field_name("value"),
+                    ) && tainted(value)
+                    {
+                        keywords.insert(text_of(name, text).to_string());
+                    }
+                }
+                "dictionary_splat" if tainted(argument) => positions = ALL_POSITIONS,
+                "dictionary_splat" => {}
+                kind => {
+                    if tainted(argument) {
+                        positions |= if kind == "list_splat" {
+                            ALL_POSITIONS << position.min(63)
+                        } else {
+                            bits
+                        };
+                    }
+                    after_splat |= kind == "list_splat";
+                    position = position.saturating_add(1);
+                }
+            }
+        }
+        if positions != 0 || !keywords.is_empty() {
+            let entry = merged.entry(path).or_default();
+            entry.0 |= positions;
+            entry.1.extend(keywords);
+        }
+    }
+    merged
+        .into_iter()
+        .map(|((module, name), (positions, keywords))| Flow {
+            module,
+            name,
+            positions,
+            keywords: keywords.into_iter().collect(),
+        })
+        .collect()
+}
+
 /// Rounds of taint propagation through assignments inside one function.
 const TAINT_ROUNDS: usize = 8;
 
-/// Taint the parameters of tool handlers, then follow assignments inside each function and
-/// calls into module-level functions (one set of tainted names per function).
+/// Taint the `roots` (tool handlers and the functions other files send tool input to, with
+/// their tainted parameters), then follow assignments inside each function and calls into
+/// module-level functions (one set of tainted names per function).
 fn seed_taint<'t>(
     analyzer: &mut Analyzer<'_, '_>,
-    named_functions: &[Node<'t>],
-    decorated: &[(Node<'t>, Node<'t>)],
+    locals: &Locals<'_, 't>,
+    roots: Vec<(Node<'t>, HashSet<String>)>,
     assignments: &[Node<'t>],
     flows: &[Node<'t>],
     calls: &[Node<'t>],
 ) {
     let text = analyzer.source;
-    let mut by_name: HashMap<&str, Node<'t>> = HashMap::new();
-    for function in named_functions {
-        if let Some(name) = function.child_by_field_name("name") {
-            by_name.insert(text_of(name, text), *function);
-        }
-    }
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
-    for (function, parent) in decorated {
-        let is_handler = named_children(*parent)
-            .into_iter()
-            .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text));
-        if is_handler {
-            let names: HashSet<String> = parameter_names(*function, text)
-                .into_iter()
-                .flatten()
-                .collect();
-            tainted.insert(function.id(), (*function, names));
-            queue.push(*function);
+    for (function, names) in roots {
+        let entry = tainted
+            .entry(function.id())
+            .or_insert_with(|| (function, HashSet::new()));
+        if entry.1.is_empty() {
+            queue.push(function);
         }
+        entry.1.extend(names);
     }
+    // Every root once, and a bounded number of revisits.
+    let most_rounds = queue.len() + 256;
     let mut rounds = 0;
     while let Some(function) = queue.pop() {
         rounds += 1;
-        if rounds > 256 {
+        if rounds > most_rounds {
             break;
         }
         let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
@@ -1083,19 +1531,18 @@ fn seed_taint<'t>(
             .iter()
             .filter(|c| contains(function, **c))
         {
-            let Some(callee) = call
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "identifier")
-            else {
+            let Some(callee) = call.child_by_field_name("function") else {
                 continue;
             };
-            let Some(target) = by_name.get(text_of(callee, text)).copied() else {
+            let Some(target) = locals.callee(function, callee, text) else {
                 continue;
             };
             let Some(arguments) = call.child_by_field_name("arguments") else {
                 continue;
             };
-            let parameters = parameter_names(target, text);
+            // `self.run(x)`: `x` is the parameter after `self`.
+            let receiver = usize::from(callee.kind() == "attribute" && has_receiver(target, text));
+            let parameters = parameter_names(target, text).into_iter().skip(receiver);
             let mut new_names = HashSet::new();
             for (argument, parameter) in named_children(arguments).into_iter().zip(parameters) {
                 if argument.kind() != "keyword_argument"
@@ -1635,5 +2082,135 @@ impl<'s, 't> Analyzer<'s, 't> {
                 self.hit(Rule::ShellTrueOption, &call, tainted);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analysed(text: &str, seeds: &[Flow]) -> Analysis {
+        analyze(&SourceText::new(text), seeds).expect("parses")
+    }
+
+    fn flow(module: &str, name: &str, positions: Positions, keywords: &[&str]) -> Flow {
+        Flow {
+            module: module.to_string(),
+            name: name.to_string(),
+            positions,
+            keywords: keywords.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    const HEADER: &str = "from mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n";
+
+    #[test]
+    fn tainted_calls_into_imported_names_leave_the_file() {
+        let text = format!(
+            "{HEADER}from .git import run_git\nfrom pkg.git import run_git as rg\n\
+             import pkg.shell as sh\nimport pkg.other\nfrom . import tools\nfrom .git import Git\n\
+             @mcp.tool()\ndef handler(x, y):\n    run_git(x)\n    rg('a', y, mode=x, quiet=True)\n\
+             \x20   sh.run(x)\n    pkg.other.go(x)\n    tools.run(x)\n    Git().diff(x)\n    g = Git()\n\
+             \x20   g.log(1, x)\n    run_git('constant')\n    helper(x)\n    os_like.system(x)\n\
+             def helper(z):\n    sh.later(z)\ndef untainted(x):\n    sh.never(x)\n"
+        );
+        let outgoing = analysed(&text, &[]).outgoing;
+        assert_eq!(
+            outgoing,
+            vec![
+                flow(".", "tools.run", 1, &[]),
+                flow(".git", "Git.diff", 1, &[]),
+                flow(".git", "Git.log", 2, &[]),
+                flow(".git", "run_git", 1, &[]),
+                flow("pkg", "other.go", 1, &[]),
+                flow("pkg.git", "run_git", 2, &["mode"]),
+                flow("pkg.shell", "later", 1, &[]),
+                flow("pkg.shell", "run", 1, &[]),
+            ]
+        );
+    }
+
+    #[test]
+    fn imported_tool_registrations_send_every_parameter() {
+        let text = format!(
+            "{HEADER}from .tools import run\nfrom . import more\nmcp.add_tool(run)\nmcp.tool()(more.go)\n"
+        );
+        assert_eq!(
+            analysed(&text, &[]).outgoing,
+            vec![
+                flow(".", "more.go", ALL_POSITIONS, &[]),
+                flow(".tools", "run", ALL_POSITIONS, &[]),
+            ]
+        );
+    }
+
+    #[test]
+    fn module_level_from_imports_are_re_exports() {
+        let text = "from .git import run_git as rg, diff\nfrom .all import *\nimport os\n\
+                    def f():\n    from .inner import hidden\n";
+        let reexports = analysed(text, &[]).reexports;
+        let pairs: Vec<(&str, &str, &str)> = reexports
+            .iter()
+            .map(|r| (r.exported.as_str(), r.module.as_str(), r.imported.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("rg", ".git", "run_git"),
+                ("diff", ".git", "diff"),
+                ("*", ".all", "*")
+            ]
+        );
+    }
+
+    fn tainted_hits(text: &str, seeds: &[Flow]) -> Vec<bool> {
+        analysed(text, seeds)
+            .hits
+            .iter()
+            .filter(|hit| hit.rule == Rule::ExecDynamicString)
+            .map(|hit| hit.tainted)
+            .collect()
+    }
+
+    #[test]
+    fn seeds_taint_the_parameters_at_their_positions_and_keywords() {
+        let text = "import os\n\
+                    def run(a, b, *rest, c=None, **more):\n    os.system(a)\n    os.system(b)\n\
+                    \x20   os.system(rest)\n    os.system(c)\n    os.system(more)\n\
+                    class Git:\n    def diff(self, ref, other):\n        os.system(ref)\n        os.system(other)\n\
+                    \x20   def __init__(self, path):\n        os.system(path)\n";
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", 0b10, &["c"])]),
+            [false, true, false, true, false, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", 0b100, &["zzz"])]),
+            [false, false, true, false, true, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(
+                text,
+                &[flow("", "Git.diff", 1, &["other"]), flow("", "Git", 1, &[])]
+            ),
+            [false, false, false, false, false, true, true, true]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "run", ALL_POSITIONS, &[])]),
+            [true, true, true, true, true, false, false, false]
+        );
+        assert_eq!(
+            tainted_hits(text, &[flow("", "missing", ALL_POSITIONS, &[])]),
+            [false; 8]
+        );
+    }
+
+    #[test]
+    fn a_seeded_function_sends_its_input_on() {
+        let text = "from .b import g\ndef f(x, y):\n    return g(y)\n";
+        assert!(analysed(text, &[]).outgoing.is_empty());
+        assert_eq!(
+            analysed(text, &[flow("", "f", 0b10, &[])]).outgoing,
+            vec![flow(".b", "g", 1, &[])]
+        );
     }
 }

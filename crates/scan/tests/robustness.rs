@@ -229,6 +229,51 @@ fn nested_python_calls_are_linear() {
     assert_too_deep("nested.py", &text);
 }
 
+#[test]
+fn python_taint_across_files_is_linear() {
+    // A handler making 5 000 method calls into an imported class of 5 000 methods, through
+    // 10 000 nested calls of an imported function and along a 10 000-link method chain: each
+    // seed is one look-up, each callee a bounded walk.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let methods = 5_000;
+    let levels = 10_000;
+    let mut server = String::from(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nfrom .git import Git, g\nfrom . import sh\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n",
+    );
+    for i in 0..methods {
+        server.push_str(&format!("    Git().m{i}(cmd)\n"));
+    }
+    server.push_str(&format!(
+        "    os.system({}cmd{})\n    sh.run(cmd){}\n",
+        "g(".repeat(levels),
+        ")".repeat(levels),
+        ".a(cmd)".repeat(levels)
+    ));
+    let mut git = String::from("import os\ndef g(x):\n    return x\nclass Git:\n");
+    for i in 0..methods {
+        git.push_str(&format!("    def m{i}(self, c):\n        os.system(c)\n"));
+    }
+    write(dir.path(), "pkg/server.py", &server);
+    write(dir.path(), "pkg/git.py", &git);
+    write(
+        dir.path(),
+        "pkg/sh.py",
+        "import os\ndef run(c):\n    os.system(c)\n",
+    );
+    let report = scan::scan(&scan::ScanOptions::new(dir.path())).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let tainted = |file: &str| {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.file.ends_with(file) && f.tainted_from_tool_input)
+            .count()
+    };
+    assert_eq!(tainted("git.py"), methods);
+    assert_eq!(tainted("sh.py"), 1);
+    assert_eq!(tainted("server.py"), 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // --output
 

@@ -1,0 +1,5 @@
+import os
+
+
+def dispatch(command="status", **options):
+    return os.system("git " + command)

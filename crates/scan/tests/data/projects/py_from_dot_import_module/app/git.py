@@ -1,0 +1,5 @@
+import os
+
+
+def diff(ref):
+    os.system("git diff " + ref)

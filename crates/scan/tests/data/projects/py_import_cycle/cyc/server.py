@@ -1,0 +1,10 @@
+from mcp.server.fastmcp import FastMCP
+
+from .ping import ping
+
+mcp = FastMCP("x")
+
+
+@mcp.tool()
+def bounce(host: str) -> str:
+    return ping(host, 3)

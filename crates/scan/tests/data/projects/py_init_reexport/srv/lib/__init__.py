@@ -1,0 +1,3 @@
+from .runner import run_script as execute
+
+__all__ = ["execute"]

@@ -1,0 +1,10 @@
+from mcp.server.fastmcp import FastMCP
+
+from .lib import execute
+
+mcp = FastMCP("x")
+
+
+@mcp.tool()
+def shell(script: str) -> str:
+    return execute(script)

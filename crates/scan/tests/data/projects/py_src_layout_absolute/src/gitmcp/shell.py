@@ -1,0 +1,5 @@
+import os
+
+
+def run_command(command):
+    return os.popen(command).read()

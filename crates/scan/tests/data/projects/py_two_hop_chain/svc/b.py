@@ -1,0 +1,5 @@
+import os
+
+
+def git_clone(url):
+    return os.system(f"git clone {url}")

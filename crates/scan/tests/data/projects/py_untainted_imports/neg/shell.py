@@ -1,0 +1,9 @@
+import os
+
+
+def run(command):
+    return os.system(command)
+
+
+def run_other(command):
+    return os.system(command)
