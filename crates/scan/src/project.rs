@@ -266,12 +266,23 @@ impl<'f, 'a> Index<'f, 'a> {
                 .find_map(|candidate| self.by_path.get(candidate).copied().filter(is_python));
         }
         let candidates = self.python_modules.get(rest)?;
-        // The candidate nearest the importer: the longest shared folder prefix.
+        // The candidate nearest the importer: the longest shared folder prefix; only one whose
+        // import root (the folder the dotted name starts in) holds the importer, so `import
+        // json` is never `utils/json.py`.
         let importer = normalise(importer);
+        let parts = rest.split('.').count();
         candidates
             .iter()
             .copied()
             .filter(|i| *i != from)
+            .filter(|i| {
+                self.files.get(*i).is_some_and(|file| {
+                    let mut root = normalise(file.path);
+                    let package = root.file_name().is_some_and(|name| name == "__init__.py");
+                    let up = if package { parts + 1 } else { parts };
+                    (0..up).all(|_| root.pop()) && importer.starts_with(&root)
+                })
+            })
             .max_by_key(|i| {
                 self.files.get(*i).map_or(0, |f| {
                     normalise(f.path)
@@ -394,6 +405,37 @@ mod tests {
         assert_eq!(seeds[2], vec![flow("", "run", 1)]);
         assert_eq!(seeds[3], vec![flow("", "Runner.go", 1)]);
         assert!(seeds[0].is_empty());
+    }
+
+    #[test]
+    fn a_python_module_is_found_only_from_an_import_root_that_holds_the_importer() {
+        let out = [flow("json", "loads", 1), flow("pkg.shell", "run", 1)];
+        let files = [
+            ModuleLinks {
+                path: Path::new("r/server.py"),
+                language: Language::Python,
+                outgoing: &out,
+                reexports: &[],
+                exports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("r/utils/json.py"),
+                language: Language::Python,
+                outgoing: &[],
+                reexports: &[],
+                exports: &[],
+            },
+            ModuleLinks {
+                path: Path::new("r/other/pkg/shell.py"),
+                language: Language::Python,
+                outgoing: &[],
+                reexports: &[],
+                exports: &[],
+            },
+        ];
+        let seeds = seeds(&files);
+        assert!(seeds[1].is_empty(), "{:?}", seeds[1]);
+        assert!(seeds[2].is_empty(), "{:?}", seeds[2]);
     }
 
     #[test]

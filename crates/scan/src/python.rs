@@ -742,7 +742,11 @@ fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
         "identifier" => Some(text_of(expression, source)),
         _ => None,
     };
-    matches!(name, Some("tool" | "call_tool"))
+    // Resource templates and prompts take their arguments from the client too.
+    matches!(
+        name,
+        Some("tool" | "call_tool" | "resource" | "read_resource" | "prompt" | "get_prompt")
+    )
 }
 
 /// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
@@ -801,7 +805,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 reads.add(text_of(node, text), node.start_byte());
             }
             "for_statement" | "for_in_clause" | "named_expression" | "as_pattern"
-            | "except_clause" | "match_statement" => flows.push(node),
+            | "except_clause" | "match_statement" | "lambda" => flows.push(node),
             "global_statement" | "nonlocal_statement" => declarations.push(node),
             "comment" => {
                 let body = text_of(node, text).trim_start_matches('#');
@@ -810,7 +814,12 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                     .record_comment(body, node.end_position().row + 1);
             }
             "class_definition" => classes.push(node),
-            "call" => calls.push(node),
+            "call" => {
+                calls.push(node);
+                if !flow_parts(node).is_empty() {
+                    flows.push(node);
+                }
+            }
             "import_statement" | "import_from_statement" => imports.push(node),
             "function_definition" => {
                 functions.push(node);
@@ -1542,13 +1551,30 @@ fn seed_taint<'t>(
             };
             // `self.run(x)`: `x` is the parameter after `self`.
             let receiver = usize::from(callee.kind() == "attribute" && has_receiver(target, text));
-            let parameters = parameter_names(target, text).into_iter().skip(receiver);
+            let parameters: Vec<Vec<String>> = parameter_names(target, text)
+                .into_iter()
+                .skip(receiver)
+                .collect();
             let mut new_names = HashSet::new();
-            for (argument, parameter) in named_children(arguments).into_iter().zip(parameters) {
-                if argument.kind() != "keyword_argument"
-                    && analyzer.reads.any_within(&names, argument)
+            let (keywords, positional): (Vec<_>, Vec<_>) = named_children(arguments)
+                .into_iter()
+                .partition(|argument| argument.kind() == "keyword_argument");
+            for (argument, parameter) in positional.into_iter().zip(&parameters) {
+                if analyzer.reads.any_within(&names, argument) {
+                    new_names.extend(parameter.iter().cloned());
+                }
+            }
+            // `helper(c=cmd)`: the parameter of that name.
+            for keyword in keywords {
+                if let (Some(name), Some(value)) = (
+                    keyword.child_by_field_name("name"),
+                    keyword.child_by_field_name("value"),
+                ) && analyzer.reads.any_within(&names, value)
                 {
-                    new_names.extend(parameter);
+                    let name = text_of(name, text);
+                    if parameters.iter().flatten().any(|p| p == name) {
+                        new_names.insert(name.to_string());
+                    }
                 }
             }
             if new_names.is_empty() {
@@ -1953,6 +1979,39 @@ fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
             .into_iter()
             .collect(),
         "except_clause" => field("alias").zip(field("value")).into_iter().collect(),
+        // `lambda c=cmd: ..`: the default flows into the parameter.
+        "lambda" => field("parameters")
+            .map(named_children)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| p.kind() == "default_parameter")
+            .filter_map(|p| {
+                p.child_by_field_name("name")
+                    .zip(p.child_by_field_name("value"))
+            })
+            .collect(),
+        // `(lambda c: os.system(c))(cmd)`: each argument flows into its parameter.
+        "call" => {
+            let mut function = field("function");
+            while let Some(inner) = function.filter(|f| f.kind() == "parenthesized_expression") {
+                function = inner.named_child(0);
+            }
+            let Some(parameters) = function
+                .filter(|f| f.kind() == "lambda")
+                .and_then(|f| f.child_by_field_name("parameters"))
+            else {
+                return Vec::new();
+            };
+            let arguments = field("arguments").map(named_children).unwrap_or_default();
+            named_children(parameters)
+                .into_iter()
+                .zip(
+                    arguments
+                        .into_iter()
+                        .filter(|a| a.kind() != "keyword_argument"),
+                )
+                .collect()
+        }
         "match_statement" => {
             let Some(subject) = field("subject") else {
                 return Vec::new();
