@@ -154,6 +154,10 @@ struct Analyzer<'s, 't> {
     /// Where each name is read (attribute names and keyword names are not reads).
     reads: Reads<'s>,
     hits: Vec<Hit>,
+    /// The values module-level functions return, by name (`None` for a bare `return`).
+    returns: HashMap<&'s str, Vec<Option<Node<'t>>>>,
+    /// Functions whose returns are being decided (a recursive one returns no constant).
+    deciding: std::cell::RefCell<HashSet<&'s str>>,
 }
 
 impl<'s, 't> Analyzer<'s, 't> {
@@ -342,9 +346,10 @@ impl<'s, 't> Analyzer<'s, 't> {
                                     .all(|part| part.kind() != "format_expression")
                             })
                 }),
+            // `+` of strings, `/` of paths.
             "binary_operator" => {
                 let operator = node.child_by_field_name("operator").map(|op| self.text(op));
-                operator == Some("+")
+                matches!(operator, Some("+" | "/"))
                     && node
                         .child_by_field_name("left")
                         .is_some_and(|left| self.is_literal(left))
@@ -352,8 +357,72 @@ impl<'s, 't> Analyzer<'s, 't> {
                         .child_by_field_name("right")
                         .is_some_and(|right| self.is_literal(right))
             }
+            // `shutil.which("soffice") or "/usr/bin/soffice"`.
+            "boolean_operator" => {
+                node.child_by_field_name("left")
+                    .is_some_and(|left| self.is_literal(left))
+                    && node
+                        .child_by_field_name("right")
+                        .is_some_and(|right| self.is_literal(right))
+            }
+            // The running interpreter.
+            "attribute" => self.text(node) == "sys.executable",
+            "call" => self.is_literal_call(node),
             _ => self.string_literal_text(node).is_some(),
         }
+    }
+
+    /// A call whose value is fixed by the program, not by its input: `shutil.which("git")`,
+    /// `Path.home()`, `str(..)`, `Path(..)`, `os.path.join(..)`, `os.path.expanduser(..)` of
+    /// constants, and a module-level function whose every `return` is a constant
+    /// (`_get_npx_command()` returning `"npx"` or `None`).
+    fn is_literal_call(&self, call: Node<'_>) -> bool {
+        let (Some(callee), Some(arguments)) = (
+            call.child_by_field_name("function"),
+            call.child_by_field_name("arguments"),
+        ) else {
+            return false;
+        };
+        let arguments = named_children(arguments);
+        let constant_arguments = || {
+            arguments
+                .iter()
+                .all(|a| a.kind() != "keyword_argument" && self.is_literal(*a))
+        };
+        let name = self.text(callee);
+        let last = name.rsplit('.').next().unwrap_or(name);
+        match name {
+            "Path.home" | "pathlib.Path.home" | "os.getcwd" | "Path.cwd" => {
+                return arguments.is_empty();
+            }
+            "shutil.which" | "which" | "str" | "os.fspath" | "Path" | "pathlib.Path"
+            | "PurePath" | "os.path.join" | "os.path.expanduser" | "os.path.abspath"
+            | "os.path.realpath" | "os.path.normpath" => return constant_arguments(),
+            _ => {}
+        }
+        // `Path.home().joinpath("x")`, `p.resolve()` of a constant path.
+        if callee.kind() == "attribute"
+            && matches!(last, "joinpath" | "resolve" | "expanduser" | "absolute")
+        {
+            return callee
+                .child_by_field_name("object")
+                .is_some_and(|object| self.is_literal(object))
+                && constant_arguments();
+        }
+        if callee.kind() != "identifier" {
+            return false;
+        }
+        let Some(returns) = self.returns.get(name) else {
+            return false;
+        };
+        if returns.is_empty() || !self.deciding.borrow_mut().insert(name) {
+            return false;
+        }
+        let constant = returns.iter().all(|value| {
+            value.is_none_or(|value| self.is_literal(value) && self.const_like(value))
+        });
+        self.deciding.borrow_mut().remove(name);
+        constant
     }
 
     /// `False`, `None`, `0`, `''`: the values of `shell=` that keep the shell off.
@@ -788,6 +857,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // Functions, lambdas, classes, comprehensions; `global` and `nonlocal` statements.
     let mut scope_nodes = Vec::new();
     let mut declarations = Vec::new();
+    let mut return_statements = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let mut not_reads = HashSet::new();
     walk_with_parent(root, |node, parent| {
@@ -807,6 +877,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             "for_statement" | "for_in_clause" | "named_expression" | "as_pattern"
             | "except_clause" | "match_statement" | "lambda" => flows.push(node),
             "global_statement" | "nonlocal_statement" => declarations.push(node),
+            "return_statement" => return_statements.push(node),
             "comment" => {
                 let body = text_of(node, text).trim_start_matches('#');
                 analysis
@@ -1031,7 +1102,34 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         tainted_scopes: Scopes::new(Vec::new()),
         reads,
         hits: Vec::new(),
+        returns: HashMap::new(),
+        deciding: std::cell::RefCell::new(HashSet::new()),
     };
+    // What each module-level function returns (its own returns, not a nested function's).
+    let functions_by_node: HashMap<usize, &str> = named_functions
+        .iter()
+        .filter_map(|f| Some((f.id(), text_of(f.child_by_field_name("name")?, text))))
+        .collect();
+    let function_scopes = Scopes::new(
+        scope_nodes
+            .iter()
+            .filter(|n| matches!(n.kind(), "function_definition" | "lambda"))
+            .map(|n| (*n, n.id()))
+            .collect(),
+    );
+    for statement in &return_statements {
+        if let Some(name) = function_scopes
+            .containing(*statement)
+            .next()
+            .and_then(|id| functions_by_node.get(id))
+        {
+            analyzer
+                .returns
+                .entry(name)
+                .or_default()
+                .push(statement.named_child(0));
+        }
+    }
     let mut names = Namespaces::new(root, &scope_nodes, &declarations, text);
     record_bindings(
         &mut names,
@@ -1640,7 +1738,16 @@ fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: 
             "named_expression" => Place::OutsideComprehensions,
             _ => Place::Here,
         };
-        for (target, _) in flow_parts(*flow) {
+        for (target, source) in flow_parts(*flow) {
+            // `for cmd in ["npx.cmd", "npx"]`: the name takes each element.
+            if flow.kind() == "for_statement"
+                && target.kind() == "identifier"
+                && matches!(source.kind(), "list" | "tuple")
+            {
+                let name = text_of(target, text).to_string();
+                names.bind(target, name, Binding::Each(source), place);
+                continue;
+            }
             for name in flow_targets(target, text) {
                 names.bind(target, name, Binding::Other, place);
             }
@@ -1863,20 +1970,28 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
     let root = names.root();
     let mut candidates = Vec::new();
     for (scope, name, bindings) in names.all() {
-        let assigned: Option<Vec<(Node<'_>, bool)>> = bindings
-            .iter()
-            .map(|binding| match binding {
-                Binding::Assign { right, plus } => Some((*right, *plus)),
-                Binding::Other => None,
-            })
-            .collect();
-        let Some(assigned) = assigned else {
+        let mut assigned: Vec<(Node<'_>, bool)> = Vec::new();
+        let mut looped = false;
+        let mut followed = true;
+        for binding in bindings {
+            match binding {
+                Binding::Assign { right, plus } => assigned.push((*right, *plus)),
+                // Each element is one value the name takes.
+                Binding::Each(list) => {
+                    looped = true;
+                    assigned.extend(named_children(*list).into_iter().map(|e| (e, false)));
+                }
+                Binding::Other => followed = false,
+            }
+        }
+        if !followed {
             continue;
-        };
+        }
         let key = (scope, name.to_string());
-        if assigned
-            .iter()
-            .all(|(right, plus)| *plus || list_literal_of(*right).is_some())
+        if !looped
+            && assigned
+                .iter()
+                .all(|(right, plus)| *plus || list_literal_of(*right).is_some())
         {
             let lists = (assigned.iter())
                 .filter(|(_, plus)| !plus)
@@ -1891,9 +2006,10 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
                         .child_by_field_name("function")
                         .is_some_and(|f| text_of(f, text) == "dict"))
         };
-        if assigned
-            .iter()
-            .all(|(right, plus)| !plus && is_dict(*right))
+        if !looped
+            && assigned
+                .iter()
+                .all(|(right, plus)| !plus && is_dict(*right))
         {
             let dicts = assigned.iter().map(|(right, _)| *right).collect();
             analyzer.dicts.insert(key.clone(), dicts);

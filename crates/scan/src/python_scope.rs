@@ -47,6 +47,8 @@ pub(crate) fn opens_scope(kind: &str) -> bool {
 pub(crate) enum Binding<'t> {
     /// `name = right`, or `name += right` when `plus`.
     Assign { right: Node<'t>, plus: bool },
+    /// `for name in [..]`: each element of a list or tuple literal in turn.
+    Each(Node<'t>),
     /// Any binding whose value the analyser does not follow.
     Other,
 }
