@@ -1193,12 +1193,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                     .nth(1)
                     .is_some_and(|kind| {
                         matches!(kind, AstKind::ForOfStatement(statement)
-                        if matches!(statement.right.get_inner_expression(),
-                            Expression::ArrayExpression(array)
-                                if array_elements(array).len() == array.elements.len()
-                                    && array_elements(array)
-                                        .into_iter()
-                                        .all(|e| self.is_constant_within(e, depth + 1))))
+                        if self.constant_array(&statement.right, depth + 1))
                     });
         };
         if !self.is_constant_within(init, depth) {
@@ -1221,6 +1216,32 @@ impl<'a, 's> Analyzer<'a, 's> {
                     AssignmentOperator::Assign | AssignmentOperator::Addition
                 ) && self.is_constant_within(value, depth)
             })
+    }
+
+    /// An array of constants: a literal, a conditional of such arrays, or a never-reassigned
+    /// name bound to one (`const pythonCommands = isWin ? ['python', 'py'] : ['python3']`).
+    fn constant_array(&self, expression: &'a Expression<'a>, depth: usize) -> bool {
+        if depth > 32 {
+            return false;
+        }
+        match expression.get_inner_expression() {
+            Expression::ArrayExpression(array) => {
+                let elements = array_elements(array);
+                elements.len() == array.elements.len()
+                    && elements
+                        .into_iter()
+                        .all(|e| self.is_constant_within(e, depth + 1))
+            }
+            Expression::ConditionalExpression(conditional) => {
+                self.constant_array(&conditional.consequent, depth + 1)
+                    && self.constant_array(&conditional.alternate, depth + 1)
+            }
+            Expression::Identifier(identifier) => self
+                .symbol_of(identifier)
+                .and_then(|symbol| self.constant_initializer(symbol))
+                .is_some_and(|init| self.constant_array(init, depth + 1)),
+            _ => false,
+        }
     }
 
     /// A parameter of a local function that is only ever called directly, never exported,
