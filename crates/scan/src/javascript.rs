@@ -28,7 +28,7 @@ use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
-use crate::rule::{Rule, runs_code_through_options, shell_position};
+use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
 use crate::source::SourceText;
 
 /// The longest string constant folding builds (program and module names are short).
@@ -1651,9 +1651,18 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// start an option first, or neither.
     fn scan_argv(&self, elements: Vec<&'a Expression<'a>>, offset: u32) -> ArgvScan {
         let mut seen = ArgvScan::Unseen;
+        let mut value_next = false;
         for element in elements {
-            if self.fold(element).is_some_and(|text| text == "--") {
+            let literal = self.fold(element);
+            if literal.as_deref() == Some("--") {
                 return ArgvScan::Separated;
+            }
+            // `["log", "--since", since]`: the value of an option that takes one.
+            if std::mem::replace(&mut value_next, literal.as_deref().is_some_and(takes_value)) {
+                if self.mentions_taint(element) {
+                    seen = ArgvScan::Kept;
+                }
+                continue;
             }
             if self.mentions_taint(element) {
                 if self.keeps_input_inside(element) || self.refused_when_dashed(element, offset) {

@@ -33,7 +33,7 @@ use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
-use crate::rule::{Rule, runs_code_through_options, shell_position};
+use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
@@ -134,6 +134,9 @@ struct Call<'t> {
     has_splat: bool,
 }
 
+/// A call that grows a list: the method (`append`, `extend`, `insert`) and its arguments.
+type Growth<'t> = (&'static str, Vec<Node<'t>>);
+
 struct Analyzer<'s, 't> {
     source: &'s str,
     bindings: HashMap<String, Value>,
@@ -149,6 +152,8 @@ struct Analyzer<'s, 't> {
     /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
     /// `**OPTS`), in source order.
     dicts: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    /// `name.append(x)`, `.extend([..])`, `.insert(i, x)` calls: the method and arguments.
+    growth: HashMap<(ScopeId, String), Vec<Growth<'t>>>,
     /// Per tool handler (or function reached from one): its tainted names.
     tainted_scopes: Scopes<HashSet<String>>,
     /// Where each name is read (attribute names and keyword names are not reads).
@@ -448,21 +453,75 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// name the enclosing function refuses when it starts with `-` before the call
     /// (`if x.startswith("-"): raise ...`).
     fn can_inject_flag(&self, call: Node<'_>, arguments: &[Node<'_>]) -> bool {
+        let mut value_next = false;
         for &argument in arguments {
-            if self.string_literal_text(argument).as_deref() == Some("--") {
+            let literal = self.string_literal_text(argument);
+            if literal.as_deref() == Some("--") {
                 return false;
             }
-            if !self.mentions_taint(call, argument) {
+            // `["--since", since]`: the value of an option that takes one.
+            let is_value =
+                std::mem::replace(&mut value_next, literal.as_deref().is_some_and(takes_value));
+            if is_value {
                 continue;
             }
-            if self.literal_prefix_keeps_input_inside(argument)
-                || self.refused_when_dashed(call, argument)
+            // `repo.git.log(*args)`: each element the list was built from.
+            if argument.kind() == "list_splat"
+                && let Some(elements) = argument.named_child(0).and_then(|n| self.list_elements(n))
             {
+                let mut value_next = false;
+                for element in elements {
+                    let option = self.string_literal_text(element);
+                    let is_value = std::mem::replace(
+                        &mut value_next,
+                        option.as_deref().is_some_and(takes_value),
+                    );
+                    if !is_value && self.injectable(call, element) {
+                        return true;
+                    }
+                }
                 continue;
             }
-            return true;
+            if self.injectable(call, argument) {
+                return true;
+            }
         }
         false
+    }
+
+    /// A tainted element that input can start.
+    fn injectable(&self, call: Node<'_>, element: Node<'_>) -> bool {
+        self.mentions_taint(call, element)
+            && !self.literal_prefix_keeps_input_inside(element)
+            && !self.refused_when_dashed(call, element)
+    }
+
+    /// Every element a name bound only to list and tuple literals may hold: theirs, and what
+    /// `append`/`extend`/`insert` add to it. `None` for a name not known to be such a list.
+    fn list_elements(&self, name: Node<'_>) -> Option<Vec<Node<'t>>> {
+        if name.kind() != "identifier" {
+            return None;
+        }
+        let key = self.key_of(name);
+        let mut elements: Vec<Node<'t>> = self
+            .lists
+            .get(&key)?
+            .iter()
+            .flat_map(|list| named_children(*list))
+            .collect();
+        for (method, arguments) in self.growth.get(&key).into_iter().flatten() {
+            let added = match *method {
+                "insert" => arguments.get(1..).unwrap_or(&[]),
+                _ => arguments.as_slice(),
+            };
+            for value in added {
+                match (*method, value.kind()) {
+                    ("extend", "list" | "tuple") => elements.extend(named_children(*value)),
+                    _ => elements.push(*value),
+                }
+            }
+        }
+        Some(elements)
     }
 
     /// `f"--unified={n}"`, `"refs/" + x`: the element starts with literal text, so input
@@ -1099,6 +1158,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         constant_values: HashMap::new(),
         lists: HashMap::new(),
         dicts: HashMap::new(),
+        growth: HashMap::new(),
         tainted_scopes: Scopes::new(Vec::new()),
         reads,
         hits: Vec::new(),
@@ -1145,6 +1205,33 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
     analyzer.names = Some(names);
     bind_values(&mut analyzer, module_written);
+    for call in &calls {
+        if let Some(callee) = call.child_by_field_name("function")
+            && callee.kind() == "attribute"
+            && let (Some(object), Some(method)) = (
+                callee.child_by_field_name("object"),
+                callee.child_by_field_name("attribute"),
+            )
+            && object.kind() == "identifier"
+        {
+            let method = match text_of(method, text) {
+                "append" => "append",
+                "extend" => "extend",
+                "insert" => "insert",
+                _ => continue,
+            };
+            let arguments = call
+                .child_by_field_name("arguments")
+                .map(named_children)
+                .unwrap_or_default();
+            let key = analyzer.key_of(object);
+            analyzer
+                .growth
+                .entry(key)
+                .or_default()
+                .push((method, arguments));
+        }
+    }
     // Taint starts at the tool handlers (decorated, or registered by a call) and at the
     // functions other files send tool input to.
     let mut roots = Vec::new();

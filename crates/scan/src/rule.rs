@@ -329,6 +329,39 @@ pub(crate) fn shell_position(count: usize, word: impl Fn(usize) -> Vec<String>) 
     None
 }
 
+/// A long option (of git and the like) that takes the next argument as its value, so that
+/// argument cannot be an option itself: `["log", "--since", since]`. Short options and
+/// `-c` (a config assignment, itself a way to run code) are not listed.
+pub(crate) fn takes_value(option: &str) -> bool {
+    matches!(
+        option,
+        "--since"
+            | "--until"
+            | "--after"
+            | "--before"
+            | "--author"
+            | "--committer"
+            | "--grep"
+            | "--contains"
+            | "--no-contains"
+            | "--merged"
+            | "--no-merged"
+            | "--points-at"
+            | "--max-count"
+            | "--skip"
+            | "--message"
+            | "--branch"
+            | "--depth"
+            | "--namespace"
+            | "--context"
+            | "--selector"
+            | "--field-selector"
+            | "--output"
+            | "--tail"
+            | "--container"
+    )
+}
+
 /// Does `program` run code (or write arbitrary files) through its options, so that an
 /// argument that starts with `-` is a code-execution sink? `git -c core.pager=..`,
 /// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,
