@@ -115,7 +115,7 @@ pub enum Language {
 
 /// Where a finding's file sits: production code, or tests and development scripts, which
 /// no MCP client reaches (folders `test`, `tests`, `__tests__`, `spec`, `e2e`, `fixtures`,
-/// `scripts`, `examples`; names `*.test.*`, `*.spec.*`, `test_*.py`, `*_test.py`,
+/// `scripts`, `examples`, `evals`, `benchmarks`; names `*.test.*`, `*.spec.*`, `test_*.py`, `*_test.py`,
 /// `conftest.py`). A finding in the latter is reported one severity lower.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -138,7 +138,7 @@ impl Context {
 
     /// The context of a file at `relative` (its path from the scan root).
     pub fn of(relative: &std::path::Path) -> Context {
-        const FOLDERS: [&str; 10] = [
+        const FOLDERS: [&str; 12] = [
             "test",
             "tests",
             "__tests__",
@@ -149,6 +149,8 @@ impl Context {
             "scripts",
             "examples",
             "example",
+            "evals",
+            "benchmarks",
         ];
         let names: Vec<String> = relative
             .components()

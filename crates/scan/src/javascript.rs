@@ -1771,8 +1771,15 @@ impl<'a, 's> Analyzer<'a, 's> {
                 {
                     let program = elements.first().and_then(|p| self.fold(p));
                     let dangerous = program.as_deref().is_some_and(runs_code_through_options);
-                    let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
-                    self.hits.push(hit.raised(dangerous));
+                    let injectable = self.scan_argv(elements.clone(), offset)
+                        == ArgvScan::Injectable
+                        || elements.len() != argv.map_or(0, |a| a.elements.len());
+                    if tainted && dangerous && injectable {
+                        self.hit(Rule::ArgvFlagInjection, offset, true);
+                    } else {
+                        let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
+                        self.hits.push(hit.raised(dangerous));
+                    }
                 }
             }
             Value::Sink(sink) => self.evaluate_sink(sink, args, offset),

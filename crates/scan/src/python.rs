@@ -494,6 +494,18 @@ impl<'s, 't> Analyzer<'s, 't> {
         self.mentions_taint(call, element)
             && !self.literal_prefix_keeps_input_inside(element)
             && !self.refused_when_dashed(call, element)
+            && !self.untainted_first(call, element)
+    }
+
+    /// `f"{repository_uri}:{tag}"` with an untainted first `{}`: the input comes after it.
+    fn untainted_first(&self, call: Node<'_>, element: Node<'_>) -> bool {
+        element.kind() == "string"
+            && named_children(element)
+                .into_iter()
+                .find(|part| part.kind() != "string_start")
+                .is_some_and(|first| {
+                    first.kind() == "interpolation" && !self.mentions_taint(call, first)
+                })
     }
 
     /// Every element a name bound only to list and tuple literals may hold: theirs, and what
@@ -568,6 +580,10 @@ impl<'s, 't> Analyzer<'s, 't> {
         let guards = [
             format!("{name}.startswith(\"-\")"),
             format!("{name}.startswith('-')"),
+            format!("{name}.strip().startswith(\"-\")"),
+            format!("{name}.strip().startswith('-')"),
+            format!("{name}.lstrip().startswith(\"-\")"),
+            format!("{name}.lstrip().startswith('-')"),
         ];
         let mut stack = vec![function];
         while let Some(node) = stack.pop() {
