@@ -20,40 +20,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 repos_dir="${1:-/work/.mirror}"
 list="$here/advisories.txt"
-work="$(mktemp -d -t safe-mcp-advisories.XXXXXX)"
-if [[ "${KEEP:-}" != 1 ]]; then trap 'rm -rf "$work"' EXIT; else echo "work folder: $work"; fi
-
 command -v jq >/dev/null || { echo "jq is required" >&2; exit 2; }
 [[ -r "$list" ]] || { echo "missing $list" >&2; exit 2; }
 
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
-(cd "$repo" && cargo build --quiet --release -p scan --example scan)
-scanner="$CARGO_TARGET_DIR/release/examples/scan"
-
-git_dir_of() {
-  local base="$repos_dir/${1/\//+}"
-  for candidate in "$base/repo" "$base/.git" "$base"; do
-    if git --git-dir="$candidate" rev-parse --git-dir >/dev/null 2>&1; then
-      echo "$candidate"; return 0
-    fi
-  done
-  return 1
-}
-
-# The source files the scanner reads, of one tree at one commit (a stored copy may lack its
-# largest blobs).
-extract() {
-  local gd="$1" commit="$2" dest="$3"
-  mkdir -p "$dest"
-  git --git-dir="$gd" ls-tree -r -z "$commit" |
-    while IFS= read -r -d '' entry; do
-      path="${entry#*$'\t'}"; meta="${entry%%$'\t'*}"; blob="${meta##* }"
-      case "$path" in *.ts|*.tsx|*.mts|*.cts|*.js|*.jsx|*.mjs|*.cjs|*.py|*.rs) ;; *) continue ;; esac
-      [[ "$meta" == 100* ]] || continue
-      mkdir -p "$dest/$(dirname "$path")"
-      git --git-dir="$gd" cat-file blob "$blob" > "$dest/$path" 2>/dev/null || rm -f "$dest/$path"
-    done
-}
+work_name=safe-mcp-advisories
+# shellcheck source=trees.sh
+source "$here/trees.sh"
 
 # Parse the list into blocks: advisories.tsv (index, repo, commit, id) and sinks.tsv
 # (index, path, line).

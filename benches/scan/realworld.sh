@@ -15,22 +15,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 repos_dir="${1:-/work/.mirror}"
-work="$(mktemp -d -t safe-mcp-realworld.XXXXXX)"
-if [[ "${KEEP:-}" != 1 ]]; then trap 'rm -rf "$work"' EXIT; else echo "work folder: $work"; fi
-
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
-(cd "$repo" && cargo build --quiet --release -p scan --example scan)
-scanner="$CARGO_TARGET_DIR/release/examples/scan"
-
-git_dir_of() {
-  local base="$repos_dir/${1/\//+}"
-  for candidate in "$base/repo" "$base/.git" "$base"; do
-    if git --git-dir="$candidate" rev-parse --git-dir >/dev/null 2>&1; then
-      echo "$candidate"; return 0
-    fi
-  done
-  return 1
-}
+work_name=safe-mcp-realworld
+# shellcheck source=trees.sh
+source "$here/trees.sh"
 
 trees=()
 while read -r name commit; do
@@ -39,17 +26,7 @@ while read -r name commit; do
     echo "absent: $name at ${commit:0:12} (not on disk; skipped)"
     continue
   fi
-  dest="$work/trees/${name/\//+}"
-  mkdir -p "$dest"
-  # The source files the scanner reads (a stored copy may lack its largest blobs).
-  git --git-dir="$gd" ls-tree -r -z "$commit" |
-    while IFS= read -r -d '' entry; do
-      path="${entry#*$'\t'}"; meta="${entry%%$'\t'*}"; blob="${meta##* }"
-      case "$path" in *.ts|*.tsx|*.mts|*.cts|*.js|*.jsx|*.mjs|*.cjs|*.py|*.rs) ;; *) continue ;; esac
-      [[ "$meta" == 100* ]] || continue
-      mkdir -p "$dest/$(dirname "$path")"
-      git --git-dir="$gd" cat-file blob "$blob" > "$dest/$path" 2>/dev/null || rm -f "$dest/$path"
-    done
+  extract "$gd" "$commit" "$work/trees/${name/\//+}"
   trees+=("$name")
 done < "$here/realworld.txt"
 if [[ ${#trees[@]} -eq 0 ]]; then

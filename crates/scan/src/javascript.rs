@@ -942,13 +942,7 @@ impl<'a, 's> Analyzer<'a, 's> {
     fn imported_callee(&self, callee: &'a Expression<'a>) -> Option<(String, String)> {
         let inner = callee.get_inner_expression();
         if let Expression::Identifier(identifier) = inner {
-            let (module, name) = self.imports.get(&self.symbol_of(identifier)?)?;
-            let name = if name == "*" {
-                "default"
-            } else {
-                name.as_str()
-            };
-            return Some((module.clone(), name.to_string()));
+            return self.imported_as(identifier);
         }
         // `require('./d').runD(x)`.
         if let Some((module, name)) = required_member(inner) {
@@ -971,7 +965,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 match self.constant_initializer(symbol) {
                     Some(init) => self.imported_class_of(init)?,
                     // `svc: FigmaService`, a parameter typed with an imported class.
-                    None => self.imported_class_named(self.annotated_class(symbol)?)?,
+                    None => self.imported_as(self.annotated_class(symbol)?)?,
                 }
             }
             Expression::StaticMemberExpression(field)
@@ -987,7 +981,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 {
                     Some(class) => class,
                     // `private client: ShellClient`, `constructor(private client: ShellClient)`.
-                    None => self.imported_class_named(self.typed_field_at(field.span, name)?)?,
+                    None => self.imported_as(self.typed_field_at(field.span, name)?)?,
                 }
             }
             other => self.imported_class_of(other)?,
@@ -995,9 +989,10 @@ impl<'a, 's> Analyzer<'a, 's> {
         Some((module, format!("{class}.{method}")))
     }
 
-    /// An imported class by the reference that names it: its module and exported name.
-    fn imported_class_named(&self, class: &IdentifierReference<'_>) -> Option<(String, String)> {
-        let (module, name) = self.imports.get(&self.symbol_of(class)?)?;
+    /// An imported binding by a reference to it: its module and exported name (`default` for
+    /// a namespace or a whole `require`, called or constructed itself).
+    fn imported_as(&self, reference: &IdentifierReference<'_>) -> Option<(String, String)> {
+        let (module, name) = self.imports.get(&self.symbol_of(reference)?)?;
         let name = if name == "*" {
             "default"
         } else {
@@ -1058,13 +1053,7 @@ impl<'a, 's> Analyzer<'a, 's> {
         let Expression::Identifier(class) = construction.callee.get_inner_expression() else {
             return None;
         };
-        let (module, name) = self.imports.get(&self.symbol_of(class)?)?;
-        let name = if name == "*" {
-            "default"
-        } else {
-            name.as_str()
-        };
-        Some((module.clone(), name.to_string()))
+        self.imported_as(class)
     }
 
     /// The string a constant expression folds to: literals, templates and `+` of constants,
@@ -2289,6 +2278,27 @@ fn analyze_program<'a>(
         }
     }
 
+    // The local functions each call may reach (its callee, or every function of a map of
+    // handlers, `handlers[name](args)`): fixed by the code, so found once, not per round.
+    let local_calls: Vec<(&CallExpression<'_>, Vec<&FormalParameters<'_>>)> = calls
+        .iter()
+        .map(|call| {
+            let mut targets: Vec<_> = analyzer
+                .local_function_parameters(&call.callee)
+                .into_iter()
+                .collect();
+            for value in analyzer.dispatched(&call.callee) {
+                if let Some(Target::Parameters(parameters)) =
+                    analyzer.exported_target(Exported::Expression(value), None, 0)
+                {
+                    targets.push(parameters);
+                }
+            }
+            (*call, targets)
+        })
+        .filter(|(_, targets)| !targets.is_empty())
+        .collect();
+
     // Fixpoint: aliases of aliases, and taint through assignments and local calls.
     let mut additions_tainted = Vec::new();
     for _ in 0..8 {
@@ -2340,19 +2350,7 @@ fn analyze_program<'a>(
             }
         }
         if !analyzer.tainted.is_empty() {
-            for call in &calls {
-                let mut targets: Vec<_> = analyzer
-                    .local_function_parameters(&call.callee)
-                    .into_iter()
-                    .collect();
-                // `handlers[name](args)`: every function of the map.
-                for value in analyzer.dispatched(&call.callee) {
-                    if let Some(Target::Parameters(parameters)) =
-                        analyzer.exported_target(Exported::Expression(value), None, 0)
-                    {
-                        targets.push(parameters);
-                    }
-                }
+            for (call, targets) in &local_calls {
                 for parameters in targets {
                     for (argument, parameter) in call.arguments.iter().zip(&parameters.items) {
                         if argument

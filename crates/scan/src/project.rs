@@ -316,6 +316,21 @@ fn normalise(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
+    fn module<'a>(
+        path: &'a str,
+        language: Language,
+        outgoing: &'a [Flow],
+        reexports: &'a [Reexport],
+    ) -> ModuleLinks<'a> {
+        ModuleLinks {
+            path: Path::new(path),
+            language,
+            outgoing,
+            reexports,
+            exports: &[],
+        }
+    }
+
     fn flow(module: &str, name: &str, positions: Positions) -> Flow {
         Flow {
             module: module.to_string(),
@@ -334,27 +349,14 @@ mod tests {
             imported: "*".to_string(),
         }];
         let files = [
-            ModuleLinks {
-                path: Path::new("root/src/index.ts"),
-                language: Language::JavaScript,
-                outgoing: &index_out,
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("root/src/lib/index.ts"),
-                language: Language::JavaScript,
-                outgoing: &[],
-                reexports: &reexports,
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("root/src/lib/git.ts"),
-                language: Language::JavaScript,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
+            module("root/src/index.ts", Language::JavaScript, &index_out, &[]),
+            module(
+                "root/src/lib/index.ts",
+                Language::JavaScript,
+                &[],
+                &reexports,
+            ),
+            module("root/src/lib/git.ts", Language::JavaScript, &[], &[]),
         ];
         let seeds = seeds(&files);
         assert_eq!(seeds[1], vec![flow("", "runGit", 0b10)]);
@@ -371,34 +373,10 @@ mod tests {
             flow("requests", "get", 1),
         ];
         let files = [
-            ModuleLinks {
-                path: Path::new("r/src/pkg/server.py"),
-                language: Language::Python,
-                outgoing: &server_out,
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("r/src/pkg/git.py"),
-                language: Language::Python,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("r/src/pkg/shell/__init__.py"),
-                language: Language::Python,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("r/src/other.py"),
-                language: Language::Python,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
+            module("r/src/pkg/server.py", Language::Python, &server_out, &[]),
+            module("r/src/pkg/git.py", Language::Python, &[], &[]),
+            module("r/src/pkg/shell/__init__.py", Language::Python, &[], &[]),
+            module("r/src/other.py", Language::Python, &[], &[]),
         ];
         let seeds = seeds(&files);
         assert_eq!(seeds[1], vec![flow("", "diff", 1)]);
@@ -411,27 +389,9 @@ mod tests {
     fn a_python_module_is_found_only_from_an_import_root_that_holds_the_importer() {
         let out = [flow("json", "loads", 1), flow("pkg.shell", "run", 1)];
         let files = [
-            ModuleLinks {
-                path: Path::new("r/server.py"),
-                language: Language::Python,
-                outgoing: &out,
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("r/utils/json.py"),
-                language: Language::Python,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("r/other/pkg/shell.py"),
-                language: Language::Python,
-                outgoing: &[],
-                reexports: &[],
-                exports: &[],
-            },
+            module("r/server.py", Language::Python, &out, &[]),
+            module("r/utils/json.py", Language::Python, &[], &[]),
+            module("r/other/pkg/shell.py", Language::Python, &[], &[]),
         ];
         let seeds = seeds(&files);
         assert!(seeds[1].is_empty(), "{:?}", seeds[1]);
@@ -452,27 +412,9 @@ mod tests {
             imported: "*".to_string(),
         }];
         let files = [
-            ModuleLinks {
-                path: Path::new("m.ts"),
-                language: Language::JavaScript,
-                outgoing: &out,
-                reexports: &[],
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("a.ts"),
-                language: Language::JavaScript,
-                outgoing: &[],
-                reexports: &to_b,
-                exports: &[],
-            },
-            ModuleLinks {
-                path: Path::new("b.ts"),
-                language: Language::JavaScript,
-                outgoing: &[],
-                reexports: &to_a,
-                exports: &[],
-            },
+            module("m.ts", Language::JavaScript, &out, &[]),
+            module("a.ts", Language::JavaScript, &[], &to_b),
+            module("b.ts", Language::JavaScript, &[], &to_a),
         ];
         let seeds = seeds(&files);
         assert_eq!(seeds[1], vec![flow("", "f", 1)]);

@@ -962,7 +962,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             "class_definition" => classes.push(node),
             "call" => {
                 calls.push(node);
-                if !flow_parts(node).is_empty() {
+                if called_lambda(node).is_some() {
                     flows.push(node);
                 }
             }
@@ -2040,6 +2040,15 @@ fn harmless_star_module(module: &str) -> bool {
     )
 }
 
+/// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
+fn called_lambda(call: Node<'_>) -> Option<Node<'_>> {
+    let mut function = call.child_by_field_name("function")?;
+    while function.kind() == "parenthesized_expression" {
+        function = function.named_child(0)?;
+    }
+    Some(function).filter(|f| f.kind() == "lambda")
+}
+
 /// The names a flow target binds: the captures of a `case` pattern, else the names of an
 /// assignment target.
 fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
@@ -2211,13 +2220,8 @@ fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
             .collect(),
         // `(lambda c: os.system(c))(cmd)`: each argument flows into its parameter.
         "call" => {
-            let mut function = field("function");
-            while let Some(inner) = function.filter(|f| f.kind() == "parenthesized_expression") {
-                function = inner.named_child(0);
-            }
-            let Some(parameters) = function
-                .filter(|f| f.kind() == "lambda")
-                .and_then(|f| f.child_by_field_name("parameters"))
+            let Some(parameters) =
+                called_lambda(node).and_then(|f| f.child_by_field_name("parameters"))
             else {
                 return Vec::new();
             };

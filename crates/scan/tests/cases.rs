@@ -3,7 +3,8 @@
 //! `# expect:` in Python, `expect: none` for a clean one). A `+` after an id means the finding
 //! is tainted from tool input; an id written twice must fire twice. Every snippet is scanned
 //! alone; the run prints each mismatch and the precision and recall over the whole set, and
-//! fails below 0.95 for either (the issue's bar) or on a snippet with no `expect:` line.
+//! fails below 0.95 for either (the issue's bar), on any mismatch outside the documented gaps
+//! (`KNOWN_GAPS`), or on a snippet with no `expect:` line.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -30,18 +31,88 @@ fn expected(text: &str, name: &str) -> Bag {
     bag
 }
 
+/// A finding's key in a bag: its rule id, with `+` when tainted.
+fn key_of(finding: &scan::finding::Finding) -> String {
+    if finding.tainted_from_tool_input {
+        format!("{}+", finding.rule_id)
+    } else {
+        finding.rule_id.to_string()
+    }
+}
+
 fn found(path: &Path, text: &str) -> Bag {
     let mut bag = Bag::new();
     for finding in scan::scan_text(path, text).expect("case parses") {
-        let key = if finding.tainted_from_tool_input {
-            format!("{}+", finding.rule_id)
-        } else {
-            finding.rule_id.to_string()
-        };
-        *bag.entry(key).or_default() += 1;
+        *bag.entry(key_of(&finding)).or_default() += 1;
     }
     bag
 }
+
+/// Expected against found findings over a whole set: the counts and every mismatch.
+#[derive(Default)]
+struct Tally {
+    hit: usize,
+    extra: usize,
+    missed: usize,
+    wrong: Vec<String>,
+}
+
+impl Tally {
+    /// Compare one place (a snippet, or a file of a project) named `place`.
+    fn compare(&mut self, place: &str, want: &Bag, got: &Bag) {
+        for (id, &n) in got {
+            let w = want.get(id).copied().unwrap_or(0);
+            self.hit += n.min(w);
+            if n > w {
+                self.extra += n - w;
+                self.wrong.push(format!("{place}: extra {id}"));
+            }
+        }
+        for (id, &w) in want {
+            let n = got.get(id).copied().unwrap_or(0);
+            if w > n {
+                self.missed += w - n;
+                self.wrong.push(format!("{place}: missed {id}"));
+            }
+        }
+    }
+
+    /// Print the figures and every mismatch; fail below 0.95 precision or recall, or on any
+    /// mismatch of a place not among `known` (the documented gaps), so that no single
+    /// regression hides under the bar.
+    fn assert_bar(&self, what: &str, known: &[&str]) {
+        let precision = self.hit as f64 / (self.hit + self.extra).max(1) as f64;
+        let recall = self.hit as f64 / (self.hit + self.missed).max(1) as f64;
+        println!(
+            "{what}, {} expected findings found, {} extra, {} missed; precision {precision:.3}, recall {recall:.3}",
+            self.hit, self.extra, self.missed
+        );
+        for line in &self.wrong {
+            println!("  {line}");
+        }
+        assert!(
+            precision >= 0.95 && recall >= 0.95,
+            "precision {precision:.3}, recall {recall:.3}:\n{}",
+            self.wrong.join("\n")
+        );
+        let unknown: Vec<&String> = (self.wrong.iter())
+            .filter(|line| {
+                !known
+                    .iter()
+                    .any(|place| line.starts_with(&format!("{place}:")))
+            })
+            .collect();
+        assert!(unknown.is_empty(), "mismatches: {unknown:#?}");
+    }
+}
+
+/// Snippets the scanner is known to get wrong, each documented in docs/scanner.md ("What it
+/// does not do yet"): taint through a module global written under `global`, and through an
+/// attribute of an object.
+const KNOWN_GAPS: [&str; 2] = [
+    "py_taint_through_global.py",
+    "py_taint_through_self_attribute.py",
+];
 
 #[test]
 fn the_case_set_meets_the_precision_and_recall_bar() {
@@ -51,54 +122,20 @@ fn the_case_set_meets_the_precision_and_recall_bar() {
         .map(|entry| entry.expect("entry").path())
         .collect();
     entries.sort();
-    let (mut hit, mut extra, mut missed) = (0usize, 0usize, 0usize);
-    let mut wrong = Vec::new();
+    let mut tally = Tally::default();
     for path in &entries {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = fs::read_to_string(path).expect("case text");
-        let want = expected(&text, &name);
-        let got = found(path, &text);
-        let mut this_extra = Vec::new();
-        let mut this_missed = Vec::new();
-        for (id, &n) in &got {
-            let w = want.get(id).copied().unwrap_or(0);
-            hit += n.min(w);
-            if n > w {
-                extra += n - w;
-                this_extra.push(id.clone());
-            }
-        }
-        for (id, &w) in &want {
-            let n = got.get(id).copied().unwrap_or(0);
-            if w > n {
-                missed += w - n;
-                this_missed.push(id.clone());
-            }
-        }
-        if !this_extra.is_empty() || !this_missed.is_empty() {
-            wrong.push(format!(
-                "{name}: extra {this_extra:?}, missed {this_missed:?}"
-            ));
-        }
+        tally.compare(&name, &expected(&text, &name), &found(path, &text));
     }
     assert!(
         entries.len() >= 20,
         "the case set has {} snippets",
         entries.len()
     );
-    let precision = hit as f64 / (hit + extra).max(1) as f64;
-    let recall = hit as f64 / (hit + missed).max(1) as f64;
-    println!(
-        "case set: {} snippets, {hit} expected findings found, {extra} extra, {missed} missed; precision {precision:.3}, recall {recall:.3}",
-        entries.len()
-    );
-    for line in &wrong {
-        println!("  {line}");
-    }
-    assert!(
-        precision >= 0.95 && recall >= 0.95,
-        "precision {precision:.3}, recall {recall:.3}:\n{}",
-        wrong.join("\n")
+    tally.assert_bar(
+        &format!("case set: {} snippets", entries.len()),
+        &KNOWN_GAPS,
     );
 }
 
@@ -116,8 +153,7 @@ fn projects_carry_taint_across_files() {
         .collect();
     projects.sort();
     assert!(projects.len() >= 8, "{} projects", projects.len());
-    let (mut hit, mut extra, mut missed) = (0usize, 0usize, 0usize);
-    let mut wrong = Vec::new();
+    let mut tally = Tally::default();
     for project in &projects {
         let name = project.file_name().unwrap().to_string_lossy().into_owned();
         let spec = fs::read_to_string(project.join("EXPECT")).expect("EXPECT file");
@@ -134,52 +170,22 @@ fn projects_carry_taint_across_files() {
         let mut got: BTreeMap<String, Bag> = BTreeMap::new();
         let prefix = format!("{}/", project.display());
         for finding in &report.findings {
-            let file = finding
-                .file
-                .strip_prefix(&prefix)
-                .unwrap_or(&finding.file)
-                .to_string();
-            let key = if finding.tainted_from_tool_input {
-                format!("{}+", finding.rule_id)
-            } else {
-                finding.rule_id.to_string()
-            };
-            *got.entry(file).or_default().entry(key).or_default() += 1;
+            let file = finding.file.strip_prefix(&prefix).unwrap_or(&finding.file);
+            *got.entry(file.to_string())
+                .or_default()
+                .entry(key_of(finding))
+                .or_default() += 1;
         }
+        let empty = Bag::new();
         let files: std::collections::BTreeSet<&String> = want.keys().chain(got.keys()).collect();
         for file in files {
-            let empty = Bag::new();
-            let w = want.get(file).unwrap_or(&empty);
-            let g = got.get(file).unwrap_or(&empty);
-            for (id, &n) in g {
-                let expected = w.get(id).copied().unwrap_or(0);
-                hit += n.min(expected);
-                if n > expected {
-                    extra += n - expected;
-                    wrong.push(format!("{name}/{file}: extra {id}"));
-                }
-            }
-            for (id, &n) in w {
-                let found = g.get(id).copied().unwrap_or(0);
-                if n > found {
-                    missed += n - found;
-                    wrong.push(format!("{name}/{file}: missed {id}"));
-                }
-            }
+            let (w, g) = (want.get(file), got.get(file));
+            tally.compare(
+                &format!("{name}/{file}"),
+                w.unwrap_or(&empty),
+                g.unwrap_or(&empty),
+            );
         }
     }
-    let precision = hit as f64 / (hit + extra).max(1) as f64;
-    let recall = hit as f64 / (hit + missed).max(1) as f64;
-    println!(
-        "projects: {}, {hit} expected findings found, {extra} extra, {missed} missed; precision {precision:.3}, recall {recall:.3}",
-        projects.len()
-    );
-    for line in &wrong {
-        println!("  {line}");
-    }
-    assert!(
-        precision >= 0.95 && recall >= 0.95,
-        "precision {precision:.3}, recall {recall:.3}:\n{}",
-        wrong.join("\n")
-    );
+    tally.assert_bar(&format!("projects: {}", projects.len()), &[]);
 }
