@@ -36,7 +36,8 @@ use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, patt
 use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
 use crate::source::SourceText;
 use crate::syntax_tree::{
-    Grammar, Reads, Scopes, contains, inside, named_children, parse, text_of, walk_with_parent,
+    Grammar, PythonNode, Reads, Scopes, contains, inside, named_children, parse, python_field_id,
+    text_of, walk_with_parent,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,23 +191,23 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     fn resolve_within(&self, node: Node<'_>, steps: usize) -> Option<Value> {
         let steps = steps.checked_sub(1)?;
-        match node.kind() {
+        match node.kind_name() {
             "identifier" => self.bindings.get(self.text(node)).copied(),
             "attribute" => {
-                let object = node.child_by_field_name("object")?;
-                let attribute = node.child_by_field_name("attribute")?;
+                let object = node.field("object")?;
+                let attribute = node.field("attribute")?;
                 match self.resolve_within(object, steps)? {
                     Value::Module(module) => member(module, self.text(attribute)),
                     Value::Function(_) => None,
                 }
             }
             "parenthesized_expression" => node
-                .named_child(0)
+                .first_named()
                 .and_then(|inner| self.resolve_within(inner, steps)),
             "call" => {
-                let function = node.child_by_field_name("function")?;
+                let function = node.field("function")?;
                 let resolved = self.resolve_within(function, steps)?;
-                let arguments = named_children(node.child_by_field_name("arguments")?);
+                let arguments = named_children(node.field("arguments")?);
                 match resolved {
                     Value::Function(Function::Getattr) => {
                         let Value::Module(module) =
@@ -248,7 +249,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// sides of a conditional, a `+` of those (at most [`MAX_CONSTANT_VALUES`] values, each
     /// at most [`CONSTANT_LENGTH`] long). Empty when unknown.
     fn const_strs(&self, node: Node<'_>) -> Vec<String> {
-        match node.kind() {
+        match node.kind_name() {
             "identifier" => self
                 .constant_values
                 .get(&self.key_of(node))
@@ -271,12 +272,10 @@ impl<'s, 't> Analyzer<'s, 't> {
                 values
             }
             "binary_operator" => {
-                let operator = node.child_by_field_name("operator").map(|op| self.text(op));
-                let (Some("+"), Some(left), Some(right)) = (
-                    operator,
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) else {
+                let operator = node.field("operator").map(|op| self.text(op));
+                let (Some("+"), Some(left), Some(right)) =
+                    (operator, node.field("left"), node.field("right"))
+                else {
                     return Vec::new();
                 };
                 let (lefts, rights) = (self.const_strs(left), self.const_strs(right));
@@ -293,7 +292,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 values
             }
             "parenthesized_expression" => node
-                .named_child(0)
+                .first_named()
                 .map(|inner| self.const_strs(inner))
                 .unwrap_or_default(),
             _ => self.string_literal_text(node).into_iter().collect(),
@@ -301,11 +300,11 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     fn string_literal_text(&self, node: Node<'_>) -> Option<String> {
-        match node.kind() {
+        match node.kind_name() {
             "string" if !has_interpolation(node) => {
                 let mut content = String::new();
                 for child in named_children(node) {
-                    if child.kind() == "string_content" {
+                    if child.kind_name() == "string_content" {
                         content.push_str(self.text(child));
                     }
                 }
@@ -319,14 +318,14 @@ impl<'s, 't> Analyzer<'s, 't> {
                 Some(content)
             }
             "parenthesized_expression" => node
-                .named_child(0)
+                .first_named()
                 .and_then(|inner| self.string_literal_text(inner)),
             _ => None,
         }
     }
 
     fn is_literal(&self, node: Node<'_>) -> bool {
-        match node.kind() {
+        match node.kind_name() {
             "integer" | "float" | "true" | "false" | "none" => true,
             "identifier" => self.constants.contains(&self.key_of(node)),
             "conditional_expression" => {
@@ -338,36 +337,31 @@ impl<'s, 't> Analyzer<'s, 't> {
             // Every `{}` a constant, and no `{}` inside a format spec (`f"{c:{width}}"`).
             "string" if has_interpolation(node) => named_children(node)
                 .iter()
-                .filter(|child| child.kind() == "interpolation")
+                .filter(|child| child.kind_name() == "interpolation")
                 .all(|child| {
                     child
-                        .child_by_field_name("expression")
+                        .field("expression")
                         .is_some_and(|inner| self.is_literal(inner))
-                        && child
-                            .child_by_field_name("format_specifier")
-                            .is_none_or(|spec| {
-                                named_children(spec)
-                                    .iter()
-                                    .all(|part| part.kind() != "format_expression")
-                            })
+                        && child.field("format_specifier").is_none_or(|spec| {
+                            named_children(spec)
+                                .iter()
+                                .all(|part| part.kind_name() != "format_expression")
+                        })
                 }),
             // `+` of strings, `/` of paths.
             "binary_operator" => {
-                let operator = node.child_by_field_name("operator").map(|op| self.text(op));
+                let operator = node.field("operator").map(|op| self.text(op));
                 matches!(operator, Some("+" | "/"))
+                    && node.field("left").is_some_and(|left| self.is_literal(left))
                     && node
-                        .child_by_field_name("left")
-                        .is_some_and(|left| self.is_literal(left))
-                    && node
-                        .child_by_field_name("right")
+                        .field("right")
                         .is_some_and(|right| self.is_literal(right))
             }
             // `shutil.which("soffice") or "/usr/bin/soffice"`.
             "boolean_operator" => {
-                node.child_by_field_name("left")
-                    .is_some_and(|left| self.is_literal(left))
+                node.field("left").is_some_and(|left| self.is_literal(left))
                     && node
-                        .child_by_field_name("right")
+                        .field("right")
                         .is_some_and(|right| self.is_literal(right))
             }
             // The running interpreter.
@@ -382,17 +376,15 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// constants, and a module-level function whose every `return` is a constant
     /// (`_get_npx_command()` returning `"npx"` or `None`).
     fn is_literal_call(&self, call: Node<'_>) -> bool {
-        let (Some(callee), Some(arguments)) = (
-            call.child_by_field_name("function"),
-            call.child_by_field_name("arguments"),
-        ) else {
+        let (Some(callee), Some(arguments)) = (call.field("function"), call.field("arguments"))
+        else {
             return false;
         };
         let arguments = named_children(arguments);
         let constant_arguments = || {
             arguments
                 .iter()
-                .all(|a| a.kind() != "keyword_argument" && self.is_literal(*a))
+                .all(|a| a.kind_name() != "keyword_argument" && self.is_literal(*a))
         };
         let name = self.text(callee);
         let last = name.rsplit('.').next().unwrap_or(name);
@@ -406,15 +398,15 @@ impl<'s, 't> Analyzer<'s, 't> {
             _ => {}
         }
         // `Path.home().joinpath("x")`, `p.resolve()` of a constant path.
-        if callee.kind() == "attribute"
+        if callee.kind_name() == "attribute"
             && matches!(last, "joinpath" | "resolve" | "expanduser" | "absolute")
         {
             return callee
-                .child_by_field_name("object")
+                .field("object")
                 .is_some_and(|object| self.is_literal(object))
                 && constant_arguments();
         }
-        if callee.kind() != "identifier" {
+        if callee.kind_name() != "identifier" {
             return false;
         }
         let Some(returns) = self.returns.get(name) else {
@@ -432,7 +424,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// `False`, `None`, `0`, `''`: the values of `shell=` that keep the shell off.
     fn is_falsy_literal(&self, node: Node<'_>) -> bool {
-        match node.kind() {
+        match node.kind_name() {
             "false" | "none" => true,
             "integer" => self.text(node) == "0",
             _ => self
@@ -466,8 +458,8 @@ impl<'s, 't> Analyzer<'s, 't> {
                 continue;
             }
             // `repo.git.log(*args)`: each element the list was built from.
-            if argument.kind() == "list_splat"
-                && let Some(elements) = argument.named_child(0).and_then(|n| self.list_elements(n))
+            if argument.kind_name() == "list_splat"
+                && let Some(elements) = argument.first_named().and_then(|n| self.list_elements(n))
             {
                 let mut value_next = false;
                 for element in elements {
@@ -499,19 +491,19 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// `f"{repository_uri}:{tag}"` with an untainted first `{}`: the input comes after it.
     fn untainted_first(&self, call: Node<'_>, element: Node<'_>) -> bool {
-        element.kind() == "string"
+        element.kind_name() == "string"
             && named_children(element)
                 .into_iter()
-                .find(|part| part.kind() != "string_start")
+                .find(|part| part.kind_name() != "string_start")
                 .is_some_and(|first| {
-                    first.kind() == "interpolation" && !self.mentions_taint(call, first)
+                    first.kind_name() == "interpolation" && !self.mentions_taint(call, first)
                 })
     }
 
     /// Every element a name bound only to list and tuple literals may hold: theirs, and what
     /// `append`/`extend`/`insert` add to it. `None` for a name not known to be such a list.
     fn list_elements(&self, name: Node<'_>) -> Option<Vec<Node<'t>>> {
-        if name.kind() != "identifier" {
+        if name.kind_name() != "identifier" {
             return None;
         }
         let key = self.key_of(name);
@@ -527,7 +519,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 _ => arguments.as_slice(),
             };
             for value in added {
-                match (*method, value.kind()) {
+                match (*method, value.kind_name()) {
                     ("extend", "list" | "tuple") => elements.extend(named_children(*value)),
                     _ => elements.push(*value),
                 }
@@ -539,11 +531,11 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `f"--unified={n}"`, `"refs/" + x`: the element starts with literal text, so input
     /// cannot start it; unless that text is only dashes (`f"-{x}"` is `-c...`).
     fn literal_prefix_keeps_input_inside(&self, argument: Node<'_>) -> bool {
-        let prefix = match argument.kind() {
+        let prefix = match argument.kind_name() {
             "string" => {
                 let mut prefix = String::new();
                 for part in named_children(argument) {
-                    match part.kind() {
+                    match part.kind_name() {
                         "string_start" => {}
                         "string_content" => prefix.push_str(self.text(part)),
                         _ => break,
@@ -552,7 +544,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 prefix
             }
             "binary_operator" => argument
-                .child_by_field_name("left")
+                .field("left")
                 .and_then(|left| self.string_literal_text(left))
                 .unwrap_or_default(),
             _ => String::new(),
@@ -563,13 +555,13 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// A plain name that an `if name.startswith("-")` (or `'-'`) with a `raise` or `return`
     /// in its body refuses, earlier in the function that makes the call.
     fn refused_when_dashed(&self, call: Node<'_>, argument: Node<'_>) -> bool {
-        if argument.kind() != "identifier" {
+        if argument.kind_name() != "identifier" {
             return false;
         }
         let name = self.text(argument);
         let mut scope = call.parent();
         while let Some(node) = scope {
-            if node.kind() == "function_definition" {
+            if node.kind_name() == "function_definition" {
                 break;
             }
             scope = node.parent();
@@ -590,17 +582,15 @@ impl<'s, 't> Analyzer<'s, 't> {
             if node.start_byte() >= call.start_byte() {
                 continue;
             }
-            if node.kind() == "if_statement"
-                && let (Some(condition), Some(body)) = (
-                    node.child_by_field_name("condition"),
-                    node.child_by_field_name("consequence"),
-                )
+            if node.kind_name() == "if_statement"
+                && let (Some(condition), Some(body)) =
+                    (node.field("condition"), node.field("consequence"))
             {
                 let text = self.text(condition);
                 if guards.iter().any(|guard| text.contains(guard.as_str()))
                     && named_children(body)
                         .iter()
-                        .any(|s| matches!(s.kind(), "raise_statement" | "return_statement"))
+                        .any(|s| matches!(s.kind_name(), "raise_statement" | "return_statement"))
                 {
                     return true;
                 }
@@ -668,9 +658,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// or anything else, whose first element is the program.
     fn check_argv(&mut self, call: &Call<'_>, argv: Node<'_>) {
         let tainted = self.mentions_taint(call.node, argv);
-        let (list, named) = if matches!(argv.kind(), "list" | "tuple") {
+        let (list, named) = if matches!(argv.kind_name(), "list" | "tuple") {
             (Some(argv), false)
-        } else if argv.kind() == "identifier" {
+        } else if argv.kind_name() == "identifier" {
             let list = self.lists.get(&self.key_of(argv)).and_then(|lists| {
                 lists
                     .iter()
@@ -754,7 +744,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                     self.hit(Rule::ShellTrueOption, call, tainted);
                     // With a shell, a list's first element is the script.
                     let command = match argv {
-                        Some(list) if matches!(list.kind(), "list" | "tuple") => {
+                        Some(list) if matches!(list.kind_name(), "list" | "tuple") => {
                             named_children(list).first().copied()
                         }
                         other => other,
@@ -776,7 +766,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 }
                 let mut argv = Vec::new();
                 for argument in call.positional.iter().skip(1) {
-                    if matches!(argument.kind(), "list" | "tuple") {
+                    if matches!(argument.kind_name(), "list" | "tuple") {
                         argv.extend(named_children(*argument));
                     } else {
                         argv.push(*argument);
@@ -816,31 +806,31 @@ impl<'s, 't> Analyzer<'s, 't> {
 }
 
 fn has_interpolation(node: Node<'_>) -> bool {
-    match node.kind() {
+    match node.kind_name() {
         "string" => named_children(node)
             .iter()
-            .any(|child| child.kind() == "interpolation"),
+            .any(|child| child.kind_name() == "interpolation"),
         "concatenated_string" => named_children(node)
             .iter()
             .any(|child| has_interpolation(*child)),
-        "parenthesized_expression" => node.named_child(0).is_some_and(has_interpolation),
+        "parenthesized_expression" => node.first_named().is_some_and(has_interpolation),
         _ => false,
     }
 }
 
 /// Names bound by an assignment target or parameter.
 fn bound_names(node: Node<'_>, source: &str, out: &mut Vec<String>) {
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => out.push(text_of(node, source).to_string()),
         "attribute" | "subscript" => {}
         "default_parameter" | "typed_default_parameter" => {
-            if let Some(name) = node.child_by_field_name("name") {
+            if let Some(name) = node.field("name") {
                 bound_names(name, source, out);
             }
         }
         _ => {
             for child in named_children(node) {
-                if child.kind() != "type" {
+                if child.kind_name() != "type" {
                     bound_names(child, source, out);
                 }
             }
@@ -849,7 +839,7 @@ fn bound_names(node: Node<'_>, source: &str, out: &mut Vec<String>) {
 }
 
 fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
-    let Some(parameters) = function.child_by_field_name("parameters") else {
+    let Some(parameters) = function.field("parameters") else {
         return Vec::new();
     };
     named_children(parameters)
@@ -866,23 +856,21 @@ fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
 /// `@mcp.tool()`, `@mcp.tool`, `@server.call_tool()`, `@app.tool(name=...)`.
 fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
     decorator
-        .named_child(0)
+        .first_named()
         .is_some_and(|expression| is_tool_expression(expression, source))
 }
 
 /// `mcp.tool()`, `mcp.tool`, `server.call_tool()`, `app.tool(name=...)`: what decorates (or
 /// is called on) a tool handler.
 fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
-    if expression.kind() == "call" {
-        match expression.child_by_field_name("function") {
+    if expression.kind_name() == "call" {
+        match expression.field("function") {
             Some(function) => expression = function,
             None => return false,
         }
     }
-    let name = match expression.kind() {
-        "attribute" => expression
-            .child_by_field_name("attribute")
-            .map(|a| text_of(a, source)),
+    let name = match expression.kind_name() {
+        "attribute" => expression.field("attribute").map(|a| text_of(a, source)),
         "identifier" => Some(text_of(expression, source)),
         _ => None,
     };
@@ -895,19 +883,19 @@ fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
 
 /// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
 fn registered_handler<'t>(call: Node<'t>, source: &str) -> Option<Node<'t>> {
-    let callee = call.child_by_field_name("function")?;
+    let callee = call.field("function")?;
     let registers = is_tool_expression(callee, source)
-        || (callee.kind() == "attribute"
+        || (callee.kind_name() == "attribute"
             && callee
-                .child_by_field_name("attribute")
+                .field("attribute")
                 .is_some_and(|a| text_of(a, source) == "add_tool"));
     if !registers {
         return None;
     }
-    named_children(call.child_by_field_name("arguments")?)
+    named_children(call.field("arguments")?)
         .into_iter()
         .next()
-        .filter(|f| matches!(f.kind(), "identifier" | "attribute"))
+        .filter(|f| matches!(f.kind_name(), "identifier" | "attribute"))
 }
 
 /// Analyse one Python file. `Err` carries a parse error message.
@@ -934,20 +922,24 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     let mut declarations = Vec::new();
     let mut return_statements = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
-    let mut not_reads = HashSet::new();
-    walk_with_parent(root, |node, parent| {
-        if opens_scope(node.kind()) {
+    let attribute_field = python_field_id("attribute");
+    let name_field = python_field_id("name");
+    walk_with_parent(root, |node, parent, cursor| {
+        let kind = node.kind_name();
+        if opens_scope(kind) {
             scope_nodes.push(node);
         }
-        match node.kind() {
-            "attribute" => {
-                not_reads.extend(node.child_by_field_name("attribute").map(|n| n.id()));
-            }
-            "keyword_argument" => {
-                not_reads.extend(node.child_by_field_name("name").map(|n| n.id()));
-            }
-            "identifier" if !not_reads.contains(&node.id()) => {
-                reads.add(text_of(node, text), node.start_byte());
+        match kind {
+            "identifier" => {
+                let field = cursor.field_id();
+                let not_read = match parent.map(|parent| parent.kind_name()) {
+                    Some("attribute") => field.is_some() && field == attribute_field,
+                    Some("keyword_argument") => field.is_some() && field == name_field,
+                    _ => false,
+                };
+                if !not_read {
+                    reads.add(text_of(node, text), node.start_byte());
+                }
             }
             "for_statement" | "for_in_clause" | "named_expression" | "as_pattern"
             | "except_clause" | "match_statement" | "lambda" => flows.push(node),
@@ -970,10 +962,10 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             "function_definition" => {
                 functions.push(node);
                 if let Some(parent) = parent {
-                    if parent == root || parent.kind() == "decorated_definition" {
+                    if parent == root || parent.kind_name() == "decorated_definition" {
                         named_functions.push(node);
                     }
-                    if parent.kind() == "decorated_definition" {
+                    if parent.kind_name() == "decorated_definition" {
                         decorated.push((node, parent));
                     }
                 }
@@ -981,7 +973,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             "assignment" | "augmented_assignment" => assignments.push(node),
             _ => {}
         }
-    });
+    })?;
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
     // the file anyway.
 
@@ -1012,18 +1004,18 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     for import in &imports {
         star_import |= named_children(*import)
             .iter()
-            .any(|child| child.kind() == "wildcard_import")
+            .any(|child| child.kind_name() == "wildcard_import")
             && import
-                .child_by_field_name("module_name")
+                .field("module_name")
                 .is_none_or(|module| !harmless_star_module(text_of(module, text)));
         let from = import
-            .child_by_field_name("module_name")
+            .field("module_name")
             .map(|module| text_of(module, text));
         let reexports = from.filter(|_| nested.containing(*import).next().is_none());
         if let Some(module) = reexports
             && named_children(*import)
                 .iter()
-                .any(|n| n.kind() == "wildcard_import")
+                .any(|n| n.kind_name() == "wildcard_import")
         {
             analysis.reexports.push(Reexport {
                 exported: "*".to_string(),
@@ -1033,16 +1025,10 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         }
         let mut cursor = import.walk();
         for name in import.children_by_field_name("name", &mut cursor) {
-            let (imported, local) = match name.kind() {
+            let (imported, local) = match name.kind_name() {
                 "aliased_import" => {
-                    let imported = name
-                        .child_by_field_name("name")
-                        .map(|n| text_of(n, text))
-                        .unwrap_or("");
-                    let alias = name
-                        .child_by_field_name("alias")
-                        .map(|n| text_of(n, text))
-                        .unwrap_or("");
+                    let imported = name.field("name").map(|n| text_of(n, text)).unwrap_or("");
+                    let alias = name.field("alias").map(|n| text_of(n, text)).unwrap_or("");
                     (imported, alias.to_string())
                 }
                 _ => {
@@ -1063,10 +1049,10 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                     imported: imported.to_string(),
                 });
             }
-            linked.bind(&local, from, imported, name.kind() == "aliased_import");
+            linked.bind(&local, from, imported, name.kind_name() == "aliased_import");
             let value = match from {
                 Some(module) => module_named(module).and_then(|module| member(module, imported)),
-                None if name.kind() == "aliased_import" => {
+                None if name.kind_name() == "aliased_import" => {
                     module_named(imported).map(Value::Module)
                 }
                 None => module_named(&local).map(Value::Module),
@@ -1093,36 +1079,36 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         instances: HashMap::new(),
     };
     for function in &named_functions {
-        if let Some(name) = function.child_by_field_name("name") {
+        if let Some(name) = function.field("name") {
             locals.functions.insert(text_of(name, text), *function);
         }
     }
     for child in named_children(root) {
-        let definition = match child.kind() {
-            "decorated_definition" => child.child_by_field_name("definition"),
+        let definition = match child.kind_name() {
+            "decorated_definition" => child.field("definition"),
             "function_definition" | "class_definition" => Some(child),
             _ => None,
         };
         if let Some(definition) = definition
-            && let Some(name) = definition.child_by_field_name("name")
+            && let Some(name) = definition.field("name")
         {
             bindings.remove(text_of(name, text));
             linked.names.remove(text_of(name, text));
             definitions.insert(text_of(name, text), definition);
-            if definition.kind() == "class_definition" {
+            if definition.kind_name() == "class_definition" {
                 locals.classes.insert(text_of(name, text));
                 for method in definition
-                    .child_by_field_name("body")
+                    .field("body")
                     .map(named_children)
                     .unwrap_or_default()
                     .into_iter()
-                    .filter_map(|child| match child.kind() {
-                        "decorated_definition" => child.child_by_field_name("definition"),
+                    .filter_map(|child| match child.kind_name() {
+                        "decorated_definition" => child.field("definition"),
                         _ => Some(child),
                     })
-                    .filter(|child| child.kind() == "function_definition")
+                    .filter(|child| child.kind_name() == "function_definition")
                 {
-                    if let Some(method_name) = method.child_by_field_name("name") {
+                    if let Some(method_name) = method.field("name") {
                         let class = text_of(name, text);
                         locals
                             .methods
@@ -1132,9 +1118,11 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 }
             }
         }
-        if child.kind() == "expression_statement"
-            && let Some(assignment) = child.named_child(0).filter(|n| n.kind() == "assignment")
-            && let Some(left) = assignment.child_by_field_name("left")
+        if child.kind_name() == "expression_statement"
+            && let Some(assignment) = child
+                .first_named()
+                .filter(|n| n.kind_name() == "assignment")
+            && let Some(left) = assignment.field("left")
         {
             let mut names = Vec::new();
             bound_names(left, text, &mut names);
@@ -1149,12 +1137,12 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     for assignment in &assignments {
         let (Some(left), Some(class)) = (
             assignment
-                .child_by_field_name("left")
-                .filter(|left| left.kind() == "identifier"),
+                .field("left")
+                .filter(|left| left.kind_name() == "identifier"),
             assignment
-                .child_by_field_name("right")
-                .filter(|right| right.kind() == "call")
-                .and_then(|right| right.child_by_field_name("function")),
+                .field("right")
+                .filter(|right| right.kind_name() == "call")
+                .and_then(|right| right.field("function")),
         ) else {
             continue;
         };
@@ -1184,12 +1172,12 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // What each module-level function returns (its own returns, not a nested function's).
     let functions_by_node: HashMap<usize, &str> = named_functions
         .iter()
-        .filter_map(|f| Some((f.id(), text_of(f.child_by_field_name("name")?, text))))
+        .filter_map(|f| Some((f.id(), text_of(f.field("name")?, text))))
         .collect();
     let function_scopes = Scopes::new(
         scope_nodes
             .iter()
-            .filter(|n| matches!(n.kind(), "function_definition" | "lambda"))
+            .filter(|n| matches!(n.kind_name(), "function_definition" | "lambda"))
             .map(|n| (*n, n.id()))
             .collect(),
     );
@@ -1203,7 +1191,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 .returns
                 .entry(name)
                 .or_default()
-                .push(statement.named_child(0));
+                .push(statement.first_named());
         }
     }
     let mut names = Namespaces::new(root, &scope_nodes, &declarations, text);
@@ -1222,13 +1210,11 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     analyzer.names = Some(names);
     bind_values(&mut analyzer, module_written);
     for call in &calls {
-        if let Some(callee) = call.child_by_field_name("function")
-            && callee.kind() == "attribute"
-            && let (Some(object), Some(method)) = (
-                callee.child_by_field_name("object"),
-                callee.child_by_field_name("attribute"),
-            )
-            && object.kind() == "identifier"
+        if let Some(callee) = call.field("function")
+            && callee.kind_name() == "attribute"
+            && let (Some(object), Some(method)) =
+                (callee.field("object"), callee.field("attribute"))
+            && object.kind_name() == "identifier"
         {
             let method = match text_of(method, text) {
                 "append" => "append",
@@ -1237,7 +1223,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 _ => continue,
             };
             let arguments = call
-                .child_by_field_name("arguments")
+                .field("arguments")
                 .map(named_children)
                 .unwrap_or_default();
             let key = analyzer.key_of(object);
@@ -1256,15 +1242,16 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         .filter(|(_, parent)| {
             named_children(*parent)
                 .into_iter()
-                .any(|child| child.kind() == "decorator" && is_tool_decorator(child, text))
+                .any(|child| child.kind_name() == "decorator" && is_tool_decorator(child, text))
         })
         .map(|(function, _)| *function)
         .chain(calls.iter().filter_map(|call| {
-            let handler = registered_handler(*call, text).filter(|f| f.kind() == "identifier")?;
+            let handler =
+                registered_handler(*call, text).filter(|f| f.kind_name() == "identifier")?;
             definitions
                 .get(text_of(handler, text))
                 .copied()
-                .filter(|f| f.kind() == "function_definition")
+                .filter(|f| f.kind_name() == "function_definition")
         }));
     for function in handlers {
         let names = parameter_names(function, text)
@@ -1285,28 +1272,24 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     // Names bound to a `git.Repo(...)`.
     let mut repos = HashSet::new();
     for assignment in &assignments {
-        if let (Some(left), Some(right)) = (
-            assignment.child_by_field_name("left"),
-            assignment.child_by_field_name("right"),
-        ) && left.kind() == "identifier"
-            && right.kind() == "call"
-            && right
-                .child_by_field_name("function")
-                .and_then(|f| analyzer.resolve(f))
+        if let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right"))
+            && left.kind_name() == "identifier"
+            && right.kind_name() == "call"
+            && right.field("function").and_then(|f| analyzer.resolve(f))
                 == Some(Value::Function(Function::GitRepo))
         {
             repos.insert(text_of(left, text));
         }
     }
     for call_node in &calls {
-        let Some(callee) = call_node.child_by_field_name("function") else {
+        let Some(callee) = call_node.field("function") else {
             continue;
         };
         let Some(Value::Function(function)) = analyzer.resolve(callee) else {
             analyzer.check_other_call(*call_node, callee, &repos);
             continue;
         };
-        let Some(arguments) = call_node.child_by_field_name("arguments") else {
+        let Some(arguments) = call_node.field("arguments") else {
             continue;
         };
         let mut call = Call {
@@ -1316,19 +1299,18 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             has_splat: false,
         };
         for argument in named_children(arguments) {
-            match argument.kind() {
+            match argument.kind_name() {
                 "keyword_argument" => {
-                    if let (Some(name), Some(value)) = (
-                        argument.child_by_field_name("name"),
-                        argument.child_by_field_name("value"),
-                    ) {
+                    if let (Some(name), Some(value)) =
+                        (argument.field("name"), argument.field("value"))
+                    {
                         call.keywords.insert(text_of(name, text), value);
                     }
                 }
                 "dictionary_splat" => {
                     call.has_splat = true;
                     if let Some(options) = argument
-                        .named_child(0)
+                        .first_named()
                         .and_then(|name| analyzer.splat_options(name))
                     {
                         for (name, value) in options {
@@ -1399,14 +1381,14 @@ impl Imports {
             if steps > MAX_PATH_STEPS {
                 return None;
             }
-            match node.kind() {
+            match node.kind_name() {
                 "identifier" => break self.names.get(text_of(node, source))?.clone(),
                 "attribute" => {
-                    attributes.push(text_of(node.child_by_field_name("attribute")?, source));
-                    node = node.child_by_field_name("object")?;
+                    attributes.push(text_of(node.field("attribute")?, source));
+                    node = node.field("object")?;
                 }
                 "call" if instances && !attributes.is_empty() => {
-                    break self.instance_of(node.child_by_field_name("function")?, source)?;
+                    break self.instance_of(node.field("function")?, source)?;
                 }
                 _ => return None,
             }
@@ -1432,7 +1414,7 @@ fn seeded_function<'t>(
         Some((class, method)) => (class, method),
         None => {
             let definition = *definitions.get(name)?;
-            if definition.kind() == "function_definition" {
+            if definition.kind_name() == "function_definition" {
                 return Some((definition, false));
             }
             (name, "__init__")
@@ -1444,8 +1426,8 @@ fn seeded_function<'t>(
 /// Whether `function`'s first parameter is `self` or `cls`.
 fn has_receiver(function: Node<'_>, source: &str) -> bool {
     function
-        .child_by_field_name("parameters")
-        .and_then(|parameters| parameters.named_child(0))
+        .field("parameters")
+        .and_then(|parameters| parameters.first_named())
         .is_some_and(|first| matches!(text_of(first, source), "self" | "cls"))
 }
 
@@ -1466,19 +1448,17 @@ impl<'s, 't> Locals<'s, 't> {
     /// `self.run(x)` / `cls.run(x)` a method of the caller's class, `Shell().run(x)` or
     /// `shell.run(x)` (`shell = Shell()`) a method of a module-level class.
     fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
-        match callee.kind() {
+        match callee.kind_name() {
             "identifier" => self.functions.get(text_of(callee, source)).copied(),
             "attribute" => {
-                let object = callee.child_by_field_name("object")?;
-                let class = match (object.kind(), text_of(object, source)) {
+                let object = callee.field("object")?;
+                let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
                     ("identifier", name) => *self.instances.get(name)?,
-                    ("call", _) => {
-                        self.class_named(object.child_by_field_name("function")?, source)?
-                    }
+                    ("call", _) => self.class_named(object.field("function")?, source)?,
                     _ => return None,
                 };
-                let method = text_of(callee.child_by_field_name("attribute")?, source);
+                let method = text_of(callee.field("attribute")?, source);
                 self.methods.get(&(class, method)).copied()
             }
             _ => None,
@@ -1488,7 +1468,7 @@ impl<'s, 't> Locals<'s, 't> {
     /// The module-level class `node` names.
     fn class_named(&self, node: Node<'_>, source: &'s str) -> Option<&'s str> {
         let name = text_of(node, source);
-        (node.kind() == "identifier" && self.classes.contains(name)).then_some(name)
+        (node.kind_name() == "identifier" && self.classes.contains(name)).then_some(name)
     }
 }
 
@@ -1503,7 +1483,7 @@ fn seeded_parameters(
 ) -> HashSet<String> {
     let all = seed.positions == ALL_POSITIONS;
     let mut parameters = function
-        .child_by_field_name("parameters")
+        .field("parameters")
         .map(named_children)
         .unwrap_or_default();
     let named: HashSet<String> = parameter_names(function, source)
@@ -1523,8 +1503,10 @@ fn seeded_parameters(
     let mut position = 0usize;
     let mut keyword_only = false;
     for parameter in parameters {
-        let kind = match parameter.kind() {
-            "typed_parameter" => parameter.named_child(0).map_or("", |inner| inner.kind()),
+        let kind = match parameter.kind_name() {
+            "typed_parameter" => parameter
+                .first_named()
+                .map_or("", |inner| inner.kind_name()),
             kind => kind,
         };
         let mut names = Vec::new();
@@ -1571,8 +1553,8 @@ fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -
             merged.entry(path).or_default().0 = ALL_POSITIONS;
         }
         let Some(callee) = call
-            .child_by_field_name("function")
-            .filter(|c| matches!(c.kind(), "identifier" | "attribute"))
+            .field("function")
+            .filter(|c| matches!(c.kind_name(), "identifier" | "attribute"))
         else {
             continue;
         };
@@ -1585,7 +1567,7 @@ fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -
             linked
                 .path(callee, text)
                 .filter(|(_, name)| !name.is_empty()),
-            call.child_by_field_name("arguments"),
+            call.field("arguments"),
         ) else {
             continue;
         };
@@ -1601,12 +1583,11 @@ fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -
                 0..64 => 1 << position,
                 _ => 0,
             };
-            match argument.kind() {
+            match argument.kind_name() {
                 "keyword_argument" => {
-                    if let (Some(name), Some(value)) = (
-                        argument.child_by_field_name("name"),
-                        argument.child_by_field_name("value"),
-                    ) && tainted(value)
+                    if let (Some(name), Some(value)) =
+                        (argument.field("name"), argument.field("value"))
+                        && tainted(value)
                     {
                         keywords.insert(text_of(name, text).to_string());
                     }
@@ -1688,10 +1669,9 @@ fn seed_taint<'t>(
                 .iter()
                 .filter(|a| contains(function, **a))
             {
-                let (Some(left), Some(right)) = (
-                    assignment.child_by_field_name("left"),
-                    assignment.child_by_field_name("right"),
-                ) else {
+                let (Some(left), Some(right)) =
+                    (assignment.field("left"), assignment.field("right"))
+                else {
                     continue;
                 };
                 if analyzer.reads.any_within(&names, right) {
@@ -1718,16 +1698,14 @@ fn seed_taint<'t>(
                 .filter(|c| contains(function, **c))
             {
                 if let Some(callee) = call
-                    .child_by_field_name("function")
-                    .filter(|f| f.kind() == "attribute")
-                    && let (Some(object), Some(method)) = (
-                        callee.child_by_field_name("object"),
-                        callee.child_by_field_name("attribute"),
-                    )
-                    && object.kind() == "identifier"
+                    .field("function")
+                    .filter(|f| f.kind_name() == "attribute")
+                    && let (Some(object), Some(method)) =
+                        (callee.field("object"), callee.field("attribute"))
+                    && object.kind_name() == "identifier"
                     && matches!(text_of(method, text), "append" | "extend" | "insert")
                     && call
-                        .child_by_field_name("arguments")
+                        .field("arguments")
                         .is_some_and(|a| analyzer.reads.any_within(&names, a))
                 {
                     names.insert(text_of(object, text).to_string());
@@ -1741,17 +1719,18 @@ fn seed_taint<'t>(
             .iter()
             .filter(|c| contains(function, **c))
         {
-            let Some(callee) = call.child_by_field_name("function") else {
+            let Some(callee) = call.field("function") else {
                 continue;
             };
             let Some(target) = locals.callee(function, callee, text) else {
                 continue;
             };
-            let Some(arguments) = call.child_by_field_name("arguments") else {
+            let Some(arguments) = call.field("arguments") else {
                 continue;
             };
             // `self.run(x)`: `x` is the parameter after `self`.
-            let receiver = usize::from(callee.kind() == "attribute" && has_receiver(target, text));
+            let receiver =
+                usize::from(callee.kind_name() == "attribute" && has_receiver(target, text));
             let parameters: Vec<Vec<String>> = parameter_names(target, text)
                 .into_iter()
                 .skip(receiver)
@@ -1759,7 +1738,7 @@ fn seed_taint<'t>(
             let mut new_names = HashSet::new();
             let (keywords, positional): (Vec<_>, Vec<_>) = named_children(arguments)
                 .into_iter()
-                .partition(|argument| argument.kind() == "keyword_argument");
+                .partition(|argument| argument.kind_name() == "keyword_argument");
             for (argument, parameter) in positional.into_iter().zip(&parameters) {
                 if analyzer.reads.any_within(&names, argument) {
                     new_names.extend(parameter.iter().cloned());
@@ -1767,10 +1746,8 @@ fn seed_taint<'t>(
             }
             // `helper(c=cmd)`: the parameter of that name.
             for keyword in keywords {
-                if let (Some(name), Some(value)) = (
-                    keyword.child_by_field_name("name"),
-                    keyword.child_by_field_name("value"),
-                ) && analyzer.reads.any_within(&names, value)
+                if let (Some(name), Some(value)) = (keyword.field("name"), keyword.field("value"))
+                    && analyzer.reads.any_within(&names, value)
                 {
                     let name = text_of(name, text);
                     if parameters.iter().flatten().any(|p| p == name) {
@@ -1809,21 +1786,21 @@ struct Bound<'a, 't> {
 /// Record every binding of every name in its scope.
 fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: &str) {
     for assignment in bound.assignments {
-        let Some(left) = assignment.child_by_field_name("left") else {
+        let Some(left) = assignment.field("left") else {
             continue;
         };
         // `a = b = "x"`: the value is the innermost right side.
-        let mut right = assignment.child_by_field_name("right");
-        while let Some(inner) = right.filter(|r| r.kind() == "assignment") {
-            right = inner.child_by_field_name("right");
+        let mut right = assignment.field("right");
+        while let Some(inner) = right.filter(|r| r.kind_name() == "assignment") {
+            right = inner.field("right");
         }
-        let plus = assignment.kind() == "augmented_assignment";
+        let plus = assignment.kind_name() == "augmented_assignment";
         let followed = !plus
             || assignment
-                .child_by_field_name("operator")
+                .field("operator")
                 .is_some_and(|op| text_of(op, text) == "+=");
         match right {
-            Some(right) if left.kind() == "identifier" && followed => {
+            Some(right) if left.kind_name() == "identifier" && followed => {
                 let name = text_of(left, text).to_string();
                 names.bind(left, name, Binding::Assign { right, plus }, Place::Here);
             }
@@ -1837,15 +1814,15 @@ fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: 
         }
     }
     for flow in bound.flows {
-        let place = match flow.kind() {
+        let place = match flow.kind_name() {
             "named_expression" => Place::OutsideComprehensions,
             _ => Place::Here,
         };
         for (target, source) in flow_parts(*flow) {
             // `for cmd in ["npx.cmd", "npx"]`: the name takes each element.
-            if flow.kind() == "for_statement"
-                && target.kind() == "identifier"
-                && matches!(source.kind(), "list" | "tuple")
+            if flow.kind_name() == "for_statement"
+                && target.kind_name() == "identifier"
+                && matches!(source.kind_name(), "list" | "tuple")
             {
                 let name = text_of(target, text).to_string();
                 names.bind(target, name, Binding::Each(source), place);
@@ -1857,7 +1834,7 @@ fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: 
         }
     }
     for scope in bound.scope_nodes {
-        if let Some(name) = scope.child_by_field_name("name") {
+        if let Some(name) = scope.field("name") {
             let place = Place::Around(scope.id());
             names.bind(
                 *scope,
@@ -1866,7 +1843,7 @@ fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: 
                 place,
             );
         }
-        if let Some(parameters) = scope.child_by_field_name("parameters") {
+        if let Some(parameters) = scope.field("parameters") {
             let mut bound_here = Vec::new();
             bound_names(parameters, text, &mut bound_here);
             for name in bound_here {
@@ -1912,27 +1889,27 @@ fn record_reflective_writes(
     let is_self = |node: Node<'_>| matches!(text_of(node, text), "self" | "cls");
     let mut unknown = false;
     for assignment in assignments {
-        let Some(left) = assignment.child_by_field_name("left") else {
+        let Some(left) = assignment.field("left") else {
             continue;
         };
-        let targets = match left.kind() {
+        let targets = match left.kind_name() {
             "pattern_list" | "tuple_pattern" | "list_pattern" => named_children(left),
             _ => vec![left],
         };
         for target in targets {
-            let object = target.child_by_field_name(match target.kind() {
+            let object = target.field(match target.kind_name() {
                 "attribute" => "object",
                 _ => "value",
             });
-            match target.kind() {
+            match target.kind_name() {
                 "attribute" if !object.is_some_and(is_self) => {
-                    if let Some(name) = target.child_by_field_name("attribute") {
+                    if let Some(name) = target.field("attribute") {
                         names.bind_in_module(text_of(name, text).to_string());
                     }
                 }
                 "subscript" => {
                     match target
-                        .child_by_field_name("subscript")
+                        .field("subscript")
                         .and_then(|key| analyzer.string_literal_text(key))
                     {
                         Some(key) => names.bind_in_module(key),
@@ -1944,11 +1921,11 @@ fn record_reflective_writes(
         }
     }
     for call in calls {
-        let Some(callee) = call.child_by_field_name("function") else {
+        let Some(callee) = call.field("function") else {
             continue;
         };
         let arguments = call
-            .child_by_field_name("arguments")
+            .field("arguments")
             .map(named_children)
             .unwrap_or_default();
         if matches!(
@@ -1958,22 +1935,20 @@ fn record_reflective_writes(
             unknown = true;
             continue;
         }
-        if callee.kind() == "identifier" && text_of(callee, text) == "setattr" {
+        if callee.kind_name() == "identifier" && text_of(callee, text) == "setattr" {
             if let Some(target) = arguments.first().filter(|t| !is_self(**t)) {
                 match arguments
                     .get(1)
                     .and_then(|name| analyzer.string_literal_text(*name))
                 {
                     Some(name) => names.bind_in_module(name),
-                    None => unknown |= reflective(*target) || target.kind() != "identifier",
+                    None => unknown |= reflective(*target) || target.kind_name() != "identifier",
                 }
             }
             continue;
         }
-        let (Some(object), Some(method)) = (
-            callee.child_by_field_name("object"),
-            callee.child_by_field_name("attribute"),
-        ) else {
+        let (Some(object), Some(method)) = (callee.field("object"), callee.field("attribute"))
+        else {
             continue;
         };
         let method = text_of(method, text);
@@ -1985,16 +1960,16 @@ fn record_reflective_writes(
             _ => arguments.get(..1).unwrap_or(&[]),
         };
         for key in keys {
-            match key.kind() {
+            match key.kind_name() {
                 "keyword_argument" => {
-                    if let Some(name) = key.child_by_field_name("name") {
+                    if let Some(name) = key.field("name") {
                         names.bind_in_module(text_of(name, text).to_string());
                     }
                 }
                 "dictionary" => {
                     for pair in named_children(*key) {
                         match pair
-                            .child_by_field_name("key")
+                            .field("key")
                             .and_then(|k| analyzer.string_literal_text(k))
                         {
                             Some(name) => names.bind_in_module(name),
@@ -2042,18 +2017,18 @@ fn harmless_star_module(module: &str) -> bool {
 
 /// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
 fn called_lambda(call: Node<'_>) -> Option<Node<'_>> {
-    let mut function = call.child_by_field_name("function")?;
-    while function.kind() == "parenthesized_expression" {
-        function = function.named_child(0)?;
+    let mut function = call.field("function")?;
+    while function.kind_name() == "parenthesized_expression" {
+        function = function.first_named()?;
     }
-    Some(function).filter(|f| f.kind() == "lambda")
+    Some(function).filter(|f| f.kind_name() == "lambda")
 }
 
 /// The names a flow target binds: the captures of a `case` pattern, else the names of an
 /// assignment target.
 fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    if target.kind() == "case_pattern" {
+    if target.kind_name() == "case_pattern" {
         pattern_captures(target, text, &mut out);
     } else {
         bound_names(target, text, &mut out);
@@ -2065,10 +2040,10 @@ fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
 /// leftmost list of `["git"] + extra` (which holds the program).
 fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
     let mut left = right;
-    while left.kind() == "binary_operator" {
-        left = left.child_by_field_name("left")?;
+    while left.kind_name() == "binary_operator" {
+        left = left.field("left")?;
     }
-    Some(left).filter(|l| matches!(l.kind(), "list" | "tuple"))
+    Some(left).filter(|l| matches!(l.kind_name(), "list" | "tuple"))
 }
 
 /// Constants, lists and dicts from the bindings: a name (in its scope) bound only by
@@ -2112,10 +2087,10 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
             analyzer.lists.insert(key.clone(), lists);
         }
         let is_dict = |right: Node<'_>| {
-            right.kind() == "dictionary"
-                || (right.kind() == "call"
+            right.kind_name() == "dictionary"
+                || (right.kind_name() == "call"
                     && right
-                        .child_by_field_name("function")
+                        .field("function")
                         .is_some_and(|f| text_of(f, text) == "dict"))
         };
         if !looped
@@ -2196,33 +2171,25 @@ const CONSTANT_LENGTH: usize = 4096;
 /// `[.. for t in s]`, `t := s`, `s as t` (`with`, `except`, `case`), and every capture of a
 /// `match s:` case pattern.
 fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
-    let field = |name| node.child_by_field_name(name);
-    match node.kind() {
+    let field = |name| node.field(name);
+    match node.kind_name() {
         "for_statement" | "for_in_clause" => {
             field("left").zip(field("right")).into_iter().collect()
         }
         "named_expression" => field("name").zip(field("value")).into_iter().collect(),
-        "as_pattern" => field("alias")
-            .zip(node.named_child(0))
-            .into_iter()
-            .collect(),
+        "as_pattern" => field("alias").zip(node.first_named()).into_iter().collect(),
         "except_clause" => field("alias").zip(field("value")).into_iter().collect(),
         // `lambda c=cmd: ..`: the default flows into the parameter.
         "lambda" => field("parameters")
             .map(named_children)
             .unwrap_or_default()
             .into_iter()
-            .filter(|p| p.kind() == "default_parameter")
-            .filter_map(|p| {
-                p.child_by_field_name("name")
-                    .zip(p.child_by_field_name("value"))
-            })
+            .filter(|p| p.kind_name() == "default_parameter")
+            .filter_map(|p| p.field("name").zip(p.field("value")))
             .collect(),
         // `(lambda c: os.system(c))(cmd)`: each argument flows into its parameter.
         "call" => {
-            let Some(parameters) =
-                called_lambda(node).and_then(|f| f.child_by_field_name("parameters"))
-            else {
+            let Some(parameters) = called_lambda(node).and_then(|f| f.field("parameters")) else {
                 return Vec::new();
             };
             let arguments = field("arguments").map(named_children).unwrap_or_default();
@@ -2231,7 +2198,7 @@ fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
                 .zip(
                     arguments
                         .into_iter()
-                        .filter(|a| a.kind() != "keyword_argument"),
+                        .filter(|a| a.kind_name() != "keyword_argument"),
                 )
                 .collect()
         }
@@ -2242,7 +2209,7 @@ fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
             let mut parts = Vec::new();
             for clause in field("body").map(named_children).unwrap_or_default() {
                 for pattern in named_children(clause) {
-                    if pattern.kind() == "case_pattern" {
+                    if pattern.kind_name() == "case_pattern" {
                         parts.push((pattern, subject));
                     }
                 }
@@ -2257,13 +2224,13 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// A value a constant name may hold: strings, numbers and conditionals of them (a
     /// literal list is not a command string).
     fn const_like(&self, node: Node<'_>) -> bool {
-        !matches!(node.kind(), "list" | "tuple" | "dictionary")
+        !matches!(node.kind_name(), "list" | "tuple" | "dictionary")
     }
 
     /// `**OPTS` (a dict literal or `dict(...)` bound to the name, or written inline): its
     /// string keys and values.
     fn splat_options(&self, node: Node<'t>) -> Option<Vec<(&'s str, Node<'t>)>> {
-        let dict = match node.kind() {
+        let dict = match node.kind_name() {
             "identifier" => *self
                 .dicts
                 .get(&self.key_of(node))?
@@ -2273,33 +2240,28 @@ impl<'s, 't> Analyzer<'s, 't> {
             _ => node,
         };
         let mut options = Vec::new();
-        match dict.kind() {
+        match dict.kind_name() {
             "dictionary" => {
                 for pair in named_children(dict) {
-                    if pair.kind() != "pair" {
+                    if pair.kind_name() != "pair" {
                         continue;
                     }
-                    let (Some(key), Some(value)) = (
-                        pair.child_by_field_name("key"),
-                        pair.child_by_field_name("value"),
-                    ) else {
+                    let (Some(key), Some(value)) = (pair.field("key"), pair.field("value")) else {
                         continue;
                     };
                     if let Some(content) = named_children(key)
                         .into_iter()
-                        .find(|c| c.kind() == "string_content")
+                        .find(|c| c.kind_name() == "string_content")
                     {
                         options.push((self.text(content), value));
                     }
                 }
             }
             "call" => {
-                for argument in named_children(dict.child_by_field_name("arguments")?) {
-                    if argument.kind() == "keyword_argument"
-                        && let (Some(name), Some(value)) = (
-                            argument.child_by_field_name("name"),
-                            argument.child_by_field_name("value"),
-                        )
+                for argument in named_children(dict.field("arguments")?) {
+                    if argument.kind_name() == "keyword_argument"
+                        && let (Some(name), Some(value)) =
+                            (argument.field("name"), argument.field("value"))
                     {
                         options.push((self.text(name), value));
                     }
@@ -2314,7 +2276,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// (kubernetes `stream(..., command=[...])`), or `repo.git.<command>(<tainted>)` on a
     /// GitPython repository (`git.Repo(...)`), whose arguments become options.
     fn check_other_call(&mut self, node: Node<'_>, callee: Node<'_>, repos: &HashSet<&str>) {
-        let Some(arguments) = node.child_by_field_name("arguments") else {
+        let Some(arguments) = node.field("arguments") else {
             return;
         };
         let call = Call {
@@ -2325,24 +2287,22 @@ impl<'s, 't> Analyzer<'s, 't> {
         };
         let mut values = Vec::new();
         for argument in named_children(arguments) {
-            match argument.kind() {
-                "keyword_argument" => values.extend(argument.child_by_field_name("value")),
+            match argument.kind_name() {
+                "keyword_argument" => values.extend(argument.field("value")),
                 _ => values.push(argument),
             }
         }
-        let on_repo = callee.kind() == "attribute"
+        let on_repo = callee.kind_name() == "attribute"
             && callee
-                .child_by_field_name("object")
-                .filter(|o| o.kind() == "attribute")
+                .field("object")
+                .filter(|o| o.kind_name() == "attribute")
                 .is_some_and(|git| {
-                    git.child_by_field_name("attribute")
+                    git.field("attribute")
                         .is_some_and(|a| self.text(a) == "git")
-                        && git.child_by_field_name("object").is_some_and(|repo| {
-                            (repo.kind() == "identifier" && repos.contains(self.text(repo)))
-                                || (repo.kind() == "call"
-                                    && repo
-                                        .child_by_field_name("function")
-                                        .and_then(|f| self.resolve(f))
+                        && git.field("object").is_some_and(|repo| {
+                            (repo.kind_name() == "identifier" && repos.contains(self.text(repo)))
+                                || (repo.kind_name() == "call"
+                                    && repo.field("function").and_then(|f| self.resolve(f))
                                         == Some(Value::Function(Function::GitRepo)))
                         })
                 });
@@ -2353,7 +2313,7 @@ impl<'s, 't> Analyzer<'s, 't> {
             return;
         }
         for value in values {
-            if !matches!(value.kind(), "list" | "tuple") {
+            if !matches!(value.kind_name(), "list" | "tuple") {
                 continue;
             }
             let elements = named_children(value);

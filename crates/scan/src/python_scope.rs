@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use crate::syntax_tree::{Scopes, named_children, text_of};
+use crate::syntax_tree::{PythonNode, Scopes, named_children, text_of};
 
 /// A scope: its node's id (the module's is the root's).
 pub(crate) type ScopeId = usize;
@@ -85,7 +85,7 @@ impl<'t> Namespaces<'t> {
         let scopes = Scopes::new(
             scope_nodes
                 .iter()
-                .filter_map(|node| Some((*node, (node.id(), scope_kind(node.kind())?))))
+                .filter_map(|node| Some((*node, (node.id(), scope_kind(node.kind_name())?))))
                 .collect(),
         );
         let mut namespaces = Namespaces {
@@ -97,7 +97,7 @@ impl<'t> Namespaces<'t> {
         for declaration in declarations {
             let names: Vec<String> = named_children(*declaration)
                 .into_iter()
-                .filter(|n| n.kind() == "identifier")
+                .filter(|n| n.kind_name() == "identifier")
                 .map(|n| text_of(n, source).to_string())
                 .collect();
             let functions: Vec<ScopeId> = namespaces
@@ -106,7 +106,7 @@ impl<'t> Namespaces<'t> {
                 .filter(|(_, kind)| *kind == ScopeKind::Function)
                 .map(|(id, _)| *id)
                 .collect();
-            if declaration.kind() == "global_statement" {
+            if declaration.kind_name() == "global_statement" {
                 if let Some(function) = functions.first() {
                     for name in &names {
                         namespaces.globals.insert((*function, name.clone()));
@@ -197,7 +197,7 @@ impl<'t> Namespaces<'t> {
 /// class pattern (`Point(..)`), the keyword of a keyword pattern (`x=..`), a dotted value
 /// pattern (`Color.RED`) or the wildcard `_`.
 pub(crate) fn pattern_captures(node: Node<'_>, source: &str, out: &mut Vec<String>) {
-    match node.kind() {
+    match node.kind_name() {
         "dotted_name" => {
             let parts = named_children(node);
             if let [only] = parts.as_slice() {

@@ -349,7 +349,7 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
     let mut item_lists = Vec::new();
     let mut parents: HashMap<usize, Node<'_>> = HashMap::new();
     let mut reads = Reads::default();
-    walk_with_parent(root, |node, parent| {
+    walk_with_parent(root, |node, parent, _| {
         let kind = node.kind();
         if matches!(
             kind,
@@ -383,7 +383,7 @@ pub(crate) fn analyze(source: &SourceText<'_>) -> Result<Analysis, SourceError> 
             }
             _ => {}
         }
-    });
+    })?;
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
     // the file anyway.
 

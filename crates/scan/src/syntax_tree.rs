@@ -3,8 +3,10 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
 
-use tree_sitter::{Language, Node, Parser, Tree};
+use tree_sitter::{Language, Node, Parser, Tree, TreeCursor};
 
 use crate::error::SourceError;
 use crate::nesting::MAX_TREE_DEPTH;
@@ -32,7 +34,75 @@ impl Grammar {
     }
 }
 
+/// The kind and field names of the Python grammar, read once. `Node::kind` measures and
+/// checks a C string on every call and `Node::child_by_field_name` searches the grammar's
+/// field names with `strncmp`; on a large Python tree the two were a tenth of the analysis.
+struct GrammarNames {
+    /// Indexed by `Node::kind_id`.
+    kinds: Vec<Box<str>>,
+    fields: hashbrown::HashMap<Box<str>, NonZeroU16>,
+}
+
+impl GrammarNames {
+    fn of(language: &Language) -> GrammarNames {
+        GrammarNames {
+            kinds: (0..u16::try_from(language.node_kind_count()).unwrap_or(u16::MAX))
+                .map(|id| language.node_kind_for_id(id).unwrap_or("").into())
+                .collect(),
+            fields: (1..=u16::try_from(language.field_count()).unwrap_or(u16::MAX))
+                .filter_map(|id| {
+                    Some((language.field_name_for_id(id)?.into(), NonZeroU16::new(id)?))
+                })
+                .collect(),
+        }
+    }
+}
+
+static PYTHON_NAMES: LazyLock<GrammarNames> =
+    LazyLock::new(|| GrammarNames::of(&Grammar::Python.language()));
+
+/// `kind` and `child_by_field_name` for nodes of a Python tree, through [`GrammarNames`].
+/// Only for Python nodes: the ids of another grammar mean other names.
+pub(crate) trait PythonNode<'t> {
+    /// The node's kind, as `Node::kind` names it.
+    fn kind_name(&self) -> &'t str;
+    /// The child in field `name`, as `Node::child_by_field_name` finds it.
+    fn field(&self, name: &str) -> Option<Node<'t>>;
+    /// The first named child that is not an extra (a comment, or the `\` of a line
+    /// continuation, which tree-sitter keeps as a child wherever it stands: `f(\<newline> x)`
+    /// would otherwise make the continuation the first argument).
+    fn first_named(&self) -> Option<Node<'t>>;
+}
+
+impl<'t> PythonNode<'t> for Node<'t> {
+    fn kind_name(&self) -> &'t str {
+        match PYTHON_NAMES.kinds.get(usize::from(self.kind_id())) {
+            Some(kind) => kind,
+            None => self.kind(),
+        }
+    }
+
+    fn field(&self, name: &str) -> Option<Node<'t>> {
+        self.child_by_field_id(python_field_id(name)?.get())
+    }
+
+    fn first_named(&self) -> Option<Node<'t>> {
+        let mut cursor = self.walk();
+        self.named_children(&mut cursor)
+            .find(|child| !child.is_extra())
+    }
+}
+
+/// The id of the Python grammar's field `name`, as `TreeCursor::field_id` gives it.
+pub(crate) fn python_field_id(name: &str) -> Option<NonZeroU16> {
+    PYTHON_NAMES.fields.get(name).copied()
+}
+
 /// Parse `text`. A tree with syntax errors is an `Err` naming the first error's line.
+///
+/// The depth of an error-free tree is not measured here: [`walk_with_parent`] measures it
+/// while it visits, and it is the first thing each analyser runs over the tree. Nothing that
+/// recurses may look at the tree before that walk has returned `Ok`.
 pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
     let slot = match grammar {
         Grammar::Python => &PYTHON,
@@ -52,15 +122,11 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
             .ok_or(SourceError::GaveUp)
     })?;
     let root = tree.root_node();
-    // Our helpers over the tree recurse (string literals, member chains): bound the depth
-    // before any of them runs.
-    if let Err(node) = depth_within(root, MAX_TREE_DEPTH) {
-        return Err(SourceError::TooDeep {
-            line: node.start_position().row + 1,
-            limit: MAX_TREE_DEPTH,
-        });
-    }
     if root.has_error() {
+        // Too deep is the answer for a tree that is also broken, as it is for one that is not.
+        if let Err(node) = depth_within(root, MAX_TREE_DEPTH) {
+            return Err(too_deep(node));
+        }
         let mut line = None;
         walk(root, |node| {
             if line.is_none() && (node.is_error() || node.is_missing()) {
@@ -72,6 +138,13 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
         });
     }
     Ok(tree)
+}
+
+fn too_deep(node: Node<'_>) -> SourceError {
+    SourceError::TooDeep {
+        line: node.start_position().row + 1,
+        limit: MAX_TREE_DEPTH,
+    }
 }
 
 /// Visit every node below (and including) `root` in source order.
@@ -97,31 +170,39 @@ pub(crate) fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
 }
 
 /// Visit every node below (and including) `root` in source order, with its parent (`None` for
-/// `root`). tree-sitter's own `Node::parent` searches down from the tree's root through every
-/// sibling on the way, so calling it per node was quadratic on wide or deep files; the walk
-/// keeps the ancestors on a stack instead.
+/// `root`) and the cursor standing on it (for its field name). tree-sitter's own
+/// `Node::parent` searches down from the tree's root through every sibling on the way, so
+/// calling it per node was quadratic on wide or deep files; the walk keeps the ancestors on a
+/// stack instead.
+///
+/// It also bounds the tree's depth (see [`parse`]): a node deeper than
+/// [`MAX_TREE_DEPTH`] ends the walk with [`SourceError::TooDeep`] before it is visited. The
+/// visitor must not recurse into a node's descendants, which the walk has not measured yet.
 pub(crate) fn walk_with_parent<'t>(
     root: Node<'t>,
-    mut visit: impl FnMut(Node<'t>, Option<Node<'t>>),
-) {
+    mut visit: impl FnMut(Node<'t>, Option<Node<'t>>, &TreeCursor<'t>),
+) -> Result<(), SourceError> {
     let mut cursor = root.walk();
     let mut ancestors: Vec<Node<'t>> = Vec::new();
     loop {
         let node = cursor.node();
-        visit(node, ancestors.last().copied());
+        if ancestors.len() > MAX_TREE_DEPTH {
+            return Err(too_deep(node));
+        }
+        visit(node, ancestors.last().copied(), &cursor);
         if cursor.goto_first_child() {
             ancestors.push(node);
             continue;
         }
         loop {
             if ancestors.is_empty() {
-                return;
+                return Ok(());
             }
             if cursor.goto_next_sibling() {
                 break;
             }
             if !cursor.goto_parent() {
-                return;
+                return Ok(());
             }
             ancestors.pop();
         }
@@ -244,11 +325,11 @@ pub(crate) fn text_of<'s>(node: Node<'_>, source: &'s str) -> &'s str {
     source.get(node.byte_range()).unwrap_or("")
 }
 
-/// Named children, skipping comments.
+/// Named children, skipping extras: comments, and the `\` of a Python line continuation.
 pub(crate) fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|child| !child.kind().contains("comment"))
+        .filter(|child| !child.is_extra())
         .collect()
 }
 
