@@ -14,12 +14,12 @@ pub(crate) struct Hit {
     pub(crate) offset: usize,
     /// The dangerous argument flows from a parameter of an MCP tool handler.
     pub(crate) tainted: bool,
-    /// The severity is raised one step for the taint (see [`Hit::new`]).
+    /// The severity is raised for the taint (see [`Hit::new`]).
     pub(crate) raise: bool,
 }
 
 impl Hit {
-    /// `rule` at `offset`; a tainted hit is raised one severity step when its rule is
+    /// `rule` at `offset`; a tainted hit is raised ([`Rule::tainted_severity`]) when its rule is
     /// ([`Rule::raised_by_taint`]).
     pub(crate) fn new(rule: Rule, offset: usize, tainted: bool) -> Hit {
         Hit {
@@ -27,15 +27,6 @@ impl Hit {
             offset,
             tainted,
             raise: tainted && rule.raised_by_taint(),
-        }
-    }
-
-    /// The same hit, raised for its taint or not, as the analyser decided (an argument list
-    /// is raised only when its program runs code through options).
-    pub(crate) fn raised(self, raise: bool) -> Hit {
-        Hit {
-            raise: self.tainted && raise,
-            ..self
         }
     }
 }

@@ -1107,6 +1107,8 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// number literals, templates whose every `${}` is constant, `+` of constants, both arms
     /// of `c ? a : b` (and of `a || b`) constant, and names whose every assignment in scope is
     /// a constant or a `+=` of one (`let cmd = "pod repo update"; if (v) cmd += " -v"`).
+    /// Numbers count too, whatever they are computed from (`process.ppid`, `a - b`, `-x`,
+    /// `Number(x)`, `parseInt(x)`, `Math.*(..)`, `Date.now()`): none can carry shell syntax.
     /// (`exec(CONST_COMMAND)` is not dynamic; the peer flagged it.)
     fn is_constant(&self, expression: &'a Expression<'a>) -> bool {
         self.is_constant_within(expression, 0)
@@ -1139,15 +1141,40 @@ impl<'a, 's> Analyzer<'a, 's> {
             Expression::Identifier(identifier) => self
                 .symbol_of(identifier)
                 .is_some_and(|symbol| self.symbol_is_constant(symbol, depth + 1)),
-            // The running node binary.
+            // The running node binary, and the process's own ids.
             Expression::StaticMemberExpression(member) => {
-                member.property.name == "execPath"
-                    && matches!(member.object.get_inner_expression(),
-                        Expression::Identifier(process) if process.name == "process"
-                            && self.symbol_of(process).is_none())
+                matches!(member.property.name.as_str(), "execPath" | "pid" | "ppid")
+                    && self.is_global(&member.object, "process")
             }
+            // Numbers: whatever goes in, what comes out is digits, a sign, a point or `NaN`,
+            // never shell syntax or an option of the caller's choosing.
+            Expression::UnaryExpression(unary) => matches!(
+                unary.operator,
+                UnaryOperator::UnaryNegation | UnaryOperator::UnaryPlus | UnaryOperator::BitwiseNot
+            ),
+            Expression::BinaryExpression(binary) => {
+                binary.operator != BinaryOperator::Addition
+                    && binary.operator.is_numeric_or_string_binary_operator()
+            }
+            Expression::CallExpression(call) => match call.callee.get_inner_expression() {
+                Expression::Identifier(function) => {
+                    matches!(function.name.as_str(), "Number" | "parseInt" | "parseFloat")
+                        && self.symbol_of(function).is_none()
+                }
+                Expression::StaticMemberExpression(member) => {
+                    self.is_global(&member.object, "Math")
+                        || (member.property.name == "now" && self.is_global(&member.object, "Date"))
+                }
+                _ => false,
+            },
             _ => false,
         }
+    }
+
+    /// Whether `expression` is the global `name` (not a local of that name).
+    fn is_global(&self, expression: &Expression<'_>, name: &str) -> bool {
+        matches!(expression.get_inner_expression(),
+            Expression::Identifier(global) if global.name == name && self.symbol_of(global).is_none())
     }
 
     /// A `const`/`let`/`var` whose initialiser and every assignment is constant (`=` or `+=`).
@@ -1583,8 +1610,7 @@ impl<'a, 's> Analyzer<'a, 's> {
         if tainted && dangerous && self.flag_injectable(argv, offset) {
             self.hit(Rule::ArgvFlagInjection, offset, true);
         } else {
-            let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
-            self.hits.push(hit.raised(dangerous));
+            self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
         }
     }
 
@@ -1766,8 +1792,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                     if tainted && dangerous && injectable {
                         self.hit(Rule::ArgvFlagInjection, offset, true);
                     } else {
-                        let hit = Hit::new(Rule::SpawnLiteralDynamicArgs, offset as usize, tainted);
-                        self.hits.push(hit.raised(dangerous));
+                        self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
                     }
                 }
             }

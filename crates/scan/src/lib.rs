@@ -485,11 +485,10 @@ fn findings_of(
         if !strict && analysis.pragmas.ignored_lines.contains(&line) {
             continue;
         }
-        let base_severity = hit.rule.severity();
         let severity = if hit.raise {
-            base_severity.raised()
+            hit.rule.tainted_severity()
         } else {
-            base_severity
+            hit.rule.severity()
         };
         // Tests and development scripts: no MCP client reaches them.
         let severity = match candidate.context {
@@ -508,7 +507,7 @@ fn findings_of(
         findings.push(Finding {
             rule_id: hit.rule.id(),
             severity,
-            base_severity,
+            base_severity: hit.rule.severity(),
             file: candidate.display.clone(),
             line,
             column,

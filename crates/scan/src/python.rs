@@ -164,6 +164,9 @@ struct Analyzer<'s, 't> {
     returns: HashMap<&'s str, Vec<Option<Node<'t>>>>,
     /// Functions whose returns are being decided (a recursive one returns no constant).
     deciding: std::cell::RefCell<HashSet<&'s str>>,
+    /// Calls that hand a name to a function of this module which refuses it when it starts
+    /// with `-` (`self._validate_ref(ref)`): the call's offset and the name.
+    dash_refusals: Vec<(usize, &'s str)>,
 }
 
 impl<'s, 't> Analyzer<'s, 't> {
@@ -553,22 +556,26 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// A plain name that an `if name.startswith("-")` (or `'-'`) with a `raise` or `return`
-    /// in its body refuses, earlier in the function that makes the call.
+    /// in its body refuses, earlier in the function that makes the call; or that an earlier
+    /// call there hands to a function of this module that refuses it so
+    /// (`self._validate_ref(ref)`, see [`Analyzer::dash_refusals`]).
     fn refused_when_dashed(&self, call: Node<'_>, argument: Node<'_>) -> bool {
         if argument.kind_name() != "identifier" {
             return false;
         }
         let name = self.text(argument);
-        let mut scope = call.parent();
-        while let Some(node) = scope {
-            if node.kind_name() == "function_definition" {
-                break;
-            }
-            scope = node.parent();
-        }
-        let Some(function) = scope else {
+        let Some(function) = enclosing_function(call) else {
             return false;
         };
+        self.dash_guarded_in(function, name, call.start_byte())
+            || self.dash_refusals.iter().any(|(offset, refused)| {
+                *refused == name && function.start_byte() <= *offset && *offset < call.start_byte()
+            })
+    }
+
+    /// Whether an `if name.startswith("-")` (also after `.strip()`/`.lstrip()`) whose body
+    /// raises or returns comes in `function` before byte `before`.
+    fn dash_guarded_in(&self, function: Node<'_>, name: &str, before: usize) -> bool {
         let guards = [
             format!("{name}.startswith(\"-\")"),
             format!("{name}.startswith('-')"),
@@ -577,27 +584,88 @@ impl<'s, 't> Analyzer<'s, 't> {
             format!("{name}.lstrip().startswith(\"-\")"),
             format!("{name}.lstrip().startswith('-')"),
         ];
+        self.guard_before(function, before, |condition| {
+            let text = self.text(condition);
+            guards.iter().any(|guard| text.contains(guard.as_str()))
+        })
+    }
+
+    /// Whether `function` has, before byte `before`, an `if` whose condition satisfies
+    /// `refuses` and whose body raises or returns.
+    fn guard_before(
+        &self,
+        function: Node<'_>,
+        before: usize,
+        mut refuses: impl FnMut(Node<'_>) -> bool,
+    ) -> bool {
         let mut stack = vec![function];
         while let Some(node) = stack.pop() {
-            if node.start_byte() >= call.start_byte() {
+            if node.start_byte() >= before {
                 continue;
             }
             if node.kind_name() == "if_statement"
                 && let (Some(condition), Some(body)) =
                     (node.field("condition"), node.field("consequence"))
+                && refuses(condition)
+                && named_children(body)
+                    .iter()
+                    .any(|s| matches!(s.kind_name(), "raise_statement" | "return_statement"))
             {
-                let text = self.text(condition);
-                if guards.iter().any(|guard| text.contains(guard.as_str()))
-                    && named_children(body)
-                        .iter()
-                        .any(|s| matches!(s.kind_name(), "raise_statement" | "return_statement"))
-                {
-                    return true;
-                }
+                return true;
             }
             stack.extend(named_children(node));
         }
         false
+    }
+
+    /// The programs an argv name is pinned to before the call: an `if` that raises or
+    /// returns unless `name[0]` is one constant (`if not cmd or cmd[0] != "finch": raise`)
+    /// or one of a literal collection of constants (`if cmd[0] not in ("git", "gh"):`).
+    fn pinned_programs(&self, call: Node<'_>, argv: Node<'_>) -> Option<Vec<String>> {
+        if argv.kind_name() != "identifier" {
+            return None;
+        }
+        let name = self.text(argv);
+        let function = enclosing_function(call)?;
+        let mut programs = None;
+        self.guard_before(function, call.start_byte(), |condition| {
+            programs = disjuncts(condition)
+                .into_iter()
+                .find_map(|test| self.other_programs_refused(test, name));
+            programs.is_some()
+        });
+        programs
+    }
+
+    /// `name[0] != "lit"` or `name[0] not in (<literals>)`: the programs it lets through.
+    fn other_programs_refused(&self, test: Node<'_>, name: &str) -> Option<Vec<String>> {
+        if test.kind_name() != "comparison_operator" {
+            return None;
+        }
+        let (Some(operator), [left, right]) = (test.field("operators"), &named_children(test)[..])
+        else {
+            return None;
+        };
+        let program = left.kind_name() == "subscript"
+            && left
+                .field("value")
+                .is_some_and(|value| value.kind_name() == "identifier" && self.text(value) == name)
+            && left
+                .field("subscript")
+                .is_some_and(|index| self.text(index) == "0");
+        if !program {
+            return None;
+        }
+        match operator.kind_name() {
+            "!=" => Some(vec![self.string_literal_text(*right)?]),
+            "not in" if matches!(right.kind_name(), "tuple" | "list" | "set") => {
+                named_children(*right)
+                    .iter()
+                    .map(|element| self.string_literal_text(*element))
+                    .collect()
+            }
+            _ => None,
+        }
     }
 
     fn any_tainted(&self, call: &Call<'_>) -> bool {
@@ -673,8 +741,20 @@ impl<'s, 't> Analyzer<'s, 't> {
             (None, false)
         };
         let Some(list) = list else {
-            if !self.is_literal(argv) {
-                self.hit(Rule::SpawnDynamicFileArgs, call, tainted);
+            if self.is_literal(argv) {
+                return;
+            }
+            match self.pinned_programs(call.node, argv) {
+                // The program is one of the constants the guard lets through; the rest of
+                // the list is not known.
+                Some(programs) => {
+                    if tainted && programs.iter().any(|p| runs_code_through_options(p)) {
+                        self.hit(Rule::ArgvFlagInjection, call, tainted);
+                    } else {
+                        self.hit(Rule::SpawnLiteralDynamicArgs, call, tainted);
+                    }
+                }
+                None => self.hit(Rule::SpawnDynamicFileArgs, call, tainted),
             }
             return;
         };
@@ -710,14 +790,11 @@ impl<'s, 't> Analyzer<'s, 't> {
         if tainted && options && injectable {
             self.hit(Rule::ArgvFlagInjection, call, tainted);
         } else {
-            self.hits.push(
-                Hit::new(
-                    Rule::SpawnLiteralDynamicArgs,
-                    call.node.start_byte(),
-                    tainted,
-                )
-                .raised(options),
-            );
+            self.hits.push(Hit::new(
+                Rule::SpawnLiteralDynamicArgs,
+                call.node.start_byte(),
+                tainted,
+            ));
         }
     }
 
@@ -1168,6 +1245,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         hits: Vec::new(),
         returns: HashMap::new(),
         deciding: std::cell::RefCell::new(HashSet::new()),
+        dash_refusals: Vec::new(),
     };
     // What each module-level function returns (its own returns, not a nested function's).
     let functions_by_node: HashMap<usize, &str> = named_functions
@@ -1267,6 +1345,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         }
     }
     seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
+    analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
     analysis.outgoing = outgoing(&analyzer, &linked, &calls);
 
     // Names bound to a `git.Repo(...)`.
@@ -1421,6 +1500,78 @@ fn seeded_function<'t>(
         }
     };
     methods.get(&(class, method)).map(|method| (*method, true))
+}
+
+/// The calls that hand a plain name to a function or method of this module whose body
+/// refuses that parameter when it starts with `-` (`if ref.startswith("-"): raise`), as
+/// (offset of the call, name).
+fn dash_refusals<'s>(
+    analyzer: &Analyzer<'s, '_>,
+    locals: &Locals<'s, '_>,
+    calls: &[Node<'_>],
+) -> Vec<(usize, &'s str)> {
+    let text = analyzer.source;
+    let mut out = Vec::new();
+    // Only functions that test a prefix at all can refuse one; the names they go by.
+    let candidates: HashSet<&str> = locals
+        .functions
+        .values()
+        .chain(locals.methods.values())
+        .filter(|function| text_of(**function, text).contains(".startswith("))
+        .filter_map(|function| Some(text_of(function.field("name")?, text)))
+        .collect();
+    if candidates.is_empty() {
+        return out;
+    }
+    for call in calls {
+        let (Some(callee), Some(arguments)) = (call.field("function"), call.field("arguments"))
+        else {
+            continue;
+        };
+        let called = match callee.kind_name() {
+            "attribute" => callee.field("attribute"),
+            _ => Some(callee),
+        };
+        if !called.is_some_and(|name| candidates.contains(text_of(name, text))) {
+            continue;
+        }
+        let Some(function) =
+            enclosing_function(*call).and_then(|caller| locals.callee(caller, callee, text))
+        else {
+            continue;
+        };
+        let mut parameters = parameter_names(function, text);
+        if has_receiver(function, text) && !parameters.is_empty() {
+            parameters.remove(0);
+        }
+        let mut position = 0;
+        for argument in named_children(arguments) {
+            let (parameter, value) = match argument.kind_name() {
+                "keyword_argument" => (
+                    argument.field("name").map(|n| text_of(n, text)),
+                    argument.field("value"),
+                ),
+                "list_splat" | "dictionary_splat" => break,
+                _ => {
+                    position += 1;
+                    (
+                        parameters
+                            .get(position - 1)
+                            .and_then(|names| names.first())
+                            .map(String::as_str),
+                        Some(argument),
+                    )
+                }
+            };
+            if let (Some(parameter), Some(value)) = (parameter, value)
+                && value.kind_name() == "identifier"
+                && analyzer.dash_guarded_in(function, parameter, function.end_byte())
+            {
+                out.push((call.start_byte(), text_of(value, text)));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `function`'s first parameter is `self` or `cls`.
@@ -2016,6 +2167,40 @@ fn harmless_star_module(module: &str) -> bool {
 }
 
 /// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
+/// The innermost function definition around `node`.
+fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
+    let mut scope = node.parent();
+    while let Some(node) = scope {
+        if node.kind_name() == "function_definition" {
+            return Some(node);
+        }
+        scope = node.parent();
+    }
+    None
+}
+
+/// The tests of a condition joined by `or` (through parentheses): `if a or (b or c)` is
+/// taken when any of `a`, `b`, `c` holds.
+fn disjuncts(condition: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut stack = vec![condition];
+    while let Some(node) = stack.pop() {
+        match node.kind_name() {
+            "parenthesized_expression" => stack.extend(node.first_named()),
+            "boolean_operator"
+                if node
+                    .field("operator")
+                    .is_some_and(|op| op.kind_name() == "or") =>
+            {
+                stack.extend(node.field("left"));
+                stack.extend(node.field("right"));
+            }
+            _ => out.push(node),
+        }
+    }
+    out
+}
+
 fn called_lambda(call: Node<'_>) -> Option<Node<'_>> {
     let mut function = call.field("function")?;
     while function.kind_name() == "parenthesized_expression" {

@@ -164,12 +164,15 @@ impl Rule {
             | Rule::ExecSyncDynamicString
             | Rule::EvalNearChildProcess
             | Rule::FunctionConstructorNearChildProcess => Severity::Critical,
-            Rule::SpawnDynamicFileArgs
-            | Rule::ExecFileDynamic
-            | Rule::ShellTrueOption
-            | Rule::OsSystemEquivalent
-            | Rule::ArgvFlagInjection => Severity::High,
-            Rule::SpawnLiteralDynamicArgs => Severity::Medium,
+            Rule::ShellTrueOption | Rule::OsSystemEquivalent | Rule::ArgvFlagInjection => {
+                Severity::High
+            }
+            // A program that is not a literal is most often one found on disk (`shutil.which`,
+            // a list of install paths) or passed down by a caller with a literal: without tool
+            // input reaching it, it is a point to review, not an injection.
+            Rule::SpawnDynamicFileArgs | Rule::ExecFileDynamic | Rule::SpawnLiteralDynamicArgs => {
+                Severity::Medium
+            }
             Rule::UnboundedBuffer | Rule::MissingTimeout => Severity::Low,
         }
     }
@@ -207,12 +210,26 @@ impl Rule {
         }
     }
 
-    /// Whether a finding of this rule is raised one severity step when its argument comes
-    /// from tool input. `argv_flag_injection` is tool input by definition; an argument list
-    /// is raised by the analyser only when its program runs code through options
-    /// (`runs_code_through_options`).
+    /// Whether a finding of this rule is raised ([`Rule::tainted_severity`]) when its
+    /// argument comes from tool input. `argv_flag_injection` is tool input by definition.
+    /// Tool input in the argument list of a literal program is an operand, whatever the
+    /// program: where it could become an option of one that runs code through its options
+    /// (`runs_code_through_options`), the finding is `argv_flag_injection` instead.
     pub fn raised_by_taint(self) -> bool {
-        !matches!(self, Rule::ArgvFlagInjection)
+        !matches!(
+            self,
+            Rule::ArgvFlagInjection | Rule::SpawnLiteralDynamicArgs
+        )
+    }
+
+    /// The severity of a finding raised for tool input ([`Rule::raised_by_taint`]): one step
+    /// above [`Rule::severity`], except a program that tool input chooses, which runs
+    /// anything the caller names and so is as bad as a shell command built from it.
+    pub fn tainted_severity(self) -> Severity {
+        match self {
+            Rule::SpawnDynamicFileArgs | Rule::ExecFileDynamic => Severity::Critical,
+            _ => self.severity().raised(),
+        }
     }
 
     /// The fix we suggest, in this project's words.

@@ -558,11 +558,12 @@ fn tainted_args_of_a_plain_program_stay_medium() {
 }
 
 #[test]
-fn tainted_args_after_a_separator_of_git_are_raised() {
+fn tainted_args_after_a_separator_of_git_are_operands() {
     use scan::rule::Severity;
+    // Behind `--` the input cannot be one of git's options: an operand, not raised.
     assert_eq!(
         only_in_handler("spawn('git', ['--', x], { timeout: 1 });"),
-        ("spawn_literal_dynamic_args", Severity::High, true)
+        ("spawn_literal_dynamic_args", Severity::Medium, true)
     );
     // A separator only counts before the tainted element.
     assert_eq!(
@@ -653,4 +654,18 @@ fn folded_names_resolve_to_child_process() {
         hits("a.mjs", src),
         [("exec_dynamic_string", 4), ("exec_sync_dynamic_string", 5)]
     );
+}
+
+#[test]
+fn a_program_chosen_by_tool_input_is_critical_and_a_parameter_medium() {
+    use scan::rule::Severity;
+    assert_eq!(
+        only_in_handler("spawn(x, ['--version'], { timeout: 1 });"),
+        ("spawn_dynamic_file_args", Severity::Critical, true)
+    );
+    let src = "import { spawn } from 'child_process';\nexport function version(bin: string) {\n  spawn(bin, ['--version'], { timeout: 1 });\n}\n";
+    let findings = scan::scan_text(Path::new("bin.ts"), src).expect("parses");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].rule_id, "spawn_dynamic_file_args");
+    assert_eq!(findings[0].severity, Severity::Medium);
 }

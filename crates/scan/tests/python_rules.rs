@@ -202,10 +202,11 @@ fn argv_severities_follow_the_program() {
         one(r#"subprocess.run(["ls", x], timeout=5)"#),
         ("spawn_literal_dynamic_args", Severity::Medium)
     );
-    // A program that runs code through options, behind `--`: raised to HIGH.
+    // A program that runs code through options, behind `--`: the input is an operand, so
+    // it is not raised.
     assert_eq!(
         one(r#"subprocess.run(["git", "--", x], timeout=5)"#),
-        ("spawn_literal_dynamic_args", Severity::High)
+        ("spawn_literal_dynamic_args", Severity::Medium)
     );
     // Without `--`: the argument can be an option.
     assert_eq!(
@@ -236,4 +237,21 @@ fn constant_and_literal_argv_are_clean() {
             "{body}: {rules:?}"
         );
     }
+}
+
+#[test]
+fn a_program_chosen_by_tool_input_is_critical_and_a_parameter_medium() {
+    use scan::rule::Severity;
+    let tainted = tool_findings(r#"subprocess.run([x, "--version"], timeout=5)"#);
+    assert_eq!(tainted.len(), 1, "{tainted:#?}");
+    assert_eq!(tainted[0].rule_id, "spawn_dynamic_file_args");
+    assert!(tainted[0].tainted_from_tool_input);
+    assert_eq!(tainted[0].severity, Severity::Critical);
+    // A wrapper's parameter, no tool handler in sight.
+    let src = "import subprocess\ndef version(path):\n    subprocess.run([path, \"--version\"], timeout=5)\n";
+    let findings = scan::scan_text(Path::new("find.py"), src).expect("parses");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].rule_id, "spawn_dynamic_file_args");
+    assert!(!findings[0].tainted_from_tool_input);
+    assert_eq!(findings[0].severity, Severity::Medium);
 }
