@@ -2,7 +2,7 @@
 //! language, a pre-order walk, and the first syntax error.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::num::NonZeroU16;
 use std::sync::LazyLock;
 
@@ -263,7 +263,7 @@ impl<T> Scopes<T> {
 /// quadratic for nested calls and nested `let`s).
 #[derive(Default)]
 pub(crate) struct Reads<'s> {
-    offsets: HashMap<&'s str, Vec<usize>>,
+    offsets: hashbrown::HashMap<&'s str, Vec<usize>>,
 }
 
 impl<'s> Reads<'s> {
