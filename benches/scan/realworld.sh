@@ -33,7 +33,10 @@ if [[ ${#trees[@]} -eq 0 ]]; then
   echo "no tree of benches/scan/realworld.txt is present under $repos_dir"; exit 1
 fi
 
+# Wall time of one run, after the files just written have reached the disk: writeback
+# during a run added up to 40 % to it.
 timed() {
+  sync
   local TIMEFORMAT="%R" t
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || true
   echo "$t" | tail -1

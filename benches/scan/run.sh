@@ -41,6 +41,7 @@ printf '.git/\n' > "$py/.semgrepignore"
 # Time a command: prints "wall_seconds cpu_seconds". The machine is shared, so CPU time
 # (user+sys) is printed next to wall time.
 timed() {
+  sync # files just installed reach the disk first: writeback during a run slows it
   local TIMEFORMAT="%R %U %S" t
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || true
   echo "$t" | tail -1 | awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }'
