@@ -1,6 +1,6 @@
 //! `safe-mcp`: one binary, thin; every subcommand dispatches to a crate of its own.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -116,6 +116,18 @@ enum AuditCommand {
     Verify {
         /// The audit log (JSONL).
         file: PathBuf,
+        /// A verifier key (`safe-mcp audit keygen` wrote it to OUT.pub): every checkpoint must be signed by it and name the chain before it; prints which records the checkpoints cover.
+        #[arg(long, value_name = "PUB")]
+        key: Option<PathBuf>,
+    },
+    /// Make an Ed25519 key pair for signed checkpoints: the signer key to OUT (mode 0600, for `audit_checkpoint_key`, kept outside every root) and the verifier key to OUT.pub (for `audit verify --key`). Never overwrites a file.
+    Keygen {
+        /// The key's name, also the checkpoints' origin (no spaces or '+'), e.g. `host-1.example/safe-mcp`.
+        #[arg(long)]
+        name: String,
+        /// Where the signer key goes; the verifier key goes to the same path with `.pub` added.
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
     },
 }
 
@@ -315,49 +327,100 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
         Command::Audit {
-            command: AuditCommand::Verify { file },
-        } => match safety::audit::verify(&file) {
-            Ok(report) => {
-                // Rotated files are named only when there are any: the plain case reads
-                // as it always did.
-                let rotated = report.files.len() > 1;
-                match report.broken {
-                    None => {
-                        let names: Vec<String> = report
-                            .files
-                            .iter()
-                            .map(|f| f.display().to_string())
-                            .collect();
-                        let files = match rotated {
-                            true => format!(" in {} files ({})", names.len(), names.join(", ")),
-                            false => String::new(),
-                        };
-                        let records = count(report.records, "record", "records");
-                        println!("ok: {records}{files}");
-                        ExitCode::SUCCESS
-                    }
-                    Some((line, what)) => {
-                        let place = match report.file.filter(|_| rotated) {
-                            Some(f) => format!("{} record {line}", f.display()),
-                            None => format!("record {line}"),
-                        };
-                        println!(
-                            "broken: {place}: {what} ({} verified before it)",
-                            count(report.records, "record", "records")
-                        );
-                        ExitCode::from(1)
-                    }
+            command: AuditCommand::Keygen { name, out },
+        } => {
+            let mut public = out.clone().into_os_string();
+            public.push(".pub");
+            let public = PathBuf::from(public);
+            match safety::audit::generate_checkpoint_key(&name, &out, &public) {
+                Ok(verifier) => {
+                    println!("signer key: {} (mode 0600)", out.display());
+                    println!("verifier key: {}: {verifier}", public.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
                 }
             }
-            Err(e) => {
-                eprintln!("error: cannot read '{}': {e}", file.display());
-                ExitCode::from(2)
-            }
-        },
+        }
+        Command::Audit {
+            command: AuditCommand::Verify { file, key },
+        } => {
+            let key = match key
+                .as_deref()
+                .map(safety::audit::CheckpointVerifier::load)
+                .transpose()
+            {
+                Ok(key) => key,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            audit_verify(&file, key.as_ref())
+        }
         Command::Demo { keep } => match runtime().block_on(safe_mcp::demo::run(keep)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fatal(format!("{e:#}")),
         },
         Command::Scan(args) => ExitCode::from(u8::try_from(scan::cli::run(args)).unwrap_or(2)),
+    }
+}
+
+/// `safe-mcp audit verify`: the chain (and, with a key, its checkpoints), as exit 0 / 1 / 2.
+fn audit_verify(file: &Path, key: Option<&safety::audit::CheckpointVerifier>) -> ExitCode {
+    match safety::audit::verify_signed(file, key) {
+        Ok(report) => {
+            // Rotated files are named only when there are any: the plain case reads
+            // as it always did.
+            let rotated = report.files.len() > 1;
+            match report.broken {
+                None => {
+                    let names: Vec<String> = report
+                        .files
+                        .iter()
+                        .map(|f| f.display().to_string())
+                        .collect();
+                    let files = match rotated {
+                        true => format!(" in {} files ({})", names.len(), names.join(", ")),
+                        false => String::new(),
+                    };
+                    let records = count(report.records, "record", "records");
+                    println!("ok: {records}{files}");
+                    if let Some(signed) = report.signed {
+                        let tail = report.records - signed.covered;
+                        println!(
+                            "signed: {} valid; records 1..={} covered{}",
+                            count(signed.checkpoints, "checkpoint", "checkpoints"),
+                            signed.covered,
+                            match tail {
+                                0 => String::new(),
+                                n => format!(
+                                    ", the last {} not covered yet (no checkpoint after them)",
+                                    count(n, "record", "records")
+                                ),
+                            }
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+                Some((line, what)) => {
+                    let place = match report.file.filter(|_| rotated) {
+                        Some(f) => format!("{} record {line}", f.display()),
+                        None => format!("record {line}"),
+                    };
+                    println!(
+                        "broken: {place}: {what} ({} verified before it)",
+                        count(report.records, "record", "records")
+                    );
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot read '{}': {e}", file.display());
+            ExitCode::from(2)
+        }
     }
 }

@@ -124,9 +124,15 @@ async fn started_then_tampered(f: &Fixture, tamper: Tamper) -> Session {
 }
 
 fn verify(path: &Path) -> (i32, String) {
+    verify_args(path, &[])
+}
+
+/// `safe-mcp audit verify PATH EXTRA...`: the exit code and stdout.
+fn verify_args(path: &Path, extra: &[&std::ffi::OsStr]) -> (i32, String) {
     let out = Command::new(BIN)
         .args(["audit", "verify"])
         .arg(path)
+        .args(extra)
         .output()
         .unwrap();
     (
@@ -185,4 +191,105 @@ async fn with_reopen_the_server_goes_on_and_verify_reports_the_explained_gap() {
             "{tamper:?}: {out}"
         );
     }
+}
+
+/// `safe-mcp audit keygen` into the fixture's state folder: (signer key, verifier key).
+fn keygen(f: &Fixture) -> (PathBuf, PathBuf) {
+    let key = f.dir.path().join("state/audit.key");
+    let out = Command::new(BIN)
+        .args(["audit", "keygen", "--name", "host-1.example/audit", "--out"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let pubkey = f.dir.path().join("state/audit.key.pub");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let written = std::fs::read_to_string(&pubkey).unwrap();
+    assert!(printed.contains(written.trim()), "{printed}");
+    // A second keygen over the same files is refused and changes nothing.
+    let again = Command::new(BIN)
+        .args(["audit", "keygen", "--name", "x", "--out"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+    assert_eq!(std::fs::read_to_string(&pubkey).unwrap(), written);
+    (key, pubkey)
+}
+
+fn signed_policy(f: &Fixture, every: u64) {
+    let policy = std::fs::read_to_string(&f.policy).unwrap();
+    std::fs::write(
+        &f.policy,
+        format!(
+            "audit_checkpoint_key = \"state/audit.key\"\naudit_checkpoint_every = {every}\n{policy}"
+        ),
+    )
+    .unwrap();
+}
+
+fn verify_with(path: &Path, key: &Path) -> (i32, String) {
+    verify_args(path, &["--key".as_ref(), key.as_os_str()])
+}
+
+#[tokio::test]
+async fn a_server_signs_its_log_and_closes_it_with_a_checkpoint_that_verify_checks() {
+    let f = Fixture::new("fail");
+    let (_, pubkey) = keygen(&f);
+    signed_policy(&f, 3);
+    let s = f.connect().await;
+    for _ in 0..4 {
+        assert_eq!(run(&s, "true").await["code"], "OK");
+    }
+    s.cancel().await.ok();
+    // The server writes its closing checkpoint as it exits.
+    let last_is_checkpoint = || {
+        let text = std::fs::read_to_string(f.log()).unwrap_or_default();
+        text.lines()
+            .last()
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .is_some_and(|r| r.get("checkpoint").is_some())
+    };
+    for _ in 0..100 {
+        if last_is_checkpoint() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        last_is_checkpoint(),
+        "{}",
+        std::fs::read_to_string(f.log()).unwrap()
+    );
+    let (code, out) = verify_with(&f.log(), &pubkey);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("signed: "), "{out}");
+    assert!(!out.contains("not covered"), "{out}");
+    // An edited record (its own hash fixed or not) is reported as before.
+    let text = std::fs::read_to_string(f.log()).unwrap();
+    std::fs::write(
+        f.log(),
+        text.replacen("\"code\":\"OK\"", "\"code\":\"NO\"", 1),
+    )
+    .unwrap();
+    let (code, out) = verify_with(&f.log(), &pubkey);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[tokio::test]
+async fn a_server_whose_checkpoint_key_others_can_read_does_not_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new("fail");
+    let (key, _) = keygen(&f);
+    signed_policy(&f, 3);
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = Command::new(BIN)
+        .args(["terminal", "--config", f.policy.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mode 644"), "{stderr}");
+    assert!(!f.log().exists(), "nothing was written: {stderr}");
 }

@@ -653,6 +653,9 @@ pub fn forbidden_env(name: &str) -> Option<&'static str> {
         })
 }
 
+/// `audit_checkpoint_every` when the policy does not say.
+pub const DEFAULT_CHECKPOINT_EVERY: u64 = 1000;
+
 /// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
 pub const MIN_ROTATE_BYTES: u64 = 4096;
 
@@ -668,6 +671,11 @@ pub struct PolicyFile {
     pub audit_rotate_bytes: Option<u64>,
     /// What a writer does when the log was renamed, deleted, replaced or truncated under it.
     pub audit_on_replaced: Option<AuditOnReplaced>,
+    /// The Ed25519 signer key (`safe-mcp audit keygen`) that signs audit checkpoints; absent:
+    /// no checkpoints.
+    pub audit_checkpoint_key: Option<PathBuf>,
+    /// A signed checkpoint every this many records (default 1000).
+    pub audit_checkpoint_every: Option<u64>,
     /// Shared redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section.
@@ -695,6 +703,10 @@ pub struct Config {
     pub audit_rotate_bytes: u64,
     /// What a writer does when the log was renamed, deleted, replaced or truncated under it.
     pub audit_on_replaced: AuditOnReplaced,
+    /// The checkpoint signer key, resolved (outside every root, not a symlink).
+    pub audit_checkpoint_key: Option<PathBuf>,
+    /// A signed checkpoint every this many records.
+    pub audit_checkpoint_every: u64,
     /// Redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section (jail_root resolved and canonical when `server == Terminal`).
@@ -1323,6 +1335,7 @@ fn validate_hook(
     policy_file: &Path,
     base: &Path,
     audit_log: &StatePath,
+    checkpoint_key: Option<(&'static str, &Path, PathKind)>,
 ) -> Result<(), ConfigError> {
     let given: Vec<PathBuf> = if file.hook.roots.is_empty() {
         file.terminal.jail_root.iter().cloned().collect()
@@ -1347,6 +1360,7 @@ fn validate_hook(
             .iter()
             .map(|r| ("hook.roots", r.as_path(), PathKind::Root)),
     );
+    paths.extend(checkpoint_key);
     distinct_and_not_nested(&paths)?;
     audit_log.refuse_link()?;
     let policy_real = policy_file
@@ -1544,6 +1558,28 @@ fn resolve_and_validate(
     let audit_fail_mode = file.audit_fail_mode.unwrap_or(AuditFailMode::Closed);
     let audit_on_replaced = file.audit_on_replaced.unwrap_or_default();
     let audit_rotate_bytes = file.audit_rotate_bytes.unwrap_or(0);
+    // The checkpoint key: a command that could read it could sign a rewritten log.
+    let checkpoint_key = file
+        .audit_checkpoint_key
+        .take()
+        .map(|k| state_path("audit_checkpoint_key", base, &k))
+        .transpose()?;
+    let audit_checkpoint_every = file
+        .audit_checkpoint_every
+        .unwrap_or(DEFAULT_CHECKPOINT_EVERY);
+    if audit_checkpoint_every == 0 {
+        return Err(ConfigError::BadValue {
+            key: "audit_checkpoint_every".into(),
+            message: "must be at least 1".into(),
+        });
+    }
+    let key_entry = checkpoint_key.as_ref().map(|k| {
+        (
+            "audit_checkpoint_key",
+            k.resolved.as_path(),
+            PathKind::State,
+        )
+    });
     if audit_rotate_bytes != 0 && audit_rotate_bytes < MIN_ROTATE_BYTES {
         return Err(ConfigError::BadValue {
             key: "audit_rotate_bytes".into(),
@@ -1585,6 +1621,7 @@ fn resolve_and_validate(
                 (replay_state.as_ref())
                     .map(|r| ("guard.replay_state", r.resolved.as_path(), PathKind::State)),
             );
+            paths.extend(key_entry);
             distinct_and_not_nested(&paths)?;
             audit_log.refuse_link()?;
             journal.as_ref().map(StatePath::refuse_link).transpose()?;
@@ -1632,7 +1669,7 @@ fn resolve_and_validate(
             }
             check_command_path(t)?;
         }
-        Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log)?,
+        Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log, key_entry)?,
         Server::Files => {
             let f = &mut file.files;
             let ws = f.workspace_root.take().ok_or(ConfigError::Missing {
@@ -1658,6 +1695,7 @@ fn resolve_and_validate(
                 jail.as_deref()
                     .map(|j| ("terminal.jail_root", j, PathKind::Root)),
             );
+            paths.extend(key_entry);
             distinct_and_not_nested(&paths)?;
             audit_log.refuse_link()?;
             journal.refuse_link()?;
@@ -1667,6 +1705,10 @@ fn resolve_and_validate(
         }
     }
 
+    checkpoint_key
+        .as_ref()
+        .map(StatePath::refuse_link)
+        .transpose()?;
     Ok(Config {
         policy_file: policy_file.to_path_buf(),
         server,
@@ -1674,6 +1716,8 @@ fn resolve_and_validate(
         audit_fail_mode,
         audit_rotate_bytes,
         audit_on_replaced,
+        audit_checkpoint_key: checkpoint_key.map(|k| k.resolved),
+        audit_checkpoint_every,
         redaction: file.redaction,
         terminal: file.terminal,
         files: file.files,

@@ -17,6 +17,7 @@ mod files_sandbox;
 mod redact_corpus_common;
 mod sandbox_common;
 
+mod audit_checkpoints;
 mod audit_log;
 mod audit_rotation;
 mod docs;

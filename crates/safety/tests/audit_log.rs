@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use crate::audit_common::{hashed_line, parse, redactor, tempdir};
+use crate::audit_common::{hashed_line, lines, parse, redactor, tempdir};
 use safety::audit::{AuditError, AuditLog, GENESIS_PREV, verify};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -38,14 +38,6 @@ fn log_with(dir: &Path, records: u64) -> PathBuf {
         append(&log, n);
     }
     path
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 fn write_lines(path: &Path, lines: &[String]) {
@@ -86,6 +78,7 @@ fn records_are_chained_with_seq_ts_prev_and_hash() {
             broken: None,
             files: vec![path.clone()],
             file: None,
+            signed: None,
         })
     );
 }

@@ -47,6 +47,12 @@ pub(super) struct ChainState {
     pub(super) pending_replaced: Option<Map<String, Value>>,
     /// Reused serialisation buffer.
     pub(super) buf: Vec<u8>,
+    /// This writer appended a record that no checkpoint of its own covers yet.
+    pub(super) unsigned: bool,
+    /// This writer wrote a record whose `seq` is a multiple of the checkpoint interval (a
+    /// rotation or replacement record included) and no checkpoint since: the next ordinary
+    /// append adds one.
+    pub(super) due: bool,
 }
 
 impl ChainState {
@@ -206,6 +212,11 @@ impl AuditLog {
         state.seq = seq;
         state.last_hash = hash;
         state.len = len + state.buf.len() as u64;
+        if let Some((_, every)) = &self.checkpoints
+            && seq % every == 0
+        {
+            state.due = true;
+        }
         Ok(())
     }
 }

@@ -74,6 +74,7 @@ use serde_json::{Map, Value};
 use crate::redact::Redactor;
 
 mod chain;
+mod checkpoint;
 mod file;
 mod record;
 mod replaced;
@@ -81,9 +82,12 @@ mod rotate;
 mod syncer;
 mod verify;
 
+pub use checkpoint::{
+    CheckpointSigner, CheckpointVerifier, KeyError, generate as generate_checkpoint_key,
+};
 pub use record::{GENESIS_PREV, canonical_json};
 pub use syncer::{SYNC_LINGER, SyncError};
-pub use verify::{VerifyReport, verify};
+pub use verify::{Coverage, VerifyReport, verify, verify_signed};
 
 use chain::{ChainState, read_chain_head};
 use file::{lock, open_append, parent_dir, sync_dir};
@@ -92,7 +96,15 @@ use syncer::{Syncer, Waiter};
 
 /// Fields the log adds to every record, and the rotation marker: a caller's field of one
 /// of these names is renamed (`event_<name>`), so no record can forge them.
-const RESERVED_FIELDS: [&str; 6] = ["seq", "ts", "prev", "hash", "rotation", "replaced"];
+const RESERVED_FIELDS: [&str; 7] = [
+    "seq",
+    "ts",
+    "prev",
+    "hash",
+    "rotation",
+    "replaced",
+    "checkpoint",
+];
 
 /// The log could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +140,9 @@ pub enum AuditError {
         /// What was found.
         found: String,
     },
+    /// `audit_checkpoint_key` cannot be used.
+    #[error(transparent)]
+    CheckpointKey(#[from] KeyError),
     /// The existing log ends in a record that does not verify: continuing would chain new
     /// records onto a broken or forged tail.
     #[error("audit log '{path}' is broken at its end: {reason}; run `safe-mcp audit verify`")]
@@ -154,10 +169,16 @@ pub struct AuditLog {
     /// `audit_on_replaced = "reopen"`: a log found replaced under the writer is reopened
     /// (and the event recorded) instead of refused.
     reopen_replaced: bool,
+    /// `audit_checkpoint_key`: the signer, and the interval in records.
+    checkpoints: Option<(CheckpointSigner, u64)>,
 }
 
 impl Drop for AuditLog {
     fn drop(&mut self) {
+        // The closing checkpoint: what this writer appended is covered before it goes.
+        if let Err(e) = self.checkpoint() {
+            tracing::error!("audit log: the closing checkpoint could not be written: {e}");
+        }
         if let Some(syncer) = self.syncer.take() {
             syncer.stop();
         }
@@ -221,11 +242,14 @@ impl AuditLog {
                 replaced: None,
                 pending_replaced: None,
                 buf: Vec::with_capacity(1024),
+                unsigned: false,
+                due: false,
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
             rotate_bytes: 0,
             reopen_replaced: false,
+            checkpoints: None,
         })
     }
 
@@ -247,6 +271,57 @@ impl AuditLog {
         self
     }
 
+    /// Sign the chain with `signer`: a checkpoint record after the first record this writer
+    /// appends once one of its records had a `seq` that is a multiple of `every` (at least
+    /// 1), and one when the log is closed (dropped) if this writer appended since its last
+    /// (see `checkpoint`). Every writer of a signed log must sign it.
+    pub fn with_checkpoints(mut self, signer: CheckpointSigner, every: u64) -> Self {
+        self.checkpoints = Some((signer, every.max(1)));
+        self
+    }
+
+    /// Append a checkpoint now if this writer appended records that none of its checkpoints
+    /// covers yet (what a server does when it stops; `Drop` calls it). Nothing without
+    /// `with_checkpoints`.
+    pub fn checkpoint(&self) -> Result<(), AuditError> {
+        if self.checkpoints.is_none() {
+            return Ok(());
+        }
+        let mut guard = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = &mut *guard;
+        if !state.unsigned || state.poisoned.is_some() || state.replaced.is_some() {
+            return Ok(());
+        }
+        let (_lock, _len) = self.settle(state)?;
+        self.put_checkpoint(state, true)
+    }
+
+    /// Append the checkpoint record over the chain as it stands (the file locked by the
+    /// caller): `{"checkpoint": {"size", "head", "every", "note"}}`, the note signed.
+    fn put_checkpoint(&self, state: &mut ChainState, sync_now: bool) -> Result<(), AuditError> {
+        let Some((signer, every)) = &self.checkpoints else {
+            return Ok(());
+        };
+        let ts = now();
+        let note = signer
+            .sign(state.seq, &state.last_hash, &ts, *every)
+            .map_err(|e| self.io_error(std::io::Error::other(format!("signing: {e}"))))?;
+        let mut body = Map::new();
+        body.insert("size".into(), Value::from(state.seq));
+        body.insert("head".into(), Value::from(state.last_hash.clone()));
+        body.insert("every".into(), Value::from(*every));
+        body.insert("note".into(), Value::from(note));
+        let record = Map::from_iter([("checkpoint".to_string(), Value::Object(body))]);
+        let len = state.len;
+        self.put(state, &record, &ts, len, sync_now)?;
+        state.unsigned = false;
+        state.due = false;
+        Ok(())
+    }
+
     /// Open the log of a server starting with `config` (its rotation size and
     /// `audit_on_replaced` applied). Under `audit_fail_mode = "closed"` a log that cannot be
     /// opened is the error the server refuses to start with; under "open" the server starts
@@ -266,16 +341,27 @@ impl AuditLog {
         }
     }
 
-    /// [`AuditLog::open`] with the policy's rotation size and `audit_on_replaced`.
+    /// [`AuditLog::open`] with the policy's rotation size, `audit_on_replaced` and checkpoint
+    /// key.
     pub(crate) fn open_configured(
         config: &crate::config::Config,
         redactor: Arc<Redactor>,
     ) -> Result<AuditLog, AuditError> {
-        Ok(AuditLog::open(&config.audit_log, redactor)?
+        // The key first: a server that cannot sign does not start writing.
+        let signer = config
+            .audit_checkpoint_key
+            .as_deref()
+            .map(CheckpointSigner::load)
+            .transpose()?;
+        let log = AuditLog::open(&config.audit_log, redactor)?
             .rotate_at(config.audit_rotate_bytes)
             .reopen_when_replaced(
                 config.audit_on_replaced == crate::config::AuditOnReplaced::Reopen,
-            ))
+            );
+        Ok(match signer {
+            Some(signer) => log.with_checkpoints(signer, config.audit_checkpoint_every),
+            None => log,
+        })
     }
 
     /// How many `fdatasync`s of this log have completed (tests observe the ordering of
@@ -381,6 +467,11 @@ impl AuditLog {
         };
         let (_lock, len) = self.settle(state)?;
         self.put(state, &record, &ts, len, syncer.is_none())?;
+        state.unsigned = true;
+        if state.due {
+            // Under the same lock, and synced with the record when it is.
+            self.put_checkpoint(state, syncer.is_none())?;
+        }
         if let Some(syncer) = syncer {
             // Registered under the chain lock, after the line was written.
             syncer.request(waiter);

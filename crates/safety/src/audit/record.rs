@@ -42,6 +42,8 @@ pub(super) struct CheckedRecord {
     pub(super) rotation: Option<Rotation>,
     /// A record written by a writer that found the log replaced under it: what it found.
     pub(super) replaced: Option<String>,
+    /// A checkpoint record: its signed note (`checkpoint.note`; checked only with a key).
+    pub(super) checkpoint: Option<String>,
 }
 
 /// A record the log writes when it rotates.
@@ -145,6 +147,12 @@ pub(super) fn check_line(line: &[u8]) -> Result<CheckedRecord, RecordError> {
         (Some(Value::String(_)), Some(found)) => Some(found),
         _ => return Err(RecordError::BadReplaced),
     };
+    let checkpoint = map.get("checkpoint").map(|c| {
+        c.get("note")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    });
     let mut canonical = Vec::with_capacity(line.len());
     canonical_json(&Value::Object(map), &mut canonical);
     let computed = hex::encode(Sha256::digest(&canonical));
@@ -165,6 +173,7 @@ pub(super) fn check_line(line: &[u8]) -> Result<CheckedRecord, RecordError> {
         hash,
         rotation,
         replaced,
+        checkpoint,
     })
 }
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::GENESIS_PREV;
 use super::chain::{first_record, read_chain_head};
+use super::checkpoint::{CheckpointVerifier, verify_note};
 use super::file::{parent_dir, same_file};
 use super::record::{Rotation, check_line};
 use super::rotate::rotated_number;
@@ -26,15 +27,31 @@ pub struct VerifyReport {
     pub files: Vec<PathBuf>,
     /// The file holding the broken record.
     pub file: Option<PathBuf>,
+    /// With a checkpoint key: what the signed checkpoints cover.
+    pub signed: Option<Coverage>,
+}
+
+/// What the signed checkpoints of a log cover ([`verify_signed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Coverage {
+    /// Checkpoints whose signature, size and head verified.
+    pub checkpoints: u64,
+    /// Records 1 ..= `covered` are covered by a valid checkpoint (the last valid checkpoint's
+    /// own record included).
+    pub covered: u64,
 }
 
 /// The chain as far as it verified.
-struct Walk {
+struct Walk<'k> {
     prev_hash: String,
     expected_seq: u64,
+    key: Option<&'k CheckpointVerifier>,
+    coverage: Coverage,
+    /// The interval the last valid checkpoint gave.
+    every: Option<u64>,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// Records verified so far (`seq` starts at 1 and goes up by one a record).
     fn records(&self) -> u64 {
         self.expected_seq - 1
@@ -55,6 +72,21 @@ impl Walk {
 /// does not reach (the log reset or replaced). `records` counts the records
 /// before the first broken one.
 pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
+    verify_signed(path, None)
+}
+
+/// [`verify`](fn@verify), and with `key` the signed checkpoints too: each checkpoint's note
+/// must be signed by `key`, with the key's name as origin, and name the size and head of the
+/// chain right before it (a chain recomputed after an edit fails at the first checkpoint
+/// after it); after a valid checkpoint with interval N, a record more than 2N + 2 past it
+/// with no checkpoint between means checkpoints were removed; a log of records with no valid
+/// checkpoint at all is broken at its first record. What the checkpoints cover is
+/// [`VerifyReport::signed`] (records after the last one are reported, not an error: a running
+/// writer's newest records wait for their checkpoint).
+pub fn verify_signed(
+    path: &Path,
+    key: Option<&CheckpointVerifier>,
+) -> Result<VerifyReport, std::io::Error> {
     let path = std::fs::canonicalize(path)?;
     let path = path.as_path();
     // The log is opened once and read through that handle: a writer that rotates meanwhile
@@ -76,6 +108,9 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
     let mut walk = Walk {
         prev_hash: GENESIS_PREV.to_string(),
         expected_seq: 1,
+        key,
+        coverage: Coverage::default(),
+        every: None,
     };
     for (i, file) in files.iter().enumerate() {
         // The last file is the log itself, read through the handle the walk started from
@@ -92,6 +127,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
                 broken: Some(broken),
                 file: Some(file.to_path_buf()),
                 files,
+                signed: key.map(|_| walk.coverage),
             });
         }
     }
@@ -108,6 +144,23 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
             )),
             files,
             file: Some(orphan),
+            signed: key.map(|_| walk.coverage),
+        });
+    }
+    // Signed, yet no checkpoint anywhere: every one was removed (or the key never signed
+    // this log).
+    if key.is_some() && walk.coverage.checkpoints == 0 && walk.records() > 0 {
+        return Ok(VerifyReport {
+            records: walk.records(),
+            broken: Some((
+                1,
+                "no checkpoint signed by this key covers any record (checkpoints removed, or \
+                 the log was not signed with this key)"
+                    .to_string(),
+            )),
+            file: files.first().cloned(),
+            files,
+            signed: Some(walk.coverage),
         });
     }
     Ok(VerifyReport {
@@ -115,6 +168,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
         broken: None,
         file: None,
         files,
+        signed: key.map(|_| walk.coverage),
     })
 }
 
@@ -214,7 +268,7 @@ fn verify_file(
     file: Box<dyn Read + '_>,
     first: bool,
     rotated: bool,
-    walk: &mut Walk,
+    walk: &mut Walk<'_>,
 ) -> Result<Option<(u64, String)>, std::io::Error> {
     let own_name = path
         .file_name()
@@ -292,6 +346,9 @@ fn verify_file(
             };
             return Ok(Some((number, reason)));
         }
+        if let Some(broken) = check_checkpoint(walk, &record) {
+            return Ok(Some((number, broken)));
+        }
         if let Some(Rotation::End(name)) = &record.rotation {
             ended = Some(name.clone());
         }
@@ -318,6 +375,50 @@ fn verify_file(
         }
     }
     Ok(None)
+}
+
+/// With a key: a checkpoint record must verify and name the chain right before it; any
+/// other record must not come later than the last valid checkpoint's interval allows.
+fn check_checkpoint(walk: &mut Walk<'_>, record: &super::record::CheckedRecord) -> Option<String> {
+    let key = walk.key?;
+    let Some(note) = &record.checkpoint else {
+        // A writer signs within `every` + 3 records (a rotation's two records may pass the
+        // multiple it waits for); one killed at the wrong moment leaves up to `2 * every + 1`.
+        let every = walk.every?;
+        let due = walk
+            .coverage
+            .covered
+            .saturating_add(every.saturating_mul(2))
+            .saturating_add(2);
+        return (record.seq > due).then(|| {
+            format!(
+                "no checkpoint from seq {} to this record (seq {}): the last one, over {} \
+                 records, said one follows every {every} records (checkpoints were removed)",
+                walk.coverage.covered + 1,
+                record.seq,
+                walk.coverage.covered
+            )
+        });
+    };
+    let signed = match verify_note(note, key) {
+        Ok(signed) => signed,
+        Err(why) => return Some(format!("checkpoint does not verify: {why}")),
+    };
+    if signed.size + 1 != record.seq || signed.head != record.prev {
+        return Some(format!(
+            "checkpoint signed over {} records with head {}, but here the chain has {} records \
+             with head {}: records before it were changed and the chain recomputed",
+            signed.size,
+            signed.head,
+            record.seq - 1,
+            record.prev
+        ));
+    }
+    walk.coverage.checkpoints += 1;
+    // The records it names, and itself: its note is the signed statement.
+    walk.coverage.covered = record.seq;
+    walk.every = Some(signed.every);
+    None
 }
 
 /// Explain a `seq` that is not the expected one at line `number`: a later line holding the

@@ -35,3 +35,12 @@ pub fn hashed_line(record: Map<String, Value>) -> String {
         text.strip_suffix('}').unwrap_or_default()
     )
 }
+
+/// The lines of the file at `path` (none if it cannot be read).
+pub fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
