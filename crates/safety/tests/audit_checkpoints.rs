@@ -215,3 +215,36 @@ fn a_writer_killed_before_its_closing_checkpoint_and_a_rotating_log_verify_witho
     let signed = report.signed.unwrap();
     assert_eq!(signed.covered, report.records, "{report:?}");
 }
+
+#[test]
+fn a_checkpoint_whose_plain_members_differ_from_its_note_or_that_is_moved_fails() {
+    let dir = tempdir();
+    let (signer, verifier) = keys(dir.path(), "audit");
+    let path = signed_log(dir.path(), signer, 3, 9);
+    let records: Vec<_> = lines(&path).iter().map(|l| parse(l)).collect();
+    // The JSON says 2 records while the note says 3: rechained, the chain is fine.
+    let mut edited = records.clone();
+    edited[3]["checkpoint"]["size"] = json!(2);
+    rechain(&path, edited);
+    assert_eq!(verify(&path).unwrap().broken, None);
+    let (line, why) = verify_signed(&path, Some(&verifier))
+        .unwrap()
+        .broken
+        .unwrap();
+    assert_eq!(line, 4);
+    assert!(
+        why.contains("differ from what its signed note says"),
+        "{why}"
+    );
+    // An old, valid checkpoint copied further down (replayed): it names another head.
+    let mut replayed = records.clone();
+    let old = replayed[3].clone();
+    replayed.insert(8, old);
+    rechain(&path, replayed);
+    let (line, why) = verify_signed(&path, Some(&verifier))
+        .unwrap()
+        .broken
+        .unwrap();
+    assert_eq!(line, 9, "{why}");
+    assert!(why.contains("chain recomputed"), "{why}");
+}

@@ -42,8 +42,18 @@ pub(super) struct CheckedRecord {
     pub(super) rotation: Option<Rotation>,
     /// A record written by a writer that found the log replaced under it: what it found.
     pub(super) replaced: Option<String>,
-    /// A checkpoint record: its signed note (`checkpoint.note`; checked only with a key).
-    pub(super) checkpoint: Option<String>,
+    /// A checkpoint record (checked only with a key).
+    pub(super) checkpoint: Option<CheckpointMembers>,
+}
+
+/// The members of a checkpoint record as written: the signed note, and the plain copies of
+/// what it says (which must agree with it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CheckpointMembers {
+    pub(super) note: String,
+    pub(super) size: Option<u64>,
+    pub(super) head: Option<String>,
+    pub(super) every: Option<u64>,
 }
 
 /// A record the log writes when it rotates.
@@ -147,11 +157,15 @@ pub(super) fn check_line(line: &[u8]) -> Result<CheckedRecord, RecordError> {
         (Some(Value::String(_)), Some(found)) => Some(found),
         _ => return Err(RecordError::BadReplaced),
     };
-    let checkpoint = map.get("checkpoint").map(|c| {
-        c.get("note")
+    let checkpoint = map.get("checkpoint").map(|c| CheckpointMembers {
+        note: c
+            .get("note")
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_string()
+            .to_string(),
+        size: c.get("size").and_then(Value::as_u64),
+        head: c.get("head").and_then(Value::as_str).map(str::to_string),
+        every: c.get("every").and_then(Value::as_u64),
     });
     let mut canonical = Vec::with_capacity(line.len());
     canonical_json(&Value::Object(map), &mut canonical);

@@ -381,7 +381,7 @@ fn verify_file(
 /// other record must not come later than the last valid checkpoint's interval allows.
 fn check_checkpoint(walk: &mut Walk<'_>, record: &super::record::CheckedRecord) -> Option<String> {
     let key = walk.key?;
-    let Some(note) = &record.checkpoint else {
+    let Some(members) = &record.checkpoint else {
         // A writer signs within `every` + 3 records (a rotation's two records may pass the
         // multiple it waits for); one killed at the wrong moment leaves up to `2 * every + 1`.
         let every = walk.every?;
@@ -400,10 +400,19 @@ fn check_checkpoint(walk: &mut Walk<'_>, record: &super::record::CheckedRecord) 
             )
         });
     };
-    let signed = match verify_note(note, key) {
+    let signed = match verify_note(&members.note, key) {
         Ok(signed) => signed,
         Err(why) => return Some(format!("checkpoint does not verify: {why}")),
     };
+    // The plain members are what a reader sees first: they must say what the note says.
+    if members.size != Some(signed.size)
+        || members.head.as_deref() != Some(signed.head.as_str())
+        || members.every != Some(signed.every)
+    {
+        return Some(
+            "checkpoint's size, head or every differ from what its signed note says".to_string(),
+        );
+    }
     if signed.size + 1 != record.seq || signed.head != record.prev {
         return Some(format!(
             "checkpoint signed over {} records with head {}, but here the chain has {} records \
