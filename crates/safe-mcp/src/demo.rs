@@ -1,6 +1,6 @@
 //! `safe-mcp demo`: a throw-away sandbox, the servers (terminal, files, guard) started as
 //! child processes, driven through the rmcp client, every envelope printed; then three
-//! agent hook events and their answers.
+//! agent hook events and their answers, and the servers' signed audit log verified.
 
 use std::path::{Path, PathBuf};
 
@@ -107,6 +107,55 @@ pub fn temp_folder_failed(temp: &Path, error: &std::io::Error) -> String {
     )
 }
 
+/// The terminal and files servers' log, signed: a checkpoint key made in the sandbox's
+/// `state/` (as `safe-mcp audit keygen` makes it) and named in the policy. Returns the
+/// verifier key's path.
+fn sign_the_log(dir: &Path, policies: &[&Path]) -> Result<PathBuf> {
+    let (key, public) = (dir.join("state/audit.key"), dir.join("state/audit.key.pub"));
+    safety::audit::generate_checkpoint_key("safe-mcp-demo", &key, &public)?;
+    for policy in policies {
+        let text = std::fs::read_to_string(policy)?;
+        std::fs::write(
+            policy,
+            format!(
+                "# Added by the demo: a signed checkpoint every 10 records and when a server \
+                 stops.\naudit_checkpoint_key = \"state/audit.key\"\naudit_checkpoint_every = 10\n\
+                 {text}"
+            ),
+        )?;
+    }
+    Ok(public)
+}
+
+/// `safe-mcp audit verify LOG --key PUB` on the servers' log, printed.
+fn verify_the_log(bin: &Path, log: &Path, verifier: &Path) -> Result<()> {
+    println!(
+        "== audit: the log the terminal and files servers and the hook share, its chain and signed checkpoints"
+    );
+    println!(
+        "$ safe-mcp audit verify {} --key {}",
+        log.display(),
+        verifier.display()
+    );
+    let out = std::process::Command::new(bin)
+        .args(["audit", "verify"])
+        .arg(log)
+        .arg("--key")
+        .arg(verifier)
+        .output()
+        .context("running safe-mcp audit verify")?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    if !out.status.success() {
+        bail!(
+            "audit verify failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    println!();
+    Ok(())
+}
+
 /// Run the whole demo in a fresh temporary folder; `keep` leaves it in place.
 pub async fn run(keep: bool) -> Result<()> {
     let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
@@ -115,6 +164,9 @@ pub async fn run(keep: bool) -> Result<()> {
         .tempdir()
         .map_err(|e| anyhow::anyhow!(temp_folder_failed(&std::env::temp_dir(), &e)))?;
     let policy = make_sandbox(dir.path())?;
+    let hook_policy = crate::demo_hook::make_policy(dir.path())?;
+    // Both policies name the same log: every writer of a signed log signs it.
+    let verifier = sign_the_log(dir.path(), &[&policy, &hook_policy])?;
     println!(
         "sandbox: {} (policy: {})\n",
         dir.path().display(),
@@ -124,8 +176,8 @@ pub async fn run(keep: bool) -> Result<()> {
     crate::demo_files::run(&bin, &policy).await?;
     let guard_policy = crate::demo_guard::make_sandbox(dir.path())?;
     crate::demo_guard::run(&bin, &guard_policy).await?;
-    let hook_policy = crate::demo_hook::make_policy(dir.path())?;
     crate::demo_hook::run(&bin, &hook_policy, &dir.path().join("sandbox/terminal"))?;
+    verify_the_log(&bin, &dir.path().join("state/audit.jsonl"), &verifier)?;
     if keep {
         let kept = dir.keep();
         println!("sandbox kept at {}", kept.display());
