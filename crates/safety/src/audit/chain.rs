@@ -53,6 +53,11 @@ pub(super) struct ChainState {
     /// rotation or replacement record included) and no checkpoint since: the next ordinary
     /// append adds one.
     pub(super) due: bool,
+    /// The chain's last record is a checkpoint: its interval.
+    pub(super) head_every: Option<u64>,
+    /// This writer has appended (its first append opens with a checkpoint when the head is
+    /// not one: what a writer killed before its closing checkpoint left is covered at once).
+    pub(super) started: bool,
 }
 
 impl ChainState {
@@ -109,6 +114,7 @@ impl AuditLog {
             state.seq = head.seq;
             state.last_hash = head.hash;
             state.ended = head.rotated_to;
+            state.head_every = head.checkpoint_every;
             state.len = len;
         }
         if let Some(name) = state.ended.clone() {
@@ -212,6 +218,10 @@ impl AuditLog {
         state.seq = seq;
         state.last_hash = hash;
         state.len = len + state.buf.len() as u64;
+        state.head_every = record
+            .get("checkpoint")
+            .and_then(|c| c.get("every"))
+            .and_then(Value::as_u64);
         if let Some((_, every)) = &self.checkpoints
             && seq % every == 0
         {
@@ -287,6 +297,8 @@ pub(super) struct Head {
     pub(super) hash: String,
     /// The last record is a rotation end naming this rotated file.
     pub(super) rotated_to: Option<String>,
+    /// The last record is a checkpoint: its interval.
+    pub(super) checkpoint_every: Option<u64>,
 }
 
 /// The head of a log file of `len` bytes.
@@ -296,6 +308,7 @@ pub(super) fn read_chain_head(file: &File, len: u64) -> Result<Head, TailError> 
             seq: 0,
             hash: GENESIS_PREV.to_string(),
             rotated_to: None,
+            checkpoint_every: None,
         });
     }
     let mut last = [0u8; 1];
@@ -329,6 +342,7 @@ pub(super) fn read_chain_head(file: &File, len: u64) -> Result<Head, TailError> 
     Ok(Head {
         seq: record.seq,
         hash: record.hash,
+        checkpoint_every: record.checkpoint.and_then(|c| c.every),
         rotated_to: match record.rotation {
             Some(Rotation::End(name)) => Some(name),
             _ => None,

@@ -207,6 +207,8 @@ pub(crate) struct Signed {
     pub(crate) head: String,
     /// The writer's checkpoint interval.
     pub(crate) every: u64,
+    /// The `time` line.
+    pub(crate) time: String,
 }
 
 /// Check a checkpoint note against `key`: signed by it, its origin the key's name, and its
@@ -240,13 +242,22 @@ pub(crate) fn verify_note(note: &str, key: &CheckpointVerifier) -> Result<Signed
         .map(hex::encode)
         .ok_or("its third line is not a base64 SHA-256 hash")?;
     let mut every = None;
+    let mut time = None;
     for line in lines {
         if let Some(n) = line.strip_prefix("every ") {
             every = n.parse::<u64>().ok().filter(|n| *n > 0);
+        } else if let Some(t) = line.strip_prefix("time ") {
+            time = Some(t.to_string());
         }
     }
     let every = every.ok_or("it has no `every <N>` line")?;
-    Ok(Signed { size, head, every })
+    let time = time.ok_or("it has no `time <ts>` line")?;
+    Ok(Signed {
+        size,
+        head,
+        every,
+        time,
+    })
 }
 
 /// The note's text (before its signature line).
@@ -331,7 +342,8 @@ mod tests {
             Signed {
                 size: 41,
                 head,
-                every: 100
+                every: 100,
+                time: "2026-12-04T00:00:00.000000Z".to_string(),
             }
         );
     }

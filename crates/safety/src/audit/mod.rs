@@ -244,6 +244,8 @@ impl AuditLog {
                 buf: Vec::with_capacity(1024),
                 unsigned: false,
                 due: false,
+                head_every: head.checkpoint_every,
+                started: false,
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
@@ -297,6 +299,16 @@ impl AuditLog {
         }
         let (_lock, _len) = self.settle(state)?;
         self.put_checkpoint(state, true)
+    }
+
+    /// [`AuditLog::put_checkpoint`] for an append: the record the caller asked for is what
+    /// the append answers for, so a checkpoint that cannot be written is logged and left due
+    /// (the next append tries again), not the append's failure.
+    fn checkpoint_or_warn(&self, state: &mut ChainState, sync_now: bool) {
+        if let Err(e) = self.put_checkpoint(state, sync_now) {
+            state.due = true;
+            tracing::error!("audit log: a checkpoint could not be written: {e}");
+        }
     }
 
     /// Append the checkpoint record over the chain as it stands (the file locked by the
@@ -466,11 +478,25 @@ impl AuditLog {
             }),
         };
         let (_lock, len) = self.settle(state)?;
+        let mut len = len;
+        if let Some((_, every)) = &self.checkpoints
+            && !state.started
+            && state.head_every != Some(*every)
+        {
+            // The opening checkpoint: the chain as this writer found it is signed before it
+            // adds to it (an empty log's at size 0), so a log a writer signed always holds a
+            // checkpoint, one left unsigned by a writer killed before closing is covered, and
+            // the interval a verifier holds the next records to is this writer's. Not needed
+            // when the head is already a checkpoint of this interval.
+            self.checkpoint_or_warn(state, syncer.is_none());
+            len = state.len;
+        }
+        state.started = true;
         self.put(state, &record, &ts, len, syncer.is_none())?;
         state.unsigned = true;
         if state.due {
             // Under the same lock, and synced with the record when it is.
-            self.put_checkpoint(state, syncer.is_none())?;
+            self.checkpoint_or_warn(state, syncer.is_none());
         }
         if let Some(syncer) = syncer {
             // Registered under the chain lock, after the line was written.

@@ -54,6 +54,11 @@ pub(super) struct CheckpointMembers {
     pub(super) size: Option<u64>,
     pub(super) head: Option<String>,
     pub(super) every: Option<u64>,
+    /// The record's `ts`.
+    pub(super) ts: String,
+    /// Nothing else in the record or its `checkpoint` member: a checkpoint's note signs only
+    /// what the note says, so anything added beside it would pass unsigned.
+    pub(super) exact: bool,
 }
 
 /// A record the log writes when it rotates.
@@ -157,7 +162,14 @@ pub(super) fn check_line(line: &[u8]) -> Result<CheckedRecord, RecordError> {
         (Some(Value::String(_)), Some(found)) => Some(found),
         _ => return Err(RecordError::BadReplaced),
     };
+    let exact = |object: &Map<String, Value>, keys: &[&str]| {
+        object.len() == keys.len() && keys.iter().all(|k| object.contains_key(*k))
+    };
     let checkpoint = map.get("checkpoint").map(|c| CheckpointMembers {
+        ts: text("ts").unwrap_or_default(),
+        exact: exact(&map, &["seq", "ts", "prev", "checkpoint"])
+            && c.as_object()
+                .is_some_and(|c| exact(c, &["size", "head", "every", "note"])),
         note: c
             .get("note")
             .and_then(Value::as_str)

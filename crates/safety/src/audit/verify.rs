@@ -78,7 +78,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, std::io::Error> {
 /// [`verify`](fn@verify), and with `key` the signed checkpoints too: each checkpoint's note
 /// must be signed by `key`, with the key's name as origin, and name the size and head of the
 /// chain right before it (a chain recomputed after an edit fails at the first checkpoint
-/// after it); after a valid checkpoint with interval N, a record more than 2N + 2 past it
+/// after it); after a valid checkpoint with interval N, a record more than N + 5 past it
 /// with no checkpoint between means checkpoints were removed; a log of records with no valid
 /// checkpoint at all is broken at its first record. What the checkpoints cover is
 /// [`VerifyReport::signed`] (records after the last one are reported, not an error: a running
@@ -383,13 +383,14 @@ fn check_checkpoint(walk: &mut Walk<'_>, record: &super::record::CheckedRecord) 
     let key = walk.key?;
     let Some(members) = &record.checkpoint else {
         // A writer signs within `every` + 3 records (a rotation's two records may pass the
-        // multiple it waits for); one killed at the wrong moment leaves up to `2 * every + 1`.
+        // multiple it waits for); one killed before it signed leaves a few more, which the
+        // next writer's opening checkpoint (after its own rotation, maybe) covers.
         let every = walk.every?;
         let due = walk
             .coverage
             .covered
-            .saturating_add(every.saturating_mul(2))
-            .saturating_add(2);
+            .saturating_add(every)
+            .saturating_add(5);
         return (record.seq > due).then(|| {
             format!(
                 "no checkpoint from seq {} to this record (seq {}): the last one, over {} \
@@ -404,13 +405,23 @@ fn check_checkpoint(walk: &mut Walk<'_>, record: &super::record::CheckedRecord) 
         Ok(signed) => signed,
         Err(why) => return Some(format!("checkpoint does not verify: {why}")),
     };
-    // The plain members are what a reader sees first: they must say what the note says.
+    // The plain members are what a reader sees first: they must say what the note says,
+    // and nothing may stand beside them unsigned.
+    if !members.exact {
+        return Some(
+            "checkpoint record holds more than its chain fields and its checkpoint: whatever \
+             was added beside the note is not signed"
+                .to_string(),
+        );
+    }
     if members.size != Some(signed.size)
         || members.head.as_deref() != Some(signed.head.as_str())
         || members.every != Some(signed.every)
+        || members.ts != signed.time
     {
         return Some(
-            "checkpoint's size, head or every differ from what its signed note says".to_string(),
+            "checkpoint's size, head, every or ts differ from what its signed note says"
+                .to_string(),
         );
     }
     if signed.size + 1 != record.seq || signed.head != record.prev {
