@@ -310,3 +310,30 @@ async fn a_server_whose_checkpoint_key_others_can_read_does_not_start() {
     assert!(stderr.contains("mode 644"), "{stderr}");
     assert!(!f.log().exists(), "nothing was written: {stderr}");
 }
+
+#[tokio::test]
+async fn a_record_syslog_did_not_take_is_said_in_the_result_and_kept_locally() {
+    let f = Fixture::new("fail");
+    // A socket nobody reads: every send is refused.
+    let socket = f.dir.path().join("state/syslog.sock");
+    std::os::unix::net::UnixDatagram::bind(&socket)
+        .map(drop)
+        .unwrap();
+    let policy = std::fs::read_to_string(&f.policy).unwrap();
+    std::fs::write(
+        &f.policy,
+        format!("{policy}[audit.syslog]\ntransport = \"unix\"\naddress = \"state/syslog.sock\"\n"),
+    )
+    .unwrap();
+    let s = f.connect().await;
+    let e = run(&s, "true").await;
+    assert_eq!(e["code"], "OK", "{e}");
+    let note = e["detail"]["audit"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("syslog: records 1..=") && note.contains("not shipped to syslog"),
+        "{e}"
+    );
+    s.cancel().await.ok();
+    let (code, out) = verify(&f.log());
+    assert_eq!(code, 0, "{out}");
+}

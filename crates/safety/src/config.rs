@@ -370,6 +370,69 @@ pub struct HookToolRule {
     pub reason: Option<String>,
 }
 
+/// `[audit]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditSettings {
+    /// `[audit.syslog]`: every record also to syslog; absent: the local log only.
+    pub syslog: Option<SyslogSettings>,
+}
+
+/// `[audit.syslog]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SyslogSettings {
+    /// `"unix"` (a datagram socket such as `/dev/log`), `"udp"` or `"tcp"`.
+    pub transport: SyslogTransport,
+    /// The socket's path (`unix`), or `IP:port` (`udp`, `tcp`; no host names).
+    pub address: String,
+    /// `true`: a record that cannot be shipped fails the call as a record that cannot be
+    /// written does (the local record is kept either way).
+    #[serde(default)]
+    pub required: bool,
+    /// The facility (`local0` unless set): `kern`, `user`, ..., `auth`, ..., `local7`.
+    #[serde(default = "default_facility")]
+    pub facility: String,
+}
+
+fn default_facility() -> String {
+    "local0".to_string()
+}
+
+/// `[audit.syslog] transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SyslogTransport {
+    /// A Unix datagram socket.
+    Unix,
+    /// UDP.
+    Udp,
+    /// TCP, octet-counting framing (RFC 6587).
+    Tcp,
+}
+
+/// An `IP:port` for `[audit.syslog] address` (no host names: nothing is resolved at start-up
+/// that could name another host later).
+pub(crate) fn syslog_address(address: &str) -> Result<std::net::SocketAddr, String> {
+    address.parse::<std::net::SocketAddr>().map_err(|_| {
+        format!("'{address}' is not an IP address and port (127.0.0.1:514, [::1]:514)")
+    })
+}
+
+/// The RFC 5424 code of the facility `name`.
+pub(crate) fn syslog_facility(name: &str) -> Result<u8, String> {
+    const NAMES: [&str; 24] = [
+        "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
+        "authpriv", "ftp", "ntp", "audit", "alert", "clock", "local0", "local1", "local2",
+        "local3", "local4", "local5", "local6", "local7",
+    ];
+    NAMES
+        .iter()
+        .position(|n| *n == name)
+        .and_then(|i| u8::try_from(i).ok())
+        .ok_or_else(|| format!("'{name}' is not a syslog facility ({})", NAMES.join(", ")))
+}
+
 /// `[hook]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -680,6 +743,8 @@ pub struct PolicyFile {
     pub audit_checkpoint_key: Option<PathBuf>,
     /// A signed checkpoint every this many records (default 1000).
     pub audit_checkpoint_every: Option<u64>,
+    /// `[audit]`: where records go besides the local log.
+    pub audit: AuditSettings,
     /// Shared redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section.
@@ -711,6 +776,8 @@ pub struct Config {
     pub audit_checkpoint_key: Option<PathBuf>,
     /// A signed checkpoint every this many records.
     pub audit_checkpoint_every: u64,
+    /// `[audit.syslog]`, checked (a `unix` path resolved, outside every root).
+    pub audit_syslog: Option<SyslogSettings>,
     /// Redaction settings.
     pub redaction: RedactionSettings,
     /// Terminal section (jail_root resolved and canonical when `server == Terminal`).
@@ -1339,7 +1406,7 @@ fn validate_hook(
     policy_file: &Path,
     base: &Path,
     audit_log: &StatePath,
-    checkpoint_key: Option<(&'static str, &Path, PathKind)>,
+    extra_state: &[(&'static str, &Path, PathKind)],
 ) -> Result<(), ConfigError> {
     let given: Vec<PathBuf> = if file.hook.roots.is_empty() {
         file.terminal.jail_root.iter().cloned().collect()
@@ -1364,7 +1431,7 @@ fn validate_hook(
             .iter()
             .map(|r| ("hook.roots", r.as_path(), PathKind::Root)),
     );
-    paths.extend(checkpoint_key);
+    paths.extend(extra_state.iter().copied());
     distinct_and_not_nested(&paths)?;
     audit_log.refuse_link()?;
     let policy_real = policy_file
@@ -1577,13 +1644,49 @@ fn resolve_and_validate(
             message: format!("must be 1 to {MAX_CHECKPOINT_EVERY}"),
         });
     }
-    let key_entry = checkpoint_key.as_ref().map(|k| {
-        (
-            "audit_checkpoint_key",
-            k.resolved.as_path(),
-            PathKind::State,
-        )
-    });
+    let mut audit_syslog = file.audit.syslog.take();
+    let syslog_socket = match &mut audit_syslog {
+        Some(syslog) => {
+            let bad = |message: String| ConfigError::BadValue {
+                key: "audit.syslog".into(),
+                message,
+            };
+            syslog_facility(&syslog.facility).map_err(bad)?;
+            match syslog.transport {
+                SyslogTransport::Udp | SyslogTransport::Tcp => {
+                    syslog_address(&syslog.address).map_err(bad)?;
+                    None
+                }
+                // A socket inside a root could be one a command bound, reading (or
+                // dropping) every record.
+                SyslogTransport::Unix => {
+                    let socket =
+                        state_path("audit.syslog.address", base, Path::new(&syslog.address))?;
+                    syslog.address = socket.resolved.to_string_lossy().into_owned();
+                    Some(socket)
+                }
+            }
+        }
+        None => None,
+    };
+    // State paths besides the log and the journal: the checkpoint key, the syslog socket.
+    let extra_state: Vec<(&'static str, &Path, PathKind)> = checkpoint_key
+        .iter()
+        .map(|k| {
+            (
+                "audit_checkpoint_key",
+                k.resolved.as_path(),
+                PathKind::State,
+            )
+        })
+        .chain(syslog_socket.iter().map(|s| {
+            (
+                "audit.syslog.address",
+                s.resolved.as_path(),
+                PathKind::State,
+            )
+        }))
+        .collect();
     if audit_rotate_bytes != 0 && audit_rotate_bytes < MIN_ROTATE_BYTES {
         return Err(ConfigError::BadValue {
             key: "audit_rotate_bytes".into(),
@@ -1625,7 +1728,7 @@ fn resolve_and_validate(
                 (replay_state.as_ref())
                     .map(|r| ("guard.replay_state", r.resolved.as_path(), PathKind::State)),
             );
-            paths.extend(key_entry);
+            paths.extend(extra_state.iter().copied());
             distinct_and_not_nested(&paths)?;
             audit_log.refuse_link()?;
             journal.as_ref().map(StatePath::refuse_link).transpose()?;
@@ -1673,7 +1776,7 @@ fn resolve_and_validate(
             }
             check_command_path(t)?;
         }
-        Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log, key_entry)?,
+        Server::Hook => validate_hook(&mut file, policy_file, base, &audit_log, &extra_state)?,
         Server::Files => {
             let f = &mut file.files;
             let ws = f.workspace_root.take().ok_or(ConfigError::Missing {
@@ -1699,7 +1802,7 @@ fn resolve_and_validate(
                 jail.as_deref()
                     .map(|j| ("terminal.jail_root", j, PathKind::Root)),
             );
-            paths.extend(key_entry);
+            paths.extend(extra_state.iter().copied());
             distinct_and_not_nested(&paths)?;
             audit_log.refuse_link()?;
             journal.refuse_link()?;
@@ -1722,6 +1825,7 @@ fn resolve_and_validate(
         audit_on_replaced,
         audit_checkpoint_key: checkpoint_key.map(|k| k.resolved),
         audit_checkpoint_every,
+        audit_syslog,
         redaction: file.redaction,
         terminal: file.terminal,
         files: file.files,

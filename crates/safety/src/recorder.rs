@@ -97,6 +97,12 @@ impl Recorder {
         })
     }
 
+    /// What `detail.audit` says while records of this server do not reach syslog.
+    fn shipping_note(&self) -> Option<String> {
+        let guard = self.log.lock().ok()?;
+        guard.as_ref()?.unshipped().map(|u| format!("syslog: {u}"))
+    }
+
     /// Start a call of `tool`; `fields` go into each of its records besides `tool` and
     /// `event` (its arguments, a request id).
     pub(crate) fn call<'a>(&'a self, tool: &str, fields: Map<String, Value>) -> Call<'a> {
@@ -141,8 +147,12 @@ impl Recorder {
             // Drop the handle so the next call reopens (the chain is re-read from disk);
             // except a log found replaced under the writer: reopening it here would start a
             // new chain with no trace of the gap, so every later call fails the same way.
-            if !matches!(e, AuditError::Replaced { .. })
-                && let Ok(mut guard) = self.log.lock()
+            // Nor one whose record was written but not shipped: this writer keeps the
+            // stretch that did not go, to record it once shipping works again.
+            if !matches!(
+                e,
+                AuditError::Replaced { .. } | AuditError::NotShipped { .. }
+            ) && let Ok(mut guard) = self.log.lock()
             {
                 *guard = None;
             }
@@ -217,6 +227,13 @@ impl Call<'_> {
         record
     }
 
+    /// A record written locally that did not reach syslog is said in `detail.audit`.
+    fn note_shipping(&mut self) {
+        if self.note.is_none() {
+            self.note = self.recorder.shipping_note();
+        }
+    }
+
     /// Under "open" a missing record is noted (the first note is kept); under "closed" it
     /// is the caller's refusal.
     fn unrecorded(&mut self, e: Unrecorded) -> Result<(), Unrecorded> {
@@ -234,7 +251,10 @@ impl Call<'_> {
     pub(crate) fn intent(&mut self, what: Map<String, Value>) -> Result<(), Unrecorded> {
         let record = self.record("intent", what);
         match self.recorder.append(record, Durability::Now) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.note_shipping();
+                Ok(())
+            }
             Err(e) => self.unrecorded(e),
         }
     }
@@ -261,10 +281,13 @@ impl Call<'_> {
         };
         let record = self.record("intent", what);
         match self.recorder.with_log(|log| log.append_then(record, then)) {
-            Ok(()) => Ok(PendingIntent {
-                synced,
-                gated: true,
-            }),
+            Ok(()) => {
+                self.note_shipping();
+                Ok(PendingIntent {
+                    synced,
+                    gated: true,
+                })
+            }
             Err(e) => self.unrecorded(e).map(|()| PendingIntent {
                 synced,
                 gated: false,
@@ -330,8 +353,11 @@ impl Call<'_> {
         let mut record = self.outcome_record(&env);
         let mut wire = Self::wire(None, env);
         record.extend(kept);
-        if let Err(e) = self.recorder.append(record, durability) {
-            self.note.get_or_insert_with(|| format!("unavailable: {e}"));
+        match self.recorder.append(record, durability) {
+            Ok(()) => self.note_shipping(),
+            Err(e) => {
+                self.note.get_or_insert_with(|| format!("unavailable: {e}"));
+            }
         }
         if let Some(note) = self.note {
             wire.detail.insert("audit".into(), Value::from(note));

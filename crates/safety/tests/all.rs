@@ -20,6 +20,7 @@ mod sandbox_common;
 mod audit_checkpoints;
 mod audit_log;
 mod audit_rotation;
+mod audit_syslog;
 mod docs;
 mod exec_drain;
 mod exec_gate;

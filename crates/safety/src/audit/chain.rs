@@ -58,6 +58,20 @@ pub(super) struct ChainState {
     /// This writer has appended (its first append opens with a checkpoint when the head is
     /// not one: what a writer killed before its closing checkpoint left is covered at once).
     pub(super) started: bool,
+    /// `[audit.syslog]`: where each record also goes.
+    pub(super) shipper: Option<super::syslog::Shipper>,
+    /// Records this writer could not ship, since the last one it could.
+    pub(super) unshipped: Option<Unshipped>,
+    /// A stretch of unshipped records that ended: recorded (and shipped) next.
+    pub(super) gap: Option<Unshipped>,
+}
+
+/// Records that did not reach syslog: `seq` from and to, and the last reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Unshipped {
+    pub(super) from: u64,
+    pub(super) to: u64,
+    pub(super) reason: String,
 }
 
 impl ChainState {
@@ -227,7 +241,47 @@ impl AuditLog {
         {
             state.due = true;
         }
-        Ok(())
+        self.ship(state, record.contains_key("checkpoint"), ts)
+    }
+
+    /// Send the line just written to syslog. The local record stands whatever happens: a
+    /// failure is remembered (the stretch of records not shipped, reported in results by
+    /// [`AuditLog::unshipped`] and, once shipping works again, by a record of its own) and is
+    /// an error only with `required = true`.
+    fn ship(&self, state: &mut ChainState, checkpoint: bool, ts: &str) -> Result<(), AuditError> {
+        let Some(shipper) = state.shipper.as_mut() else {
+            return Ok(());
+        };
+        let line = state.buf.strip_suffix(b"\n").unwrap_or(&state.buf);
+        match shipper.ship(line, state.seq, &state.last_hash, ts, checkpoint) {
+            Ok(()) => {
+                if let Some(stretch) = state.unshipped.take() {
+                    state.gap = Some(stretch);
+                }
+                Ok(())
+            }
+            Err(reason) => {
+                let seq = state.seq;
+                match &mut state.unshipped {
+                    Some(stretch) => {
+                        stretch.to = seq;
+                        stretch.reason = reason.clone();
+                    }
+                    None => {
+                        tracing::error!("audit record {seq} not shipped to syslog: {reason}");
+                        state.unshipped = Some(Unshipped {
+                            from: seq,
+                            to: seq,
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+                if self.syslog_required {
+                    return Err(AuditError::NotShipped { seq, reason });
+                }
+                Ok(())
+            }
+        }
     }
 }
 

@@ -80,6 +80,7 @@ mod record;
 mod replaced;
 mod rotate;
 mod syncer;
+mod syslog;
 mod verify;
 
 pub use checkpoint::{
@@ -96,7 +97,7 @@ use syncer::{Syncer, Waiter};
 
 /// Fields the log adds to every record, and the rotation marker: a caller's field of one
 /// of these names is renamed (`event_<name>`), so no record can forge them.
-const RESERVED_FIELDS: [&str; 7] = [
+const RESERVED_FIELDS: [&str; 8] = [
     "seq",
     "ts",
     "prev",
@@ -104,6 +105,7 @@ const RESERVED_FIELDS: [&str; 7] = [
     "rotation",
     "replaced",
     "checkpoint",
+    "syslog",
 ];
 
 /// The log could not be opened or written.
@@ -143,6 +145,18 @@ pub enum AuditError {
     /// `audit_checkpoint_key` cannot be used.
     #[error(transparent)]
     CheckpointKey(#[from] KeyError),
+    /// `[audit.syslog] required = true` and the record (kept in the local log) could not be
+    /// shipped.
+    #[error("audit record {seq} was written locally but not shipped to syslog: {reason}")]
+    NotShipped {
+        /// The record's `seq`.
+        seq: u64,
+        /// Why.
+        reason: String,
+    },
+    /// `[audit.syslog]` cannot be used as given.
+    #[error("[audit.syslog]: {0}")]
+    Syslog(String),
     /// The existing log ends in a record that does not verify: continuing would chain new
     /// records onto a broken or forged tail.
     #[error("audit log '{path}' is broken at its end: {reason}; run `safe-mcp audit verify`")]
@@ -171,6 +185,8 @@ pub struct AuditLog {
     reopen_replaced: bool,
     /// `audit_checkpoint_key`: the signer, and the interval in records.
     checkpoints: Option<(CheckpointSigner, u64)>,
+    /// `[audit.syslog] required`: a record not shipped fails its append.
+    syslog_required: bool,
 }
 
 impl Drop for AuditLog {
@@ -246,12 +262,16 @@ impl AuditLog {
                 due: false,
                 head_every: head.checkpoint_every,
                 started: false,
+                shipper: None,
+                unshipped: None,
+                gap: None,
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
             rotate_bytes: 0,
             reopen_replaced: false,
             checkpoints: None,
+            syslog_required: false,
         })
     }
 
@@ -280,6 +300,38 @@ impl AuditLog {
     pub fn with_checkpoints(mut self, signer: CheckpointSigner, every: u64) -> Self {
         self.checkpoints = Some((signer, every.max(1)));
         self
+    }
+
+    /// Ship every record to syslog as `settings` say (see `syslog`): after its line is
+    /// written; a failure is reported by [`AuditLog::unshipped`] and recorded once shipping
+    /// works again, and fails the append only when `settings.required`.
+    pub fn with_syslog(
+        mut self,
+        settings: &crate::config::SyslogSettings,
+    ) -> Result<Self, AuditError> {
+        let shipper = syslog::Shipper::new(settings).map_err(AuditError::Syslog)?;
+        self.syslog_required = settings.required;
+        self.state
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .shipper = Some(shipper);
+        Ok(self)
+    }
+
+    /// Records of this writer that have not reached syslog since the last one that did:
+    /// what a result says in `detail.audit`. `None` without `[audit.syslog]` or when all
+    /// went.
+    pub fn unshipped(&self) -> Option<String> {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.unshipped.as_ref().map(|u| {
+            format!(
+                "records {}..={} were written to the local log but not shipped to syslog: {}",
+                u.from, u.to, u.reason
+            )
+        })
     }
 
     /// Append a checkpoint now if this writer appended records that none of its checkpoints
@@ -370,6 +422,10 @@ impl AuditLog {
             .reopen_when_replaced(
                 config.audit_on_replaced == crate::config::AuditOnReplaced::Reopen,
             );
+        let log = match &config.audit_syslog {
+            Some(settings) => log.with_syslog(settings)?,
+            None => log,
+        };
         Ok(match signer {
             Some(signer) => log.with_checkpoints(signer, config.audit_checkpoint_every),
             None => log,
@@ -497,6 +553,18 @@ impl AuditLog {
         if state.due {
             // Under the same lock, and synced with the record when it is.
             self.checkpoint_or_warn(state, syncer.is_none());
+        }
+        if let Some(gap) = state.gap.take() {
+            // Shipping works again: the stretch that did not go is on record, locally and
+            // in syslog.
+            let record = Map::from_iter([
+                ("syslog".to_string(), Value::from("gap")),
+                ("from_seq".to_string(), Value::from(gap.from)),
+                ("to_seq".to_string(), Value::from(gap.to)),
+                ("reason".to_string(), Value::from(gap.reason)),
+            ]);
+            let len = state.len;
+            self.put(state, &record, &now(), len, syncer.is_none())?;
         }
         if let Some(syncer) = syncer {
             // Registered under the chain lock, after the line was written.
