@@ -31,11 +31,20 @@ use crate::result::{Envelope, Recorded, ResultCode};
 /// A record of the call could not be written; the text says why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct Unrecorded(String);
+pub(crate) struct Unrecorded(String, bool);
+
+impl Unrecorded {
+    /// The record is in the local log all the same (it did not reach syslog, which
+    /// `required = true` makes a failure).
+    fn kept(&self) -> bool {
+        self.1
+    }
+}
 
 impl From<AuditError> for Unrecorded {
     fn from(e: AuditError) -> Self {
-        Unrecorded(e.to_string())
+        let kept = matches!(e, AuditError::NotShipped { .. });
+        Unrecorded(e.to_string(), kept)
     }
 }
 
@@ -118,6 +127,7 @@ impl Recorder {
             fields,
             started: Instant::now(),
             note: None,
+            intent_kept: false,
             secrets,
         }
     }
@@ -130,7 +140,7 @@ impl Recorder {
             let mut guard = self
                 .log
                 .lock()
-                .map_err(|_| Unrecorded("audit log lock poisoned".into()))?;
+                .map_err(|_| Unrecorded("audit log lock poisoned".into(), false))?;
             match guard.as_ref() {
                 Some(log) => log.clone(),
                 None => {
@@ -210,6 +220,9 @@ pub(crate) struct Call<'a> {
     fields: Map<String, Value>,
     started: Instant,
     note: Option<String>,
+    /// The intent failed but is in the local log (not shipped under `required`): a refusal
+    /// still gets its outcome record, so no intent stands without one.
+    intent_kept: bool,
     /// The secrets in the call's arguments, whose fragments a reason may quote.
     secrets: Vec<(String, String)>,
 }
@@ -255,7 +268,10 @@ impl Call<'_> {
                 self.note_shipping();
                 Ok(())
             }
-            Err(e) => self.unrecorded(e),
+            Err(e) => {
+                self.intent_kept = e.kept();
+                self.unrecorded(e)
+            }
         }
     }
 
@@ -288,10 +304,13 @@ impl Call<'_> {
                     gated: true,
                 })
             }
-            Err(e) => self.unrecorded(e).map(|()| PendingIntent {
-                synced,
-                gated: false,
-            }),
+            Err(e) => {
+                self.intent_kept = e.kept();
+                self.unrecorded(e).map(|()| PendingIntent {
+                    synced,
+                    gated: false,
+                })
+            }
         }
     }
 
@@ -299,7 +318,7 @@ impl Call<'_> {
     /// failed, so the gate refused and nothing ran.
     pub(crate) fn settle(&mut self, pending: PendingIntent) -> Result<(), Unrecorded> {
         match pending.synced.get() {
-            Some(Err(e)) => self.unrecorded(Unrecorded(e.to_string())),
+            Some(Err(e)) => self.unrecorded(Unrecorded(e.to_string(), false)),
             _ => Ok(()),
         }
     }
@@ -369,6 +388,12 @@ impl Call<'_> {
     /// record either (it would fail the same way, and there is no intent to pair it with).
     pub(crate) fn finish_unrecorded<D: Serialize>(self, env: Envelope<D>) -> Envelope {
         let env = self.close(env);
+        if self.intent_kept {
+            // Its intent is in the local log: so is the refusal (best effort; it fails the
+            // same way in syslog, and is noted there by the gap record).
+            let record = self.outcome_record(&env);
+            let _ = self.recorder.append(record, Durability::Now);
+        }
         Self::wire(self.note, env)
     }
 

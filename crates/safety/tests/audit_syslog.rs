@@ -282,3 +282,46 @@ fn signed_checkpoints_are_shipped_too() {
             .all(|l| l.contains("\"note\":\"audit\\n"))
     );
 }
+
+#[test]
+fn rotation_records_are_shipped_and_a_required_outage_during_rotation_keeps_the_chain() {
+    let dir = tempdir();
+    let Some(rsyslog) = Rsyslog::start(dir.path(), None) else {
+        return;
+    };
+    let socket = dir.path().join("log.sock").display().to_string();
+    let path = dir.path().join("audit.jsonl");
+    let log = shipping_log(&path, &settings(SyslogTransport::Unix, socket, false)).rotate_at(4096);
+    let long = "x".repeat(300);
+    for n in 0..40 {
+        log.append(record(&format!("echo {n} {long}"))).unwrap();
+    }
+    drop(log);
+    let report = verify(&path).unwrap();
+    assert_eq!(report.broken, None, "{report:?}");
+    assert!(report.files.len() > 2, "{report:?}");
+    // Every record of every file, the rotation records included, reached rsyslog.
+    let got = rsyslog.received(usize::try_from(report.records).unwrap());
+    assert_eq!(got.len() as u64, report.records, "{got:#?}");
+    // `required`, nobody listening, the log rotating: each append fails, the chain holds.
+    let quiet = dir.path().join("quiet");
+    std::fs::create_dir(&quiet).unwrap();
+    let nobody = quiet.join("nobody.sock");
+    std::os::unix::net::UnixDatagram::bind(&nobody)
+        .map(drop)
+        .unwrap();
+    let path = quiet.join("audit.jsonl");
+    let log = shipping_log(
+        &path,
+        &settings(SyslogTransport::Unix, nobody.display().to_string(), true),
+    )
+    .rotate_at(4096);
+    for n in 0..40 {
+        let e = log.append(record(&format!("echo {n} {long}"))).unwrap_err();
+        assert!(matches!(e, AuditError::NotShipped { .. }), "{e}");
+    }
+    drop(log);
+    let report = verify(&path).unwrap();
+    assert_eq!(report.broken, None, "{report:?}");
+    assert!(report.files.len() > 2 && report.records >= 40, "{report:?}");
+}

@@ -62,11 +62,19 @@ impl Fragments {
     }
 }
 
+/// `text` with the SHA-256 digests the log computes itself (`prev`, `hash`,
+/// `canonical_hash`) emptied: they are not copies of anything typed, and left in, their random
+/// hex matched an 8-character window of a hex secret now and then.
+fn without_digests(text: &str) -> String {
+    let digests = regex::Regex::new(r#""(prev|hash|canonical_hash)":"[0-9a-f]{64}""#).unwrap();
+    digests.replace_all(text, r#""$1":"""#).into_owned()
+}
+
 /// The records of `path`, checked: the chain verifies and nothing in the file is a fragment
 /// of a rule's secret.
 fn records_without_secrets(path: &Path) -> Vec<Map<String, Value>> {
     let text = std::fs::read_to_string(path).unwrap();
-    let leaks = Fragments::of_every_rule().leaks(&text);
+    let leaks = Fragments::of_every_rule().leaks(&without_digests(&text));
     assert!(
         leaks.is_empty(),
         "{} secret fragments in the audit log:\n{}",
@@ -117,7 +125,7 @@ async fn no_secret_typed_into_a_command_line_reaches_the_audit_log() {
             let explain = t.core.explain_command(args.as_object()).to_value();
             assert!(explain["code"].is_string(), "{}: {explain}", rule.name);
             // What goes back to the client (its argv, its reason) is redacted too.
-            let leaks = Fragments::of_every_rule().leaks(&explain.to_string());
+            let leaks = Fragments::of_every_rule().leaks(&without_digests(&explain.to_string()));
             assert!(leaks.is_empty(), "{}: {leaks:?}", rule.name);
             calls += 1;
         }
@@ -217,7 +225,7 @@ async fn no_secret_of_the_corpus_typed_into_a_command_line_reaches_the_audit_log
     }
     assert!(calls > 1000, "{calls} corpus secrets typed");
     let path = t.dir.path().join("state/audit.jsonl");
-    let log = std::fs::read_to_string(&path).unwrap();
+    let log = without_digests(&std::fs::read_to_string(&path).unwrap());
     // Every fragment of every secret, found in one pass over the log.
     let mut patterns: Vec<&[u8]> = Vec::new();
     let mut owners = Vec::new();

@@ -64,6 +64,9 @@ pub(super) struct ChainState {
     pub(super) unshipped: Option<Unshipped>,
     /// A stretch of unshipped records that ended: recorded (and shipped) next.
     pub(super) gap: Option<Unshipped>,
+    /// The last record of the append under way that did not reach syslog (`seq`, why): with
+    /// `required = true` the append fails once everything else about it is done.
+    pub(super) not_shipped: Option<(u64, String)>,
 }
 
 /// Records that did not reach syslog: `seq` from and to, and the last reason.
@@ -241,27 +244,45 @@ impl AuditLog {
         {
             state.due = true;
         }
-        self.ship(state, record.contains_key("checkpoint"), ts)
+        let line = std::mem::take(&mut state.buf);
+        let hash = state.last_hash.clone();
+        self.ship(
+            state,
+            &line,
+            seq,
+            &hash,
+            ts,
+            record.contains_key("checkpoint"),
+        );
+        state.buf = line;
+        Ok(())
     }
 
-    /// Send the line just written to syslog. The local record stands whatever happens: a
-    /// failure is remembered (the stretch of records not shipped, reported in results by
-    /// [`AuditLog::unshipped`] and, once shipping works again, by a record of its own) and is
-    /// an error only with `required = true`.
-    fn ship(&self, state: &mut ChainState, checkpoint: bool, ts: &str) -> Result<(), AuditError> {
+    /// Send a line just written (with its newline) to syslog. The local record stands
+    /// whatever happens, and the writer's bookkeeping goes on: a failure is remembered (the
+    /// stretch of records not shipped, reported in results by [`AuditLog::unshipped`] and,
+    /// once shipping works again, by a record of its own) and, with `required = true`, fails
+    /// the append at its end (`not_shipped`).
+    pub(super) fn ship(
+        &self,
+        state: &mut ChainState,
+        line: &[u8],
+        seq: u64,
+        hash: &str,
+        ts: &str,
+        checkpoint: bool,
+    ) {
         let Some(shipper) = state.shipper.as_mut() else {
-            return Ok(());
+            return;
         };
-        let line = state.buf.strip_suffix(b"\n").unwrap_or(&state.buf);
-        match shipper.ship(line, state.seq, &state.last_hash, ts, checkpoint) {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        match shipper.ship(line, seq, hash, ts, checkpoint) {
             Ok(()) => {
                 if let Some(stretch) = state.unshipped.take() {
                     state.gap = Some(stretch);
                 }
-                Ok(())
             }
             Err(reason) => {
-                let seq = state.seq;
                 match &mut state.unshipped {
                     Some(stretch) => {
                         stretch.to = seq;
@@ -276,10 +297,7 @@ impl AuditLog {
                         });
                     }
                 }
-                if self.syslog_required {
-                    return Err(AuditError::NotShipped { seq, reason });
-                }
-                Ok(())
+                state.not_shipped = Some((seq, reason));
             }
         }
     }

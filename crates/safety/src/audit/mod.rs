@@ -265,6 +265,7 @@ impl AuditLog {
                 shipper: None,
                 unshipped: None,
                 gap: None,
+                not_shipped: None,
             }),
             syncer: std::sync::OnceLock::new(),
             syncs: Arc::default(),
@@ -533,6 +534,7 @@ impl AuditLog {
                 }
             }),
         };
+        state.not_shipped = None;
         let (_lock, len) = self.settle(state)?;
         let mut len = len;
         if let Some((_, every)) = &self.checkpoints
@@ -554,9 +556,9 @@ impl AuditLog {
             // Under the same lock, and synced with the record when it is.
             self.checkpoint_or_warn(state, syncer.is_none());
         }
-        if let Some(gap) = state.gap.take() {
+        if let Some(gap) = state.gap.clone() {
             // Shipping works again: the stretch that did not go is on record, locally and
-            // in syslog.
+            // in syslog (kept for the next append if even the local write fails).
             let record = Map::from_iter([
                 ("syslog".to_string(), Value::from("gap")),
                 ("from_seq".to_string(), Value::from(gap.from)),
@@ -564,11 +566,28 @@ impl AuditLog {
                 ("reason".to_string(), Value::from(gap.reason)),
             ]);
             let len = state.len;
-            self.put(state, &record, &now(), len, syncer.is_none())?;
+            match self.put(state, &record, &now(), len, syncer.is_none()) {
+                Ok(()) => state.gap = None,
+                Err(e) => {
+                    tracing::error!("audit log: the syslog gap record could not be written: {e}")
+                }
+            }
         }
+        // `required = true`: a record that did not reach syslog fails the append, once its
+        // line and everything after it are in place. Its waiter is dropped uncalled, as for a
+        // line that could not be written (a gated command is refused); the line is still
+        // synced.
+        let refused = if self.syslog_required {
+            state.not_shipped.take()
+        } else {
+            None
+        };
         if let Some(syncer) = syncer {
             // Registered under the chain lock, after the line was written.
-            syncer.request(waiter);
+            syncer.request(if refused.is_some() { None } else { waiter });
+        }
+        if let Some((seq, reason)) = refused {
+            return Err(AuditError::NotShipped { seq, reason });
         }
         Ok(())
     }

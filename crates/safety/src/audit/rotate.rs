@@ -84,7 +84,8 @@ impl AuditLog {
             ("previous_file".to_string(), Value::from(name)),
         ]);
         let mut line = Vec::with_capacity(256);
-        chained_line(&start, seq, &now(), &state.last_hash, &mut line);
+        let ts = now();
+        let hash = chained_line(&start, seq, &ts, &state.last_hash, &mut line);
         let mut tmp_name = self.path.file_name().unwrap_or_default().to_os_string();
         tmp_name.push(".rotating");
         let tmp = dir.join(tmp_name);
@@ -120,7 +121,10 @@ impl AuditLog {
             // The folder is fsync'ed by `reopen`, which follows, before any line goes into
             // the new file.
             .and_then(|()| std::fs::rename(&tmp, &self.path))
-            .map_err(io)
+            .map_err(io)?;
+        // In the chain now: syslog gets it too, so the central copy chains across files.
+        self.ship(state, &line, seq, &hash, &ts, false);
+        Ok(())
     }
 }
 
