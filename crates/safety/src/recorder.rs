@@ -108,6 +108,8 @@ impl Recorder {
 
     /// What `detail.audit` says while records of this server do not reach syslog.
     fn shipping_note(&self) -> Option<String> {
+        // Without `[audit.syslog]` no lock is taken after each append.
+        self.config.audit_syslog.as_ref()?;
         let guard = self.log.lock().ok()?;
         guard.as_ref()?.unshipped().map(|u| format!("syslog: {u}"))
     }

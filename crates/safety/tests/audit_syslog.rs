@@ -114,6 +114,15 @@ impl Drop for Rsyslog {
     }
 }
 
+/// A datagram socket in `dir` that was bound and closed: every send to it is refused.
+fn socket_nobody_reads(dir: &Path) -> PathBuf {
+    let socket = dir.join("nobody.sock");
+    std::os::unix::net::UnixDatagram::bind(&socket)
+        .map(drop)
+        .unwrap();
+    socket
+}
+
 fn settings(transport: SyslogTransport, address: String, required: bool) -> SyslogSettings {
     SyslogSettings {
         transport,
@@ -226,11 +235,7 @@ fn rsyslog_killed_and_restarted_loses_no_local_record_and_the_gap_is_recorded() 
 fn with_required_a_record_not_shipped_fails_its_append_and_stays_in_the_local_log() {
     let dir = tempdir();
     let path = dir.path().join("audit.jsonl");
-    // Nobody listens on this socket.
-    let socket = dir.path().join("nobody.sock");
-    std::os::unix::net::UnixDatagram::bind(&socket)
-        .map(drop)
-        .unwrap();
+    let socket = socket_nobody_reads(dir.path());
     let log = shipping_log(
         &path,
         &settings(SyslogTransport::Unix, socket.display().to_string(), true),
@@ -306,10 +311,7 @@ fn rotation_records_are_shipped_and_a_required_outage_during_rotation_keeps_the_
     // `required`, nobody listening, the log rotating: each append fails, the chain holds.
     let quiet = dir.path().join("quiet");
     std::fs::create_dir(&quiet).unwrap();
-    let nobody = quiet.join("nobody.sock");
-    std::os::unix::net::UnixDatagram::bind(&nobody)
-        .map(drop)
-        .unwrap();
+    let nobody = socket_nobody_reads(&quiet);
     let path = quiet.join("audit.jsonl");
     let log = shipping_log(
         &path,

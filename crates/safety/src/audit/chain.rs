@@ -244,17 +244,20 @@ impl AuditLog {
         {
             state.due = true;
         }
-        let line = std::mem::take(&mut state.buf);
-        let hash = state.last_hash.clone();
-        self.ship(
-            state,
-            &line,
-            seq,
-            &hash,
-            ts,
-            record.contains_key("checkpoint"),
-        );
-        state.buf = line;
+        if state.shipper.is_some() {
+            // Without `[audit.syslog]` an append copies nothing for it.
+            let line = std::mem::take(&mut state.buf);
+            let hash = state.last_hash.clone();
+            self.ship(
+                state,
+                &line,
+                seq,
+                &hash,
+                ts,
+                record.contains_key("checkpoint"),
+            );
+            state.buf = line;
+        }
         Ok(())
     }
 

@@ -155,13 +155,12 @@ impl CheckpointSigner {
 #[derive(Clone)]
 pub struct CheckpointVerifier {
     verifier: StandardVerifier,
-    name: String,
 }
 
 impl std::fmt::Debug for CheckpointVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CheckpointVerifier")
-            .field("name", &self.name)
+            .field("name", &self.name())
             .finish_non_exhaustive()
     }
 }
@@ -176,8 +175,7 @@ impl CheckpointVerifier {
             kind: "a verifier key (<name>+<id>+<data>)",
             reason: e.to_string(),
         })?;
-        let name = text.split('+').next().unwrap_or_default().to_string();
-        Ok(CheckpointVerifier { verifier, name })
+        Ok(CheckpointVerifier { verifier })
     }
 
     /// Read a verifier key from `path`.
@@ -194,7 +192,7 @@ impl CheckpointVerifier {
 
     /// The key's name.
     pub fn name(&self) -> &str {
-        &self.name
+        signed_note::Verifier::name(&self.verifier)
     }
 }
 
