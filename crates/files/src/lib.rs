@@ -245,7 +245,7 @@ impl ServerHandler for FilesServer {
 
 impl FilesServer {
     /// Record a request the HTTP front refused before any tool saw it.
-    pub fn record_http_refusal(&self, refusal: &safety::callers::HttpRefusal) {
+    pub fn record_http_refusal(&self, refusal: safety::callers::RefusalRecord) {
         self.organizer.record_http_refusal(refusal);
     }
 }

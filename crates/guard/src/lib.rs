@@ -233,7 +233,7 @@ impl ServerHandler for GuardServer {
 
 impl GuardServer {
     /// Record a request the HTTP front refused before any tool saw it.
-    pub fn record_http_refusal(&self, refusal: &safety::callers::HttpRefusal) {
+    pub fn record_http_refusal(&self, refusal: safety::callers::RefusalRecord) {
         self.core.record_http_refusal(refusal);
     }
 }

@@ -32,7 +32,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use safety::callers::{AuthFailure, Callers, HttpRefusal, check_origin};
+use safety::callers::{AuthFailure, Callers, HttpRefusal, RefusalLedger, check_host, check_origin};
 use safety::config::HttpSettings;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -47,6 +47,13 @@ pub const DRAIN: Duration = Duration::from_secs(10);
 
 /// How long a client may take to send a request's head, or to finish a TLS handshake.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a caller may take to send a request's body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// After the drain, how long the calls cancelled then may take to kill their commands and
+/// write their outcome records.
+const CANCEL_WAIT: Duration = Duration::from_secs(10);
 
 /// Connections served at once; more wait in the kernel's backlog.
 const MAX_CONNECTIONS: usize = 512;
@@ -67,8 +74,9 @@ pub struct Options {
     pub behind_proxy: bool,
 }
 
-/// What the front records with the server's own audit log.
-pub type RefusalSink = Arc<dyn Fn(&HttpRefusal) + Send + Sync>;
+/// What the front records with the server's own audit log: one record of a refused request
+/// (or the count of those not written one by one).
+pub type RefusalSink = Arc<dyn Fn(safety::callers::RefusalRecord) + Send + Sync>;
 
 /// The server could not listen or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -149,17 +157,9 @@ fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig, HttpError
 /// checks, the same body bound.
 fn rmcp_config(
     settings: &HttpSettings,
-    listen: SocketAddr,
+    hosts: Vec<String>,
     cancel: CancellationToken,
 ) -> StreamableHttpServerConfig {
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
-        .iter()
-        .map(|h| (*h).to_string())
-        .collect();
-    if !listen.ip().is_unspecified() {
-        hosts.push(listen.ip().to_string());
-    }
-    hosts.extend(settings.allowed_hosts.iter().cloned());
     let max_body = usize::try_from(settings.max_body_bytes).unwrap_or(usize::MAX);
     StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -171,11 +171,26 @@ fn rmcp_config(
         .with_cancellation_token(cancel)
 }
 
+/// The `Host` names answered: the loopback names, the listen address, `[http] allowed_hosts`.
+fn allowed_hosts(settings: &HttpSettings, listen: SocketAddr) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+        .iter()
+        .map(|h| (*h).to_string())
+        .collect();
+    if !listen.ip().is_unspecified() {
+        hosts.push(listen.ip().to_string());
+    }
+    hosts.extend(settings.allowed_hosts.iter().cloned());
+    hosts
+}
+
 /// What every connection's requests share.
 struct Front<S: ServerHandler + Clone + Send + Sync + 'static> {
     callers: Callers,
     settings: HttpSettings,
+    hosts: Vec<String>,
     record: RefusalSink,
+    ledger: RefusalLedger,
     service: StreamableHttpService<S, LocalSessionManager>,
 }
 
@@ -197,20 +212,40 @@ impl<S: ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         remote: SocketAddr,
         caller: Option<&str>,
     ) -> Response<Body> {
-        (self.record)(&HttpRefusal {
+        let refusal = HttpRefusal {
             status: status.as_u16(),
             reason: reason.to_string(),
             remote: remote.to_string(),
             caller: caller.map(str::to_string),
-        });
-        plain(status, reason)
+        };
+        for record in self.ledger.note(&refusal) {
+            (self.record)(record);
+        }
+        // A refused request's connection is not kept: its body is not read, and a peer
+        // without a token holds a connection slot no longer than one request head.
+        let mut response = plain(status, reason);
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
     }
 
     async fn handle(&self, request: Request<Incoming>, remote: SocketAddr) -> Response<Body> {
-        if request.uri().path() != PATH {
-            return plain(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp");
-        }
         let headers = request.headers();
+        let hosts: Vec<&[u8]> = (headers.get_all(header::HOST).iter())
+            .map(HeaderValue::as_bytes)
+            .collect();
+        if let Err(why) = check_host(&self.hosts, &hosts) {
+            return self.refuse(StatusCode::FORBIDDEN, &why, remote, None);
+        }
+        if request.uri().path() != PATH {
+            return self.refuse(
+                StatusCode::NOT_FOUND,
+                "the MCP endpoint is /mcp",
+                remote,
+                None,
+            );
+        }
         if let Err(why) = check_origin(
             &self.settings.allowed_origins,
             headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
@@ -242,23 +277,46 @@ impl<S: ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         };
         let (mut parts, body) = request.into_parts();
         let max = usize::try_from(self.settings.max_body_bytes).unwrap_or(usize::MAX);
+        let too_large = || format!("the request body is over {max} bytes ([http] max_body_bytes)");
+        // A declared length over the bound is refused before a byte of it is read.
+        let declared = (parts.headers.get(header::CONTENT_LENGTH))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.settings.max_body_bytes) {
+            return self.refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &too_large(),
+                remote,
+                Some(caller.name()),
+            );
+        }
         let body = if parts.method == Method::POST {
-            match Limited::new(body, max).collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                    let why =
-                        format!("the request body is over {max} bytes ([http] max_body_bytes)");
+            // A body that trickles in holds a connection slot: it has a time limit too.
+            let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, max).collect());
+            match read.await {
+                Ok(Ok(collected)) => collected.to_bytes(),
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
                     return self.refuse(
                         StatusCode::PAYLOAD_TOO_LARGE,
-                        &why,
+                        &too_large(),
                         remote,
                         Some(caller.name()),
                     );
                 }
-                Err(e) => {
-                    return plain(
-                        StatusCode::BAD_REQUEST,
-                        &format!("the request body could not be read: {e}"),
+                Ok(Err(e)) => {
+                    let why = format!("the request body could not be read: {e}");
+                    return self.refuse(StatusCode::BAD_REQUEST, &why, remote, Some(caller.name()));
+                }
+                Err(_) => {
+                    let why = format!(
+                        "the request body did not arrive within {} s",
+                        BODY_TIMEOUT.as_secs()
+                    );
+                    return self.refuse(
+                        StatusCode::REQUEST_TIMEOUT,
+                        &why,
+                        remote,
+                        Some(caller.name()),
                     );
                 }
             }
@@ -304,14 +362,17 @@ where
         source,
     })?;
     let cancel = CancellationToken::new();
-    let config = rmcp_config(&settings, local, cancel.clone());
+    let hosts = allowed_hosts(&settings, local);
+    let config = rmcp_config(&settings, hosts.clone(), cancel.clone());
     let factory = move || Ok(server.clone());
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
     let front = Arc::new(Front {
         callers,
         settings,
+        hosts,
         record,
+        ledger: RefusalLedger::default(),
         service,
     });
     // The handlers are installed before the server says it listens: a SIGTERM from then on
@@ -329,8 +390,11 @@ where
     );
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(stop);
     loop {
+        // Finished connections' tasks, reaped.
+        while connections.try_join_next().is_some() {}
         let permit = tokio::select! {
             _ = &mut stop => break,
             permit = slots.clone().acquire_owned() => match permit {
@@ -364,7 +428,7 @@ where
             None => {
                 let connection = builder.serve_connection(TokioIo::new(stream), service);
                 let watched = graceful.watch(connection);
-                tokio::spawn(async move {
+                connections.spawn(async move {
                     if let Err(e) = watched.await {
                         tracing::debug!("connection from {remote}: {e}");
                     }
@@ -374,7 +438,7 @@ where
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
                 let watcher = graceful.watcher();
-                tokio::spawn(async move {
+                connections.spawn(async move {
                     let stream =
                         match tokio::time::timeout(HEAD_TIMEOUT, acceptor.accept(stream)).await {
                             Ok(Ok(stream)) => stream,
@@ -406,8 +470,18 @@ where
             "calls still running after {} s are cancelled",
             DRAIN.as_secs()
         );
+        // Their connections are dropped, as a client that goes away drops one: each call's
+        // token fires, its process tree is killed and its outcome recorded.
+        connections.abort_all();
+        let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+        while front.callers.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     cancel.cancel();
+    if let Some(unrecorded) = front.ledger.flush() {
+        (front.record)(unrecorded);
+    }
     Ok(())
 }
 

@@ -259,11 +259,17 @@ fn build_runtime(mut builder: tokio::runtime::Builder) -> tokio::runtime::Runtim
 /// server (one file can serve a host's servers); a name no server has is an error.
 fn load_callers(
     config: &config::Config,
-) -> Result<safety::callers::Callers, safety::callers::CallersError> {
+    options: &safe_mcp::http::Options,
+) -> Result<safety::callers::Callers, String> {
+    // The TLS key is a secret the policy does not name: it too must lie outside every root.
+    if let Some((cert, key)) = &options.tls {
+        config.outside_every_root("--tls-key", key)?;
+        config.outside_every_root("--tls-cert", cert)?;
+    }
     let tools = [terminal::tools(), files::tools(), guard::tools()].concat();
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    safety::callers::Callers::load(&config.http, &names)
+    safety::callers::Callers::load(&config.http, &names).map_err(|e| e.to_string())
 }
 
 /// Serve over HTTP on the multi-threaded runtime (callers run side by side) until SIGTERM
@@ -280,7 +286,13 @@ fn serve_http<S>(
 where
     S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
 {
-    let served = runtime().block_on(safe_mcp::http::serve(
+    // More workers than cores: an audit append waits for its fdatasync on the worker that
+    // runs the call, and under a slow disk two workers could then both be waiting while the
+    // pipes of other callers' finished commands go unread past their drain deadline.
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads((cores * 4).max(8));
+    let served = build_runtime(builder).block_on(safe_mcp::http::serve(
         server, settings, callers, record, options, name,
     ));
     match served {
@@ -360,7 +372,7 @@ fn main() -> ExitCode {
                 Err(e) => return fatal(e),
             };
             let http = transport.http();
-            let callers = match http.as_ref().map(|_| load_callers(&config)) {
+            let callers = match http.as_ref().map(|o| load_callers(&config, o)) {
                 Some(Err(e)) => return fatal(e),
                 Some(Ok(c)) => Some(c),
                 None => None,
@@ -374,7 +386,7 @@ fn main() -> ExitCode {
                 (Some(options), Some(callers)) => {
                     let server = terminal::TerminalServer::new(core);
                     let sink = server.clone();
-                    let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+                    let record = Arc::new(move |r| sink.record_http_refusal(r));
                     serve_http(server, settings, callers, record, options, "terminal")
                 }
                 _ => {
@@ -398,7 +410,7 @@ fn main() -> ExitCode {
                     Err(e) => fatal(e),
                 };
             };
-            let callers = match load_callers(&config) {
+            let callers = match load_callers(&config, &options) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
@@ -408,7 +420,7 @@ fn main() -> ExitCode {
             };
             let server = files::FilesServer::new(organizer);
             let sink = server.clone();
-            let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+            let record = Arc::new(move |r| sink.record_http_refusal(r));
             serve_http(
                 server,
                 config.http.clone(),
@@ -425,7 +437,7 @@ fn main() -> ExitCode {
                 Err(e) => return fatal(e),
             };
             let http = transport.http();
-            let callers = match http.as_ref().map(|_| load_callers(&config)) {
+            let callers = match http.as_ref().map(|o| load_callers(&config, o)) {
                 Some(Err(e)) => return fatal(e),
                 Some(Ok(c)) => Some(c),
                 None => None,
@@ -439,7 +451,7 @@ fn main() -> ExitCode {
                 (Some(options), Some(callers)) => {
                     let server = guard::GuardServer::new(core);
                     let sink = server.clone();
-                    let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+                    let record = Arc::new(move |r| sink.record_http_refusal(r));
                     serve_http(server, settings, callers, record, options, "guard")
                 }
                 _ => {

@@ -473,20 +473,55 @@ fn a_foreign_origin_a_foreign_host_a_large_body_and_another_path_are_refused() {
         r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"run_command","arguments":{{"command":"echo {}"}}}}}}"#,
         "a".repeat(5000)
     );
-    let mut c = s.conn();
-    assert_eq!(c.post(Some(t), &[], &big).status, 413);
+    assert_eq!(s.conn().post(Some(t), &[], &big).status, 413);
     let mut other = s.conn();
     other.write_raw(
         format!("POST /admin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\nContent-Length: 2\r\n\r\n{{}}").as_bytes(),
     );
     assert_eq!(other.read_reply().status, 404);
+    // A declared length over the bound is refused before the body is sent.
+    let mut declared = s.conn();
+    declared.write_raw(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\n\
+             Content-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{{"
+        )
+        .as_bytes(),
+    );
+    let reply = declared.read_reply();
+    assert_eq!(reply.status, 413);
+    // ... and its connection is closed, as every refused request's is.
+    assert_eq!(reply.header("connection"), Some("close"));
+    let mut rest = String::new();
+    assert_eq!(
+        declared.reader.read_line(&mut rest).unwrap_or(0),
+        0,
+        "{rest:?}"
+    );
+    // Two Host headers, the good one first.
+    let mut twice = s.conn();
+    twice.write_raw(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\
+             Authorization: Bearer {t}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{list}",
+            list.len()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(twice.read_reply().status, 403);
     let records = s.records();
     let statuses: Vec<u64> = (records.iter())
         .filter(|r| r["event"] == "http_refused")
         .map(|r| r["status"].as_u64().unwrap())
         .collect();
-    // The origins and the body are the front's refusals; the Host is rmcp's (not recorded).
-    assert_eq!(statuses, [403, 403, 403, 403, 413], "{records:#?}");
+    // Each refusal is recorded: four origins, the Host, the body, the path, the declared
+    // length, the two Host headers.
+    assert_eq!(
+        statuses,
+        [403, 403, 403, 403, 403, 413, 404, 413, 403],
+        "{records:#?}"
+    );
     assert_eq!(
         (records.iter())
             .find(|r| r["status"] == 413)
@@ -718,7 +753,20 @@ fn a_client_that_disconnects_mid_call_has_its_process_tree_killed() {
 
 #[test]
 fn the_guard_and_files_servers_serve_http_callers_too() {
-    let g = Server::start("guard", GUARD, "", &[("alice", "tools = [\"guard_exec\"]")]);
+    let g = Server::start(
+        "guard",
+        GUARD,
+        "",
+        &[
+            ("alice", "tools = [\"guard_exec\"]"),
+            ("bob", "profile = \"strict\""),
+        ],
+    );
+    // A stricter caller is told the profile its commands really run under.
+    let status = g
+        .conn()
+        .call(&g.tokens[1], "sandbox_status", json!({"toolName": "echo"}));
+    assert_eq!(status["detail"]["profile"], "strict", "{status}");
     let mut c = g.conn();
     let t = g.tokens[0].as_str();
     let tools = c.rpc(t, "tools/list", json!({}));
@@ -735,7 +783,7 @@ fn the_guard_and_files_servers_serve_http_callers_too() {
         g.records()
             .iter()
             .filter(|r| r.get("tool").is_some())
-            .all(|r| r["caller"] == "alice")
+            .all(|r| r["caller"] == "alice" || r["caller"] == "bob")
     );
     let f = Server::start("files", FILES, "", &[("bob", "")]);
     let mut c = f.conn();
@@ -940,7 +988,17 @@ fn with_tls_the_server_speaks_only_tls_and_its_key_must_be_private() {
         read.is_err() || !line.starts_with("HTTP/1.1"),
         "plain HTTP was answered: {line:?}"
     );
+    // A key inside the jail stops the start.
     drop(s);
+    let policy = TERMINAL.replace(
+        "jail_root = \"jail\"",
+        &format!("jail_root = \"{}\"", certs.path().display()),
+    );
+    let refused = Server::start_with("terminal", &policy, "", &[("alice", "")], &args);
+    let log = refused
+        .err()
+        .expect("a server with its TLS key in the jail started");
+    assert!(log.contains("lies in terminal.jail_root"), "{log}");
     // A key others can read stops the start.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o640)).unwrap();
@@ -998,5 +1056,93 @@ fn demo_http_drives_every_server_over_http_with_two_callers() {
     assert!(
         signed.ends_with(&format!("records 1..={records} covered")),
         "{ok}\n{signed}"
+    );
+}
+
+#[test]
+fn a_body_that_does_not_arrive_is_408_and_a_flood_of_refusals_is_counted_not_written() {
+    let mut s = Server::start("terminal", TERMINAL, "", &[("alice", "")]);
+    let t = s.tokens[0].clone();
+    let mut slow = s.conn();
+    slow.write_raw(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\n\
+             Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
+        )
+        .as_bytes(),
+    );
+    // Meanwhile the flood: more refusals than a minute's budget of records.
+    let flood = safety::callers::REFUSALS_RECORDED_PER_MINUTE as usize + 25;
+    for _ in 0..flood {
+        assert_eq!(s.conn().post(Some("smcp_wrong"), &[], "{}").status, 401);
+    }
+    let started = Instant::now();
+    assert_eq!(slow.read_reply().status, 408);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    // The server stays usable, and stops with the count of what it did not write.
+    let ok = s
+        .conn()
+        .call(&t, "explain_command", json!({"command": "ls"}));
+    assert_eq!(ok["code"], "OK");
+    assert!(s.terminate().success());
+    let records = s.records();
+    let written = (records.iter())
+        .filter(|r| r["event"] == "http_refused" && r["status"] == 401)
+        .count();
+    let counted: Vec<&Value> = (records.iter())
+        .filter(|r| r["event"] == "http_refused_unrecorded")
+        .collect();
+    let budget = safety::callers::REFUSALS_RECORDED_PER_MINUTE as usize;
+    // The minute's budget went to the first 401s; the rest of them and the 408 are counted.
+    assert_eq!(written, budget, "{records:#?}");
+    assert_eq!(counted.len(), 1, "{records:#?}");
+    assert_eq!(counted[0]["count"], json!(flood + 1 - budget));
+    assert_eq!(
+        counted[0]["statuses"],
+        json!({"401": flood - budget, "408": 1})
+    );
+    assert_eq!(
+        safety::verify_audit_log(&s.audit_log()).unwrap().broken,
+        None
+    );
+}
+
+#[test]
+fn a_call_still_running_when_the_drain_ends_is_killed_and_its_outcome_recorded() {
+    let mut s = Server::start("terminal", TERMINAL, "", &[("alice", "")]);
+    let (addr, token) = (s.addr, s.tokens[0].clone());
+    let call = std::thread::spawn(move || {
+        let mut c = Conn::open(addr);
+        let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"run_command","arguments":{"command":"sleep 39"}}})
+        .to_string();
+        c.write_raw(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        let mut line = String::new();
+        let _ = c.reader.read_line(&mut line);
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !running("sleep 39") {
+        assert!(Instant::now() < deadline, "the call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(s.terminate().success());
+    assert!(!running("sleep 39"), "the command outlived the server");
+    let _ = call.join();
+    let records = s.records();
+    let outcome = (records.iter())
+        .find(|r| r["event"] == "outcome" && r["tool"] == "run_command")
+        .unwrap_or_else(|| panic!("no outcome record: {records:#?}"));
+    assert_eq!(outcome["caller"], "alice");
+    assert!(
+        outcome["reason"].as_str().unwrap().contains("cancelled"),
+        "{outcome}"
     );
 }

@@ -363,6 +363,16 @@ impl Callers {
         Ok(Callers { by_hash })
     }
 
+    /// Tool calls of all callers running now.
+    pub fn in_flight(&self) -> usize {
+        (self.by_hash.values())
+            .map(|c| {
+                let max = usize::try_from(c.0.max_concurrent).unwrap_or(usize::MAX);
+                max.saturating_sub(c.0.slots.available_permits())
+            })
+            .sum()
+    }
+
     /// How many callers there are.
     pub fn len(&self) -> usize {
         self.by_hash.len()
@@ -424,6 +434,158 @@ pub fn check_origin(allowed: &[String], origin: Option<&[u8]>) -> Result<(), Str
         Ok(())
     } else {
         Err(format!("origin '{text}' is not in [http] allowed_origins"))
+    }
+}
+
+/// Whether the `Host` header names this server: one of `allowed` (`name`: any port;
+/// `name:port`: that port), compared without case. `Err` with the reason for the 403
+/// (DNS rebinding: a page on a name the attacker controls that resolves to this address).
+pub fn check_host(allowed: &[String], hosts: &[&[u8]]) -> Result<(), String> {
+    let [host] = hosts else {
+        return Err(format!("{} Host headers: one is required", hosts.len()));
+    };
+    let text = std::str::from_utf8(host).map_err(|_| "the Host header is not text".to_string())?;
+    let text = text.to_ascii_lowercase();
+    let (name, port) = match text.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((addr, rest)) => (addr.to_string(), rest.strip_prefix(':')),
+            None => return Err(format!("Host '{}' is not allowed", text.escape_default())),
+        },
+        None => match text.rsplit_once(':') {
+            Some((n, p)) => (n.to_string(), Some(p)),
+            None => (text.clone(), None),
+        },
+    };
+    if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(format!("Host '{}' is not allowed", text.escape_default()));
+    }
+    let matches = |entry: &String| {
+        let entry = entry.to_ascii_lowercase();
+        let entry = entry.trim_start_matches('[').replace(']', "");
+        match (entry.rsplit_once(':'), port) {
+            // `name:port`, not a bare IPv6 address.
+            (Some((n, p)), Some(q))
+                if p.bytes().all(|b| b.is_ascii_digit()) && !n.contains(':') =>
+            {
+                n == name && p == q
+            }
+            _ => entry == name,
+        }
+    };
+    if allowed.iter().any(matches) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Host '{}' is not one this server answers to ([http] allowed_hosts)",
+            text.escape_default()
+        ))
+    }
+}
+
+/// An audit record about refused requests, made only by a [`RefusalLedger`]: the record of
+/// one, or the count of those not written one by one.
+#[derive(Debug, Clone)]
+pub struct RefusalRecord(Map<String, Value>);
+
+impl RefusalRecord {
+    /// The record's fields.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    pub(crate) fn into_fields(self) -> Map<String, Value> {
+        self.0
+    }
+}
+
+/// How many refused requests a server records one by one each minute; past that they are
+/// counted, and one record says how many were not written ([`RefusalLedger`]).
+pub const REFUSALS_RECORDED_PER_MINUTE: u64 = 120;
+
+/// Bounds what refused requests write to the audit log: a flood of bad requests from anyone
+/// who can reach the port would otherwise grow it without limit. Every refusal is accounted
+/// for: written, or counted in an `http_refused_unrecorded` record when the next minute
+/// begins (or when the server stops).
+#[derive(Debug)]
+pub struct RefusalLedger {
+    state: Mutex<Ledger>,
+}
+
+#[derive(Debug)]
+struct Ledger {
+    since: Instant,
+    since_ts: String,
+    recorded: u64,
+    unrecorded: std::collections::BTreeMap<u16, u64>,
+}
+
+fn now_ts() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+impl Default for RefusalLedger {
+    fn default() -> Self {
+        RefusalLedger {
+            state: Mutex::new(Ledger {
+                since: Instant::now(),
+                since_ts: now_ts(),
+                recorded: 0,
+                unrecorded: std::collections::BTreeMap::new(),
+            }),
+        }
+    }
+}
+
+impl RefusalLedger {
+    /// The records to write for `refusal`: the count of the last minute's unrecorded ones
+    /// when a new minute begins, then the refusal itself while this minute has room.
+    pub fn note(&self, refusal: &HttpRefusal) -> Vec<RefusalRecord> {
+        let Ok(mut ledger) = self.state.lock() else {
+            return vec![RefusalRecord(refusal.record())];
+        };
+        let mut out = Vec::new();
+        if ledger.since.elapsed() >= std::time::Duration::from_secs(60) {
+            out.extend(ledger.summary());
+            ledger.since = Instant::now();
+            ledger.since_ts = now_ts();
+            ledger.recorded = 0;
+        }
+        if ledger.recorded < REFUSALS_RECORDED_PER_MINUTE {
+            ledger.recorded += 1;
+            out.push(RefusalRecord(refusal.record()));
+        } else {
+            *ledger.unrecorded.entry(refusal.status).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// The count of the refusals not yet accounted for, if any (when the server stops).
+    pub fn flush(&self) -> Option<RefusalRecord> {
+        self.state.lock().ok()?.summary()
+    }
+}
+
+impl Ledger {
+    fn summary(&mut self) -> Option<RefusalRecord> {
+        if self.unrecorded.is_empty() {
+            return None;
+        }
+        let counts = std::mem::take(&mut self.unrecorded);
+        let mut record = Map::new();
+        record.insert("event".into(), json!("http_refused_unrecorded"));
+        record.insert("count".into(), json!(counts.values().sum::<u64>()));
+        record.insert(
+            "statuses".into(),
+            Value::Object(
+                counts
+                    .iter()
+                    .map(|(status, n)| (status.to_string(), json!(n)))
+                    .collect(),
+            ),
+        );
+        record.insert("from".into(), json!(self.since_ts));
+        record.insert("to".into(), json!(now_ts()));
+        Some(RefusalRecord(record))
     }
 }
 
@@ -642,6 +804,63 @@ mod tests {
         assert!(check("https://app.example.evil").is_err());
         assert!(check("null").is_err());
         assert!(check_origin(&[], Some(b"http://localhost:3000")).is_err());
+    }
+
+    #[test]
+    fn hosts_match_a_name_or_a_name_and_port() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example:8443"]
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        let check = |h: &str| check_host(&allowed, &[h.as_bytes()]);
+        for good in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:8080",
+            "mcp.example:8443",
+        ] {
+            assert!(check(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.",
+            "127.1",
+            "mcp.example:443",
+            "mcp.example",
+            "x.localhost",
+            "127.0.0.1:",
+            "127.0.0.1:8x",
+            "[::1",
+        ] {
+            assert!(check(bad).is_err(), "{bad}");
+        }
+        assert!(check_host(&allowed, &[]).is_err());
+        assert!(check_host(&allowed, &[b"localhost", b"evil.example"]).is_err());
+    }
+
+    #[test]
+    fn past_the_minutes_budget_refusals_are_counted_not_written() {
+        let ledger = RefusalLedger::default();
+        let refusal = |status| HttpRefusal {
+            status,
+            reason: "no bearer token".into(),
+            remote: "127.0.0.1:1".into(),
+            caller: None,
+        };
+        let mut written = 0;
+        for i in 0..REFUSALS_RECORDED_PER_MINUTE + 30 {
+            let status = if i % 2 == 0 { 401 } else { 403 };
+            written += ledger.note(&refusal(status)).len();
+        }
+        assert_eq!(written as u64, REFUSALS_RECORDED_PER_MINUTE);
+        let summary = ledger.flush().unwrap();
+        let summary = summary.fields();
+        assert_eq!(summary["event"], "http_refused_unrecorded");
+        assert_eq!(summary["count"], 30);
+        assert_eq!(summary["statuses"], json!({"401": 15, "403": 15}));
+        assert!(ledger.flush().is_none());
     }
 
     #[tokio::test]

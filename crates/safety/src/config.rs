@@ -956,6 +956,30 @@ impl Config {
     pub fn workspace_root(&self) -> Option<&Path> {
         self.files.workspace_root.as_deref()
     }
+
+    /// `Err` naming the root when `path` (every symlink resolved) lies in the jail or the
+    /// workspace: for a secret the server reads at start-up that the policy does not name
+    /// (a TLS key), which a command or a move could otherwise replace or read.
+    pub fn outside_every_root(&self, what: &str, path: &Path) -> Result<(), String> {
+        let resolved =
+            resolve_symlinks(path).map_err(|e| format!("{what} '{}': {e}", path.display()))?;
+        let roots = [
+            ("terminal.jail_root", self.jail_root()),
+            ("files.workspace_root", self.workspace_root()),
+        ];
+        for (key, root) in roots {
+            if let Some(root) = root
+                && crate::jail::is_within(root, &resolved)
+            {
+                return Err(format!(
+                    "{what} '{}' lies in {key} '{}': keep it where no command or move reaches",
+                    path.display(),
+                    root.display()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What kind of value an environment override carries.

@@ -122,8 +122,8 @@ impl Recorder {
 
     /// A request the HTTP front refused before any tool saw it (no token, a wrong one, a
     /// foreign origin, a body over the bound).
-    pub(crate) fn http_refused(&self, refusal: &crate::callers::HttpRefusal) {
-        if let Err(e) = self.append(refusal.record(), Durability::Behind) {
+    pub(crate) fn http_refused(&self, refusal: crate::callers::RefusalRecord) {
+        if let Err(e) = self.append(refusal.into_fields(), Durability::Behind) {
             tracing::warn!("the refused HTTP request could not be recorded: {e}");
         }
     }

@@ -146,7 +146,7 @@ impl ServerHandler for TerminalServer {
 
 impl TerminalServer {
     /// Record a request the HTTP front refused before any tool saw it.
-    pub fn record_http_refusal(&self, refusal: &safety::callers::HttpRefusal) {
+    pub fn record_http_refusal(&self, refusal: safety::callers::RefusalRecord) {
         self.core.record_http_refusal(refusal);
     }
 }

@@ -1131,7 +1131,7 @@ impl GuardCore {
     }
 
     /// Record a request the HTTP front refused before any tool saw it.
-    pub fn record_http_refusal(&self, refusal: &crate::callers::HttpRefusal) {
+    pub fn record_http_refusal(&self, refusal: crate::callers::RefusalRecord) {
         self.terminal.recorder().http_refused(refusal);
     }
 
@@ -1719,6 +1719,8 @@ impl GuardCore {
                 .profile_of(t)
                 .ok_or_else(|| invalid(format!("no tool named '{}' is registered", quote(t))))?,
         };
+        // What this caller's commands would run under (an HTTP caller's may be stricter).
+        let profile = crate::callers::tighten(profile);
         let limits = self
             .terminal
             .limits(profile, None)

@@ -448,7 +448,7 @@ impl Organizer {
     }
 
     /// Record a request the HTTP front refused before any tool saw it.
-    pub fn record_http_refusal(&self, refusal: &crate::callers::HttpRefusal) {
+    pub fn record_http_refusal(&self, refusal: crate::callers::RefusalRecord) {
         self.recorder.http_refused(refusal);
     }
 
