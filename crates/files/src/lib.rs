@@ -152,6 +152,7 @@ impl FilesServer {
         &self,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
+        caller: Option<safety::callers::Caller>,
     ) -> Envelope {
         let name = request.name.to_string();
         let args = request.arguments;
@@ -180,7 +181,10 @@ impl FilesServer {
             let progress = |done: u64, total: u64| {
                 let _ = tx.send((done, total));
             };
-            organizer.dispatch(&tool, args.as_ref(), &progress)
+            // The blocking thread runs the call as the caller's (its records name it).
+            safety::callers::on_thread(caller, || {
+                organizer.dispatch(&tool, args.as_ref(), &progress)
+            })
         });
         let envelope = match work.await {
             Ok(envelope) => envelope,
@@ -214,9 +218,13 @@ impl ServerHandler for FilesServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        // An HTTP caller sees the tools it may call.
+        let caller = caller_of(&context);
+        let mut tools = tools();
+        tools.retain(|t| safety::callers::may_use(caller.as_ref(), &t.name));
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -224,9 +232,28 @@ impl ServerHandler for FilesServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let envelope = self.call(request, context).await;
+        let caller = caller_of(&context);
+        let organizer = self.organizer.clone();
+        let name = request.name.to_string();
+        let args = request.arguments.clone();
+        let refuse = |refusal| organizer.refused(&name, args.as_ref(), refusal);
+        let call = self.call(request, context, caller.clone());
+        let envelope = safety::callers::run_as(caller, &name, call, refuse).await;
         Ok(envelope_result(envelope).into())
     }
+}
+
+impl FilesServer {
+    /// Record a request the HTTP front refused before any tool saw it.
+    pub fn record_http_refusal(&self, refusal: &safety::callers::HttpRefusal) {
+        self.organizer.record_http_refusal(refusal);
+    }
+}
+
+/// The caller an HTTP request was authenticated as (none over stdio).
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<safety::callers::Caller> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    parts.extensions.get::<safety::callers::Caller>().cloned()
 }
 
 /// Open the organiser for `config` (recovering an interrupted step) and serve MCP over

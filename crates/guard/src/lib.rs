@@ -203,9 +203,15 @@ impl ServerHandler for GuardServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        // An HTTP caller sees the tools it may call.
+        let caller = caller_of(&context);
+        let tools = (self.tools.iter())
+            .filter(|t| safety::callers::may_use(caller.as_ref(), &t.name))
+            .cloned()
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -213,10 +219,29 @@ impl ServerHandler for GuardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let envelope = self.dispatch(&request, &context).await;
+        let refuse = |refusal| {
+            self.core
+                .refused(&request.name, request.arguments.as_ref(), refusal)
+        };
+        let call = self.dispatch(&request, &context);
+        let envelope =
+            safety::callers::run_as(caller_of(&context), &request.name, call, refuse).await;
         tracing::debug!(tool = %envelope.action, code = envelope.code.as_str(), ms = envelope.duration_ms, "call");
         Ok(to_call_result(envelope).into())
     }
+}
+
+impl GuardServer {
+    /// Record a request the HTTP front refused before any tool saw it.
+    pub fn record_http_refusal(&self, refusal: &safety::callers::HttpRefusal) {
+        self.core.record_http_refusal(refusal);
+    }
+}
+
+/// The caller an HTTP request was authenticated as (none over stdio).
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<safety::callers::Caller> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    parts.extensions.get::<safety::callers::Caller>().cloned()
 }
 
 /// Errors while serving.

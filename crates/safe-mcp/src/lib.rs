@@ -12,3 +12,4 @@ pub mod demo_guard;
 pub mod demo_hook;
 pub mod exec;
 pub mod hook;
+pub mod http;

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use safety::config::{self, Server};
@@ -19,23 +20,35 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the terminal MCP server on stdio: runs allow-listed commands without a shell.
+    /// Serve the terminal MCP server (stdio, or --transport http): runs allow-listed commands without a shell.
     Terminal {
         /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        transport: TransportArgs,
     },
-    /// Serve the files MCP server on stdio: organises one workspace; never deletes, never overwrites.
+    /// Serve the files MCP server (stdio, or --transport http): organises one workspace; never deletes, never overwrites.
     Files {
         /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        transport: TransportArgs,
     },
-    /// Serve the guard MCP server on stdio: mcp-stdio-shellguard's eight tools over the operator's registry.
+    /// Serve the guard MCP server (stdio, or --transport http): mcp-stdio-shellguard's eight tools over the operator's registry.
     Guard {
         /// Policy file (TOML). Wins over SAFE_MCP_POLICY_FILE; with neither, start-up fails.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        transport: TransportArgs,
+    },
+    /// Make a bearer token for an HTTP caller: the token on the first line (give it to the caller; it is not kept), then the [[caller]] entry for [http] tokens_file, which holds only its SHA-256.
+    Token {
+        /// The caller's name, as every audit record of its calls will carry it (1 to 64 of A-Z a-z 0-9 . _ @ -).
+        #[arg(long)]
+        name: String,
     },
     /// Run one command through the guard (as guard_exec) and print its envelope. Exit status: the command's (128+N for signal N), 124 timeout, 125 refused, 126 not run (start-up, audit or sandbox failure).
     Exec {
@@ -100,6 +113,45 @@ enum Command {
     },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
+}
+
+/// How a server is reached.
+#[derive(clap::Args)]
+struct TransportArgs {
+    /// `stdio` (the default: the client that started the server) or `http` (Streamable HTTP for named callers, [http] in the policy).
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: Transport,
+    /// With --transport http: the address and port to listen on (port 0: any free one, named in the log).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// With --transport http: the TLS certificate chain (PEM). Required for an address other than loopback, unless --behind-proxy.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// With --transport http: the TLS private key (PEM, mode 0600).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// With --transport http: listen without TLS on an address other than loopback, for a reverse proxy on this host that terminates TLS (docs/http.md).
+    #[arg(long)]
+    behind_proxy: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Transport {
+    /// Standard input and output.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl TransportArgs {
+    /// The HTTP options, or `None` for stdio.
+    fn http(&self) -> Option<safe_mcp::http::Options> {
+        (self.transport == Transport::Http).then(|| safe_mcp::http::Options {
+            listen: self.listen,
+            tls: self.tls_cert.clone().zip(self.tls_key.clone()),
+            behind_proxy: self.behind_proxy,
+        })
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -200,6 +252,39 @@ fn build_runtime(mut builder: tokio::runtime::Builder) -> tokio::runtime::Runtim
     }
 }
 
+/// The callers of `[http] tokens_file`, checked against the server's tool names.
+fn load_callers(
+    config: &config::Config,
+    tools: Vec<rmcp::model::Tool>,
+) -> Result<safety::callers::Callers, safety::callers::CallersError> {
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    safety::callers::Callers::load(&config.http, &names)
+}
+
+/// Serve over HTTP on the multi-threaded runtime (callers run side by side) until SIGTERM
+/// or SIGINT; the server (and with it the core, which writes the closing checkpoint) is
+/// dropped before this returns.
+fn serve_http<S>(
+    server: S,
+    settings: config::HttpSettings,
+    callers: safety::callers::Callers,
+    record: safe_mcp::http::RefusalSink,
+    options: safe_mcp::http::Options,
+    name: &str,
+) -> ExitCode
+where
+    S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
+    let served = runtime().block_on(safe_mcp::http::serve(
+        server, settings, callers, record, options, name,
+    ));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
 /// Load a guard policy and start its core.
 fn start_guard(flag: Option<PathBuf>) -> Result<safety::guard::GuardCore, String> {
     let config = load(flag, Server::Guard).map_err(|e| e.to_string())?;
@@ -264,43 +349,129 @@ fn main() -> ExitCode {
             }
             ExitCode::from(status)
         }
-        Command::Terminal { config } => {
+        Command::Terminal { config, transport } => {
             init_logging();
             let config = match load(config, Server::Terminal) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
+            let http = transport.http();
+            let callers = match http
+                .as_ref()
+                .map(|_| load_callers(&config, terminal::tools()))
+            {
+                Some(Err(e)) => return fatal(e),
+                Some(Ok(c)) => Some(c),
+                None => None,
+            };
+            let settings = config.http.clone();
             let core = match safety::terminal::TerminalCore::start(config) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
-            tracing::info!("terminal server ready on stdio");
-            match single_thread_runtime().block_on(terminal::serve_stdio(core)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fatal(e),
+            match (http, callers) {
+                (Some(options), Some(callers)) => {
+                    let server = terminal::TerminalServer::new(core);
+                    let sink = server.clone();
+                    let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+                    serve_http(server, settings, callers, record, options, "terminal")
+                }
+                _ => {
+                    tracing::info!("terminal server ready on stdio");
+                    match single_thread_runtime().block_on(terminal::serve_stdio(core)) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => fatal(e),
+                    }
+                }
             }
         }
-        Command::Files { config } => {
+        Command::Files { config, transport } => {
             init_logging();
             let config = match load(config, Server::Files) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
-            match runtime().block_on(files::serve_stdio(config)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fatal(e),
-            }
-        }
-        Command::Guard { config } => {
-            init_logging();
-            let core = match start_guard(config) {
+            let Some(options) = transport.http() else {
+                return match runtime().block_on(files::serve_stdio(config)) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fatal(e),
+                };
+            };
+            let callers = match load_callers(&config, files::tools()) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
-            tracing::info!("guard server ready on stdio");
-            match single_thread_runtime().block_on(guard::serve_stdio(core)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fatal(e),
+            let organizer = match safety::Organizer::open(&config) {
+                Ok(o) => o,
+                Err(e) => return fatal(e),
+            };
+            let server = files::FilesServer::new(organizer);
+            let sink = server.clone();
+            let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+            serve_http(
+                server,
+                config.http.clone(),
+                callers,
+                record,
+                options,
+                "files",
+            )
+        }
+        Command::Guard { config, transport } => {
+            init_logging();
+            let config = match load(config, Server::Guard) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            let http = transport.http();
+            let callers = match http.as_ref().map(|_| load_callers(&config, guard::tools())) {
+                Some(Err(e)) => return fatal(e),
+                Some(Ok(c)) => Some(c),
+                None => None,
+            };
+            let settings = config.http.clone();
+            let core = match safety::guard::GuardCore::start(config) {
+                Ok(c) => c,
+                Err(e) => return fatal(e),
+            };
+            match (http, callers) {
+                (Some(options), Some(callers)) => {
+                    let server = guard::GuardServer::new(core);
+                    let sink = server.clone();
+                    let record = Arc::new(move |r: &_| sink.record_http_refusal(r));
+                    serve_http(server, settings, callers, record, options, "guard")
+                }
+                _ => {
+                    tracing::info!("guard server ready on stdio");
+                    match single_thread_runtime().block_on(guard::serve_stdio(core)) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => fatal(e),
+                    }
+                }
+            }
+        }
+        Command::Token { name } => {
+            if !safety::callers::valid_caller_name(&name) {
+                eprintln!("error: caller name '{name}' must be 1 to 64 of A-Z a-z 0-9 . _ @ -");
+                return ExitCode::from(2);
+            }
+            match safety::callers::new_token() {
+                Ok(token) => {
+                    use std::io::Write;
+                    let stanza = safety::callers::caller_stanza(&name, &token);
+                    let mut out = std::io::stdout().lock();
+                    match write!(out, "{token}\n\n{stanza}").and_then(|()| out.flush()) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => {
+                            eprintln!("error: the token could not be written: {e}");
+                            ExitCode::from(2)
+                        }
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: no random bytes from the OS: {e}");
+                    ExitCode::from(2)
+                }
             }
         }
         Command::Exec {

@@ -433,6 +433,156 @@ pub(crate) fn syslog_facility(name: &str) -> Result<u8, String> {
         .ok_or_else(|| format!("'{name}' is not a syslog facility ({})", NAMES.join(", ")))
 }
 
+/// `[http]`: how a server started with `--transport http` admits its callers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpSettings {
+    /// REQUIRED over HTTP: the callers' token file (`[[caller]]` entries with the SHA-256 of
+    /// each token, never the token): outside every root, owned by the server's user, no
+    /// permission for group or others.
+    pub tokens_file: Option<PathBuf>,
+    /// Browser origins allowed to call (`https://app.example:443`, `http://localhost:*`);
+    /// empty (the default): a request that carries an `Origin` header is refused (403).
+    pub allowed_origins: Vec<String>,
+    /// `Host` names the server answers to besides the loopback names (`localhost`,
+    /// `127.0.0.1`, `::1`); a name the request's `Host` does not match is refused (403).
+    pub allowed_hosts: Vec<String>,
+    /// The largest request body in bytes (413 above it).
+    pub max_body_bytes: u64,
+    /// Tool calls one caller may have running at once; more are answered `BUSY`.
+    pub max_concurrent_per_caller: u32,
+    /// Tool calls one caller may start per minute (a bucket that refills evenly); more are
+    /// answered `BUSY`. 0: no rate limit.
+    pub calls_per_minute: u32,
+}
+
+/// A browser origin: an `Origin` header's value, or an `[http] allowed_origins` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// The host, lower case (an IPv6 address in brackets).
+    pub host: String,
+    /// The port (the scheme's default when none is written); `None`: any port (`:*`, in an
+    /// allowlist entry only).
+    pub port: Option<u16>,
+}
+
+/// Parse `scheme://host[:port]` (no path, no user, no query). `pattern`: an allowlist entry,
+/// where `:*` means any port. `null` and other schemes are refused: a page with an opaque
+/// origin is never a caller.
+pub fn parse_origin(text: &str, pattern: bool) -> Result<Origin, String> {
+    let bad = |why: &str| format!("'{text}' is not an origin ({why}): write scheme://host[:port]");
+    let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err(bad("the scheme must be http or https")),
+    };
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
+        return Err(bad("only a host and a port may follow the scheme"));
+    }
+    // `[::1]:8080`, `host:8080`, `host`.
+    let (host, port) = match rest.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, after) = v6.split_once(']').ok_or_else(|| bad("an unclosed '['"))?;
+            addr.parse::<std::net::Ipv6Addr>()
+                .map_err(|_| bad("not an IPv6 address in brackets"))?;
+            (
+                format!("[{}]", addr.to_ascii_lowercase()),
+                after.strip_prefix(':'),
+            )
+        }
+        None => match rest.rsplit_once(':') {
+            Some((h, p)) => (h.to_ascii_lowercase(), Some(p)),
+            None => (rest.to_ascii_lowercase(), None),
+        },
+    };
+    if host.is_empty() || host.contains(':') && !host.starts_with('[') {
+        return Err(bad("no host"));
+    }
+    let port = match port {
+        None => Some(default_port),
+        Some("*") if pattern => None,
+        Some(p) => Some(
+            p.parse::<u16>()
+                .map_err(|_| bad("the port must be 0 to 65535"))?,
+        ),
+    };
+    Ok(Origin { scheme, host, port })
+}
+
+/// Why a secret file (a signer key, a TLS key, the callers' token file) was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnerOnlyError {
+    /// It could not be opened or read.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// It is not a file only the server's user can read and write: what is wrong.
+    #[error("{0}")]
+    Exposed(String),
+}
+
+/// Read the file at `path` (at most `max` bytes) only when it is a regular file (a symlink
+/// is refused, not followed) owned by this process's effective user, with no permission for
+/// group or others: a file someone else can write could name a caller or a key of theirs,
+/// one someone else can read gives the secret away.
+pub fn read_owner_only(path: &Path, max: u64) -> Result<String, OwnerOnlyError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let exposed = |what: String| OwnerOnlyError::Exposed(what);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => exposed("a symbolic link".to_string()),
+            _ => OwnerOnlyError::Io(e),
+        })?;
+    let stat = rustix::fs::fstat(&file).map_err(std::io::Error::from)?;
+    let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    if kind != rustix::fs::FileType::RegularFile {
+        return Err(exposed(format!("not a regular file ({kind:?})")));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if stat.st_uid != me {
+        return Err(exposed(format!(
+            "owned by uid {}, not the server's uid {me}",
+            stat.st_uid
+        )));
+    }
+    let mode = stat.st_mode & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(exposed(format!("mode {mode:03o}")));
+    }
+    let mut text = String::new();
+    file.take(max.saturating_add(1)).read_to_string(&mut text)?;
+    if u64::try_from(text.len()).unwrap_or(u64::MAX) > max {
+        return Err(exposed(format!("longer than {max} bytes")));
+    }
+    Ok(text)
+}
+
+/// `[http] max_body_bytes` when the policy does not say.
+pub const DEFAULT_HTTP_MAX_BODY_BYTES: u64 = 1 << 20;
+
+/// The largest `[http] max_body_bytes`.
+pub const MAX_HTTP_MAX_BODY_BYTES: u64 = 64 << 20;
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            tokens_file: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: DEFAULT_HTTP_MAX_BODY_BYTES,
+            max_concurrent_per_caller: 4,
+            calls_per_minute: 600,
+        }
+    }
+}
+
 /// `[hook]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -755,6 +905,8 @@ pub struct PolicyFile {
     pub guard: GuardSettings,
     /// Agent hook section.
     pub hook: HookSettings,
+    /// HTTP transport section.
+    pub http: HttpSettings,
 }
 
 /// The loaded policy: paths resolved, the started server's section validated.
@@ -790,6 +942,9 @@ pub struct Config {
     /// Agent hook section (`roots` resolved, canonical and never empty when `server ==
     /// Hook`: `terminal.jail_root` stands in when no root is given).
     pub hook: HookSettings,
+    /// HTTP transport section (`tokens_file` resolved, outside every root, not a symlink;
+    /// origins and hosts checked).
+    pub http: HttpSettings,
 }
 
 impl Config {
@@ -1644,6 +1799,14 @@ fn resolve_and_validate(
             message: format!("must be 1 to {MAX_CHECKPOINT_EVERY}"),
         });
     }
+    // The callers' token file: a command that could write it could name itself a caller.
+    let tokens_file = file
+        .http
+        .tokens_file
+        .take()
+        .map(|t| state_path("http.tokens_file", base, &t))
+        .transpose()?;
+    check_http(&file.http)?;
     let mut audit_syslog = file.audit.syslog.take();
     let syslog_socket = match &mut audit_syslog {
         Some(syslog) => {
@@ -1686,6 +1849,10 @@ fn resolve_and_validate(
                 PathKind::State,
             )
         }))
+        .chain(
+            (tokens_file.iter())
+                .map(|t| ("http.tokens_file", t.resolved.as_path(), PathKind::State)),
+        )
         .collect();
     if audit_rotate_bytes != 0 && audit_rotate_bytes < MIN_ROTATE_BYTES {
         return Err(ConfigError::BadValue {
@@ -1816,6 +1983,12 @@ fn resolve_and_validate(
         .as_ref()
         .map(StatePath::refuse_link)
         .transpose()?;
+    tokens_file
+        .as_ref()
+        .map(StatePath::refuse_link)
+        .transpose()?;
+    let mut http = file.http;
+    http.tokens_file = tokens_file.map(|t| t.resolved);
     Ok(Config {
         policy_file: policy_file.to_path_buf(),
         server,
@@ -1831,7 +2004,44 @@ fn resolve_and_validate(
         files: file.files,
         guard: file.guard,
         hook: file.hook,
+        http,
     })
+}
+
+/// `[http]`'s values: bounds, and origins and hosts in the forms the server compares.
+fn check_http(http: &HttpSettings) -> Result<(), ConfigError> {
+    let bad = |key: &str, message: String| ConfigError::BadValue {
+        key: format!("http.{key}"),
+        message,
+    };
+    if !(1024..=MAX_HTTP_MAX_BODY_BYTES).contains(&http.max_body_bytes) {
+        return Err(bad(
+            "max_body_bytes",
+            format!("must be 1024 to {MAX_HTTP_MAX_BODY_BYTES}"),
+        ));
+    }
+    if http.max_concurrent_per_caller == 0 {
+        return Err(bad(
+            "max_concurrent_per_caller",
+            "must be at least 1 (0 would answer every call BUSY)".into(),
+        ));
+    }
+    for origin in &http.allowed_origins {
+        parse_origin(origin, true).map_err(|m| bad("allowed_origins", m))?;
+    }
+    for host in &http.allowed_hosts {
+        let ok = !host.is_empty()
+            && host.len() <= 253
+            && (host.chars())
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+        if !ok {
+            return Err(bad(
+                "allowed_hosts",
+                format!("'{host}' is not a host name, an IP address or host:port"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -74,6 +74,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod callers;
 pub mod config;
 pub mod exec;
 pub mod guard;

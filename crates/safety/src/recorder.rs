@@ -106,6 +106,28 @@ impl Recorder {
         })
     }
 
+    /// A call [`crate::callers::run_as`] did not let in (a tool outside the caller's
+    /// subset, a limit reached): one record, and its envelope.
+    pub(crate) fn refused(
+        &self,
+        tool: &str,
+        arguments: Value,
+        refusal: &crate::callers::Refusal,
+    ) -> Envelope {
+        let mut fields = Map::new();
+        fields.insert("arguments".into(), arguments);
+        self.call(tool, fields)
+            .finish(refusal.envelope(tool), Map::new(), Durability::Behind)
+    }
+
+    /// A request the HTTP front refused before any tool saw it (no token, a wrong one, a
+    /// foreign origin, a body over the bound).
+    pub(crate) fn http_refused(&self, refusal: &crate::callers::HttpRefusal) {
+        if let Err(e) = self.append(refusal.record(), Durability::Behind) {
+            tracing::warn!("the refused HTTP request could not be recorded: {e}");
+        }
+    }
+
     /// What `detail.audit` says while records of this server do not reach syslog.
     fn shipping_note(&self) -> Option<String> {
         // Without `[audit.syslog]` no lock is taken after each append.
@@ -119,6 +141,10 @@ impl Recorder {
     pub(crate) fn call<'a>(&'a self, tool: &str, fields: Map<String, Value>) -> Call<'a> {
         let mut fields = fields;
         fields.insert("tool".into(), Value::from(tool));
+        // Over HTTP every record of the call names who made it.
+        if let Some(caller) = crate::callers::current() {
+            fields.insert("caller".into(), Value::from(caller.name()));
+        }
         let mut secrets = Vec::new();
         if let Some(arguments) = fields.get("arguments") {
             collect_secrets(&self.redactor, arguments, &mut secrets);

@@ -635,6 +635,23 @@ impl TerminalCore {
         &self.redactor
     }
 
+    /// The answer to an HTTP caller's call that [`crate::callers::run_as`] did not let in
+    /// (a tool outside its subset, a limit reached): recorded like every call, nothing run.
+    pub fn refused(
+        &self,
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+        refusal: crate::callers::Refusal,
+    ) -> Envelope {
+        let arguments = protocol::audit_arguments(args, ARGUMENT_BOUNDS);
+        self.recorder.refused(&quote(tool), arguments, &refusal)
+    }
+
+    /// Record a request the HTTP front refused before any tool saw it.
+    pub fn record_http_refusal(&self, refusal: &crate::callers::HttpRefusal) {
+        self.recorder.http_refused(refusal);
+    }
+
     /// The answer to a tool this server does not have.
     pub fn unknown_tool(&self, name: &str) -> Envelope {
         let shown = quote(name);
@@ -783,9 +800,12 @@ impl TerminalCore {
             .policy
             .resolve_program(&argv0, contained.absolute())
             .map_err(|d| refuse(d.code, d.reason, Some(&argv), &d.decided_by))?;
-        let profile = decision
-            .profile
-            .unwrap_or(self.config.terminal.sandbox.profile);
+        // An HTTP caller with a stricter profile runs under it.
+        let profile = crate::callers::tighten(
+            decision
+                .profile
+                .unwrap_or(self.config.terminal.sandbox.profile),
+        );
         Ok(Vetted {
             argv,
             program,

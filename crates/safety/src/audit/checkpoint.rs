@@ -87,42 +87,16 @@ impl CheckpointSigner {
     /// Read the signer key at `path`: a regular file (a symlink is refused, not followed)
     /// owned by this process's effective user, with no permission for group or others.
     pub fn load(path: &Path) -> Result<CheckpointSigner, KeyError> {
-        let io = |source| KeyError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let exposed = |what: String| KeyError::Exposed {
-            path: path.to_path_buf(),
-            what,
-        };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => exposed("a symbolic link".to_string()),
-                _ => io(e),
-            })?;
-        let stat = rustix::fs::fstat(&file).map_err(|e| io(e.into()))?;
-        let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-        if kind != rustix::fs::FileType::RegularFile {
-            return Err(exposed(format!("not a regular file ({kind:?})")));
-        }
-        let me = rustix::process::geteuid().as_raw();
-        if stat.st_uid != me {
-            return Err(exposed(format!(
-                "owned by uid {}, not the server's uid {me}",
-                stat.st_uid
-            )));
-        }
-        let mode = stat.st_mode & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(exposed(format!("mode {mode:03o}")));
-        }
-        let mut text = String::new();
-        file.take(MAX_KEY_BYTES)
-            .read_to_string(&mut text)
-            .map_err(io)?;
+        let text = crate::config::read_owner_only(path, MAX_KEY_BYTES).map_err(|e| match e {
+            crate::config::OwnerOnlyError::Io(source) => KeyError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            crate::config::OwnerOnlyError::Exposed(what) => KeyError::Exposed {
+                path: path.to_path_buf(),
+                what,
+            },
+        })?;
         let signer = StandardSigner::new(text.trim()).map_err(|e| KeyError::NotAKey {
             path: path.to_path_buf(),
             kind: "a signer key (PRIVATE+KEY+<name>+<id>+<data>)",

@@ -28,6 +28,13 @@ pub enum Profile {
     Permissive,
 }
 
+/// Whether `profile` is the same as or stricter than `than` (strict < standard <
+/// permissive, the order of [`Profile::ALL`]).
+pub fn no_looser(profile: Profile, than: Profile) -> bool {
+    let rank = |p: Profile| Profile::ALL.iter().position(|q| *q == p);
+    rank(profile) <= rank(than)
+}
+
 /// Mebibyte.
 const MIB: u64 = 1 << 20;
 

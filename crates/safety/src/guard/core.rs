@@ -1116,6 +1116,25 @@ impl GuardCore {
         )
     }
 
+    /// The answer to an HTTP caller's call that [`crate::callers::run_as`] did not let in
+    /// (a tool outside its subset, a limit reached): recorded like every call, nothing run.
+    pub fn refused(
+        &self,
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+        refusal: crate::callers::Refusal,
+    ) -> Envelope {
+        let arguments = protocol::audit_arguments(args, ARGUMENT_BOUNDS);
+        self.terminal
+            .recorder()
+            .refused(&quote(tool), arguments, &refusal)
+    }
+
+    /// Record a request the HTTP front refused before any tool saw it.
+    pub fn record_http_refusal(&self, refusal: &crate::callers::HttpRefusal) {
+        self.terminal.recorder().http_refused(refusal);
+    }
+
     /// The answer to a tool this server does not have.
     pub fn unknown_tool(&self, name: &str) -> Envelope {
         let shown = quote(name);
@@ -1291,7 +1310,9 @@ impl GuardCore {
         }
         let jail = self.terminal.jail();
         let cwd = jail.resolve_cwd(a.cwd.as_deref()).map_err(jail_refusal)?;
-        let allowed = self.registry.check(&a.tool_name, &a.args, &cwd)?;
+        let mut allowed = self.registry.check(&a.tool_name, &a.args, &cwd)?;
+        // An HTTP caller with a stricter profile runs under it.
+        allowed.profile = crate::callers::tighten(allowed.profile);
         check_program(runner.program_arg(), &a.program, &allowed)?;
         jail.check_args(&cwd, &a.args).map_err(jail_refusal)?;
         if let Some(name) = a.env.keys().find(|k| !allowed.env_allow.contains(k)) {

@@ -304,12 +304,7 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// Whether `profile` is the same as or stricter than `than` (strict < standard <
-/// permissive, the order of [`Profile::ALL`]).
-pub fn no_looser(profile: Profile, than: Profile) -> bool {
-    let rank = |p: Profile| Profile::ALL.iter().position(|q| *q == p);
-    rank(profile) <= rank(than)
-}
+pub use crate::exec::profile::no_looser;
 
 fn compile_operator_entry(
     index: usize,

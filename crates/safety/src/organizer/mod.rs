@@ -434,6 +434,24 @@ impl Organizer {
         call.finish_read_only(env, NOTHING_RETURNED)
     }
 
+    /// The answer to an HTTP caller's call that [`crate::callers::run_as`] did not let in
+    /// (a tool outside its subset, a limit reached): recorded like every call, nothing moved.
+    pub fn refused(
+        &self,
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+        refusal: crate::callers::Refusal,
+    ) -> Envelope {
+        let arguments = protocol::audit_arguments(args, ARGUMENT_BOUNDS);
+        self.recorder
+            .refused(&protocol::quote(tool), arguments, &refusal)
+    }
+
+    /// Record a request the HTTP front refused before any tool saw it.
+    pub fn record_http_refusal(&self, refusal: &crate::callers::HttpRefusal) {
+        self.recorder.http_refused(refusal);
+    }
+
     /// Dispatch a tool call by name with its raw JSON arguments: the one entry point the
     /// MCP wiring uses. Unknown tools and arguments that do not fit the tool's schema are
     /// answered with `INVALID_REQUEST` envelopes. `progress(done, total)` is called while
