@@ -29,6 +29,7 @@ mod files_e2e;
 mod guard_demo;
 mod guard_e2e;
 mod hook_e2e;
+mod http_clients;
 mod policy_e2e;
 mod protocol_bounds;
 mod py_client;

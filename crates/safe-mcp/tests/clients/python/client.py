@@ -3,7 +3,9 @@
 Run by tests/py_client.rs as `python client.py SPEC`, SPEC a JSON object, either
 {"command": ..., "args": [...], "env": {...}, "server_stderr": PATH, "calls": [...]} (stdio) or
 {"url": "http://127.0.0.1:PORT/mcp", "token": ..., "bad_token": ..., "calls": [...]}
-(Streamable HTTP, the token sent as `Authorization: Bearer`), each call
+(Streamable HTTP, the token sent as `Authorization: Bearer`; with "client": "auto" through the
+SDK's high-level `Client`, which first probes `server/discover` and falls back to the
+initialize handshake, instead of a `ClientSession` that initializes), each call
 {"tool": ..., "arguments": {...}}; an argument "$plan_id" is replaced by the plan_id of the
 latest result that had one.
 It connects, initializes, lists the tools, makes each call in order and prints one JSON object
@@ -23,6 +25,7 @@ import sys
 import httpx2
 import jsonschema
 from mcp import ClientSession
+from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -93,47 +96,62 @@ async def bad_token(spec, out):
     out["bad_token"] = entry
 
 
-async def session(spec, out):
+@contextlib.asynccontextmanager
+async def opened(spec):
+    """A connected, initialized client: (client, server_info, instructions, protocol_version)."""
+    if spec.get("client") == "auto":
+        headers = {"Authorization": f"Bearer {spec['token']}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http:
+            async with Client(streamable_http_client(spec["url"], http_client=http)) as client:
+                version = client.protocol_version
+                yield client, client.server_info, client.instructions, version
+        return
     async with connected(spec) as (read, write):
         async with ClientSession(read, write) as client:
             init = await client.initialize()
-            out["server"] = init.server_info.name
-            out["instructions"] = init.instructions
-            listed = await client.list_tools()
-            tools = {}
-            for tool in listed.tools:
-                tools[tool.name] = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-            out["tools"] = [t.name for t in listed.tools]
-            out["tool_list"] = list(tools.values())
-            plan_id = None
-            for call in spec["calls"]:
-                name = call["tool"]
-                arguments = json.loads(
-                    json.dumps(call["arguments"]),
-                    object_hook=lambda o: {k: plan_id if v == "$plan_id" else v for k, v in o.items()},
-                )
-                tool = tools.get(name, {})
-                entry = {
-                    "tool": name,
-                    "arguments": arguments,
-                    "input_valid": fits(tool.get("inputSchema"), arguments),
-                }
-                try:
-                    result = await client.call_tool(name, arguments)
-                except Exception as e:  # noqa: BLE001 - the test wants every error
-                    entry["error"] = f"{type(e).__name__}: {e}"
-                    out["calls"].append(entry)
-                    continue
-                structured = result.structured_content
-                text = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-                entry["structured"] = structured
-                entry["isError"] = bool(result.is_error)
-                entry["text_matches"] = len(text) == 1 and json.loads(text[0]) == structured
-                entry["output_valid"] = fits(tool.get("outputSchema"), structured)
-                detail = (structured or {}).get("detail")
-                if isinstance(detail, dict) and isinstance(detail.get("plan_id"), str):
-                    plan_id = detail["plan_id"]
+            yield client, init.server_info, init.instructions, init.protocol_version
+
+
+async def session(spec, out):
+    async with opened(spec) as (client, server_info, instructions, protocol_version):
+        out["server"] = server_info.name if server_info else None
+        out["instructions"] = instructions
+        out["protocol_version"] = protocol_version
+        listed = await client.list_tools()
+        tools = {}
+        for tool in listed.tools:
+            tools[tool.name] = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+        out["tools"] = [t.name for t in listed.tools]
+        out["tool_list"] = list(tools.values())
+        plan_id = None
+        for call in spec["calls"]:
+            name = call["tool"]
+            arguments = json.loads(
+                json.dumps(call["arguments"]),
+                object_hook=lambda o: {k: plan_id if v == "$plan_id" else v for k, v in o.items()},
+            )
+            tool = tools.get(name, {})
+            entry = {
+                "tool": name,
+                "arguments": arguments,
+                "input_valid": fits(tool.get("inputSchema"), arguments),
+            }
+            try:
+                result = await client.call_tool(name, arguments)
+            except Exception as e:  # noqa: BLE001 - the test wants every error
+                entry["error"] = f"{type(e).__name__}: {e}"
                 out["calls"].append(entry)
+                continue
+            structured = result.structured_content
+            text = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+            entry["structured"] = structured
+            entry["isError"] = bool(result.is_error)
+            entry["text_matches"] = len(text) == 1 and json.loads(text[0]) == structured
+            entry["output_valid"] = fits(tool.get("outputSchema"), structured)
+            detail = (structured or {}).get("detail")
+            if isinstance(detail, dict) and isinstance(detail.get("plan_id"), str):
+                plan_id = detail["plan_id"]
+            out["calls"].append(entry)
     if "bad_token" in spec:
         await bad_token(spec, out)
 
