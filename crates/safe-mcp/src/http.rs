@@ -314,6 +314,9 @@ where
         record,
         service,
     });
+    // The handlers are installed before the server says it listens: a SIGTERM from then on
+    // is a stop with the closing checkpoint, never the default action.
+    let stop = stop_signal()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(
         "{name} server listening on {scheme}://{local}{PATH} ({} callers{})",
@@ -326,7 +329,6 @@ where
     );
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let stop = stop_signal();
     tokio::pin!(stop);
     loop {
         let permit = tokio::select! {
@@ -409,22 +411,18 @@ where
     Ok(())
 }
 
-/// SIGTERM or SIGINT.
-async fn stop_signal() {
+/// A future that ends at SIGTERM or SIGINT, its handlers installed now.
+fn stop_signal() -> Result<impl Future<Output = ()>, HttpError> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
+    let install = |kind| {
+        signal(kind).map_err(|e| HttpError::Options(format!("cannot watch SIGTERM/SIGINT: {e}")))
+    };
+    let mut term = install(SignalKind::terminate())?;
+    let mut int = install(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-        _ => {
-            tracing::warn!("cannot watch SIGTERM/SIGINT: the server stops only when killed");
-            std::future::pending::<()>().await;
-        }
-    }
+    })
 }

@@ -22,6 +22,10 @@ mod bench_sandbox;
 mod line_client;
 #[path = "../examples/bench/recorded.rs"]
 mod recorded;
+// A real rsyslogd for the HTTP load test, the one the safety core's syslog tests start.
+#[path = "../../safety/tests/rsyslog_daemon/mod.rs"]
+#[allow(dead_code, reason = "the load test uses part of it")]
+mod rsyslog_daemon;
 
 mod audit_cli;
 mod audit_tamper;
@@ -30,6 +34,8 @@ mod guard_demo;
 mod guard_e2e;
 mod hook_e2e;
 mod http_clients;
+mod http_e2e;
+mod http_load;
 mod policy_e2e;
 mod protocol_bounds;
 mod py_client;

@@ -1,5 +1,5 @@
 //! The safety core's integration tests, one binary (one link, one start-up) with a module
-//! per area; the shared set-ups (`audit_common`, `files_sandbox`, `redact_corpus_common`, `sandbox_common`) are
+//! per area; the shared set-ups (`audit_common`, `files_sandbox`, `redact_corpus_common`, `rsyslog_daemon`, `sandbox_common`) are
 //! declared here once.
 //!
 //! Run one area: `cargo test -p safety --test all <module>::`.
@@ -15,6 +15,7 @@
 mod audit_common;
 mod files_sandbox;
 mod redact_corpus_common;
+mod rsyslog_daemon;
 mod sandbox_common;
 
 mod audit_checkpoints;
