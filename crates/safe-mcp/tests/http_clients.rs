@@ -12,22 +12,23 @@
 //! alice (initialize, list the tools, call every tool on its success and refusal paths),
 //! one as bob (he is listed his one tool, and a call of another is refused with
 //! `POLICY_DENIED`) and one with a token the server does not know (refused with 401 and a
-//! `WWW-Authenticate: Bearer` challenge), then stops the server.
+//! `WWW-Authenticate: Bearer` challenge), then stops the server. The front's own refusals
+//! over raw HTTP are `http_e2e`'s; this module adds only the answers the clients rely on
+//! (`GET` and `DELETE` are 405, so neither SDK waits on a stream or ends a session) and a
+//! `BUSY` envelope as the TypeScript SDK sees it.
 //!
 //! The clients are installed as `py_client` and `ts_client` install them (the venv under
 //! the target folder, `npm ci` of the committed `package-lock.json`, which pins the SDK and
 //! the Inspector); without them these tests fail under `STRICT_SANDBOX_TESTS=1` and
 //! otherwise say loudly that they were skipped.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::http_e2e::{Conn, write_owner_only};
 use crate::ts_client::run_bounded;
 
 const BIN: &str = env!("CARGO_BIN_EXE_safe-mcp");
@@ -146,14 +147,10 @@ pub fn serve_over_http(policy: &Path, bob_tool: &str, extra: &str) -> Tokens {
     let (bob, bob_stanza) = new_token("bob");
     let (unknown, _) = new_token("nobody");
     let tokens = dir.join("tokens.toml");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tokens)
-        .unwrap()
-        .write_all(format!("{alice_stanza}\n{bob_stanza}tools = [\"{bob_tool}\"]\n").as_bytes())
-        .unwrap();
+    write_owner_only(
+        &tokens,
+        &format!("{alice_stanza}\n{bob_stanza}tools = [\"{bob_tool}\"]\n"),
+    );
     let mut text = std::fs::read_to_string(policy).unwrap();
     text.push_str(&format!(
         "\n[http]\ntokens_file = {}\n{extra}\n",
@@ -170,37 +167,6 @@ pub fn serve_over_http(policy: &Path, bob_tool: &str, extra: &str) -> Tokens {
 /// `path` as a TOML basic string.
 fn toml_string(path: &Path) -> String {
     serde_json::to_string(&path.to_string_lossy()).unwrap()
-}
-
-/// One raw HTTP/1.1 request to the server; its status line and headers, and its body.
-fn raw_request(
-    server: &HttpServer,
-    method: &str,
-    headers: &[&str],
-    body: &str,
-) -> (String, String) {
-    let mut stream = TcpStream::connect(server.address()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        server.address(),
-        body.len()
-    );
-    for header in headers {
-        request.push_str(header);
-        request.push_str("\r\n");
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    match response.split_once("\r\n\r\n") {
-        Some((head, body)) => (head.to_string(), body.to_string()),
-        None => (response, String::new()),
-    }
 }
 
 /// A whole session's calls and the code the envelope of each must carry.
@@ -811,62 +777,6 @@ fn the_inspector_cli_lists_and_calls_the_guard_tools_over_http() {
 // ---------------------------------------------------------------- the HTTP front itself
 
 #[test]
-fn a_request_without_a_known_token_is_refused_with_a_bearer_challenge_and_runs_nothing() {
-    let script = terminal_script();
-    let served = serve("terminal", &script, "");
-    let call = |marker: &str| {
-        json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "run_command", "arguments": {"command": format!("echo {marker}")}},
-        })
-        .to_string()
-    };
-    let plain = [
-        "Content-Type: application/json",
-        "Accept: application/json, text/event-stream",
-    ];
-    let bad = format!("Authorization: Bearer {}", served.tokens.unknown);
-    let good = format!("Authorization: Bearer {}", served.tokens.alice);
-    let audit =
-        || std::fs::read_to_string(served.root.join("state/audit.jsonl")).unwrap_or_default();
-    for (marker, token) in [
-        ("refused-without-token", None),
-        ("refused-bad-token", Some(&bad)),
-    ] {
-        let mut headers = plain.to_vec();
-        headers.extend(token.map(String::as_str));
-        let (head, body) = raw_request(&served.server, "POST", &headers, &call(marker));
-        assert!(head.starts_with("HTTP/1.1 401"), "{head}\n{body}");
-        assert!(
-            head.lines().any(|l| l
-                .to_ascii_lowercase()
-                .starts_with("www-authenticate: bearer")),
-            "{head}"
-        );
-        assert!(!body.contains(marker), "{body}");
-        assert!(
-            audit_records(&served)
-                .iter()
-                .any(|r| r["event"] == "http_refused" && r["status"] == 401),
-            "{:#?}",
-            audit_records(&served)
-        );
-        assert!(
-            !audit().contains(marker),
-            "a refused request ran: {}",
-            audit()
-        );
-    }
-    // The same request with a known token runs (and the audit log names its command).
-    let mut headers = plain.to_vec();
-    headers.push(&good);
-    let (head, body) = raw_request(&served.server, "POST", &headers, &call("allowed-marker"));
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    assert!(body.contains("allowed-marker\\n"), "{body}");
-    assert!(audit().contains("allowed-marker"), "{}", audit());
-}
-
-#[test]
 fn a_caller_past_its_rate_is_answered_busy_through_the_typescript_sdk() {
     let Some(dir) = crate::ts_client::installed_client() else {
         return;
@@ -894,18 +804,18 @@ fn a_caller_past_its_rate_is_answered_busy_through_the_typescript_sdk() {
 fn get_and_delete_are_answered_405_so_no_client_waits_on_a_stream_or_a_session() {
     let script = terminal_script();
     let served = serve("terminal", &script, "");
-    let good = format!("Authorization: Bearer {}", served.tokens.alice);
+    let mut conn = Conn::open(served.server.address().parse().unwrap());
     for method in ["GET", "DELETE"] {
-        let (head, body) = raw_request(
-            &served.server,
-            method,
-            &[good.as_str(), "Accept: text/event-stream"],
-            "",
+        conn.write_raw(
+            format!(
+                "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+                 Authorization: Bearer {}\r\n\r\n",
+                served.tokens.alice
+            )
+            .as_bytes(),
         );
-        assert!(head.starts_with("HTTP/1.1 405"), "{method}: {head}\n{body}");
-        assert!(
-            head.lines().any(|l| l.eq_ignore_ascii_case("allow: POST")),
-            "{method}: {head}"
-        );
+        let reply = conn.read_reply();
+        assert_eq!(reply.status, 405, "{method}: {reply:?}");
+        assert_eq!(reply.header("allow"), Some("POST"), "{method}: {reply:?}");
     }
 }
