@@ -489,8 +489,8 @@ fn python_session(name: &str, script: &Script) {
         "{refused}"
     );
 
-    // bob through the SDK's high-level `Client`, which probes `server/discover` first and
-    // falls back to the initialize handshake.
+    // bob through the SDK's high-level `Client`: it probes `server/discover`, which the
+    // server answers, so the session runs in the stateless 2026-07-28 era (no initialize).
     let report = run_python(
         &python,
         &served,
@@ -500,7 +500,7 @@ fn python_session(name: &str, script: &Script) {
         }),
     );
     assert_eq!(report["server"], format!("safe-mcp-{name}"), "{report}");
-    assert!(report["protocol_version"].is_string(), "{report}");
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
     assert_eq!(report["tools"], json!([script.bob.0]), "{report}");
     check_calls(&report["calls"], &[script.bob.2, "POLICY_DENIED"], &report);
     // Every call's records name its caller.
@@ -734,7 +734,14 @@ fn inspector_session(name: &str, script: &Script) {
     }
     check_content(name, &json!(envelopes), &served);
 
-    let (code, listed, err) = inspector(&dir, &served, &tokens.bob, &["--method", "tools/list"]);
+    // bob in the 2026-07-28 era (server/discover, no initialize); alice ran in the
+    // handshake era, the Inspector's default.
+    let (code, listed, err) = inspector(
+        &dir,
+        &served,
+        &tokens.bob,
+        &["--protocol-era", "modern", "--method", "tools/list"],
+    );
     assert_eq!(code, 0, "{listed}\n{err}");
     assert_eq!(
         listed["result"]["tools"].as_array().map(|t| t.len()),

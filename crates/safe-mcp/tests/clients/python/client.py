@@ -4,8 +4,8 @@ Run by tests/py_client.rs as `python client.py SPEC`, SPEC a JSON object, either
 {"command": ..., "args": [...], "env": {...}, "server_stderr": PATH, "calls": [...]} (stdio) or
 {"url": "http://127.0.0.1:PORT/mcp", "token": ..., "bad_token": ..., "calls": [...]}
 (Streamable HTTP, the token sent as `Authorization: Bearer`; with "client": "auto" through the
-SDK's high-level `Client`, which first probes `server/discover` and falls back to the
-initialize handshake, instead of a `ClientSession` that initializes), each call
+SDK's high-level `Client`, which first probes `server/discover` (and runs in the 2026-07-28
+era when the server answers it) instead of a `ClientSession` that initializes), each call
 {"tool": ..., "arguments": {...}}; an argument "$plan_id" is replaced by the plan_id of the
 latest result that had one.
 It connects, initializes, lists the tools, makes each call in order and prints one JSON object
