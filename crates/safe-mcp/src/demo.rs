@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::client::{self, python_style};
+use crate::client::{self, Via, python_style};
 
 /// The shipped example policy and seeding script, embedded so the demo runs from anywhere.
 pub const EXAMPLE_POLICY: &str = include_str!("../../../policy.example.toml");
@@ -82,10 +82,10 @@ pub fn print_call(tool: &str, args: &Value, envelope: &Value) {
 }
 
 /// The terminal half: `cat notes.txt` and `rm -rf /`.
-pub async fn terminal_half(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
+pub async fn terminal_half(bin: &Path, policy: &Path, via: &Via) -> Result<Vec<Value>> {
     let policy = policy.to_string_lossy();
-    let session = client::connect(bin, &["terminal", "--config", &policy], &[]).await?;
-    println!("== terminal server ==\n");
+    let session = client::start(bin, &["terminal", "--config", &policy], via).await?;
+    println!("== terminal server{} ==\n", over(&session));
     let mut envelopes = Vec::new();
     for command in ["cat notes.txt", "rm -rf /"] {
         let args = json!({ "command": command });
@@ -93,8 +93,133 @@ pub async fn terminal_half(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
         print_call("run_command", &args, &envelope);
         envelopes.push(envelope);
     }
-    session.cancel().await.ok();
+    session.close().await?;
     Ok(envelopes)
+}
+
+/// ` (over http://...)` for a server reached over HTTP.
+pub fn over(session: &client::Served) -> String {
+    match session.url() {
+        Some(url) => format!(" over {url} as caller 'alice'"),
+        None => String::new(),
+    }
+}
+
+/// The callers of `demo --http`: `alice` may use every tool; `auditor` only the tools that
+/// look, and its commands run under the strict profile.
+const CALLERS: [(&str, &str); 2] = [
+    ("alice", ""),
+    (
+        "auditor",
+        "tools = [\"explain_command\", \"list_files\", \"sandbox_status\", \"trust_tier\"]\nprofile = \"strict\"\n",
+    ),
+];
+
+/// `demo --http`: a tokens file with two callers in `state/` (mode 0600) named by each
+/// policy's `[http]`; returns each caller's token.
+fn make_callers(dir: &Path, policies: &[&Path]) -> Result<Vec<String>> {
+    let mut file = String::new();
+    let mut tokens = Vec::new();
+    for (name, extra) in CALLERS {
+        let token = safety::callers::new_token()?;
+        file.push_str(&safety::callers::caller_stanza(name, &token));
+        file.push_str(extra);
+        file.push('\n');
+        tokens.push(token);
+    }
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.join("state/tokens.toml"))?
+        .write_all(file.as_bytes())?;
+    for policy in policies {
+        let text = std::fs::read_to_string(policy)?;
+        let tokens_file = dir.join("state/tokens.toml");
+        std::fs::write(
+            policy,
+            format!(
+                "{text}\n# Added by demo --http: the callers' token file.\n[http]\ntokens_file = \"{}\"\n",
+                tokens_file.display()
+            ),
+        )?;
+    }
+    Ok(tokens)
+}
+
+/// `demo --http`, the second caller: its tool list, a command it may not run, its dry run
+/// under the strict profile; and a request with no token at all.
+async fn second_caller(bin: &Path, policy: &Path, token: &str) -> Result<()> {
+    let policy = policy.to_string_lossy();
+    let via = Via::Http {
+        token: token.to_string(),
+    };
+    let session = client::start(bin, &["terminal", "--config", &policy], &via).await?;
+    let url = session.url().unwrap_or_default().to_string();
+    println!(
+        "== terminal server over {url} as caller 'auditor' (tools: explain_command; profile: strict) ==\n"
+    );
+    let tools = session.peer().list_all_tools().await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    println!(">>> tools/list\n{names:?}\n");
+    for (tool, command) in [
+        ("run_command", "cat notes.txt"),
+        ("explain_command", "cat notes.txt"),
+    ] {
+        let args = json!({ "command": command });
+        let envelope = client::call(&session, tool, args.clone()).await?;
+        print_call(tool, &args, &envelope);
+    }
+    // No token: the front answers 401 and records the attempt; nothing runs.
+    let refused = anonymous_post(&url).await?;
+    println!(">>> POST {url} without a token\n{refused}\n");
+    session.close().await?;
+    Ok(())
+}
+
+/// A `tools/call` with no `Authorization` header: the status line and the challenge.
+async fn anonymous_post(url: &str) -> Result<String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"command": "cat notes.txt"}}});
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string())
+        .send()
+        .await?;
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if status != reqwest::StatusCode::UNAUTHORIZED {
+        bail!("a request without a token was answered {status}");
+    }
+    Ok(format!(
+        "HTTP {status}, WWW-Authenticate: {challenge}, {}",
+        text.trim()
+    ))
+}
+
+/// How many records of the log name each caller.
+fn records_per_caller(log: &Path) -> Result<Vec<(String, usize)>> {
+    let mut counts = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(log)?.lines() {
+        let record: Value = serde_json::from_str(line)?;
+        let who = match (record.get("caller"), record.get("event")) {
+            (Some(Value::String(c)), _) => c.clone(),
+            (_, Some(Value::String(e))) if e == "http_refused" => "(refused: no caller)".into(),
+            _ => continue,
+        };
+        *counts.entry(who).or_insert(0) += 1;
+    }
+    Ok(counts.into_iter().collect())
 }
 
 /// Why the demo could not start, when its temporary folder cannot be made in `temp`: the
@@ -156,8 +281,9 @@ fn verify_the_log(bin: &Path, log: &Path, verifier: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run the whole demo in a fresh temporary folder; `keep` leaves it in place.
-pub async fn run(keep: bool) -> Result<()> {
+/// Run the whole demo in a fresh temporary folder; `keep` leaves it in place; `http`
+/// reaches every server over loopback HTTP with two callers instead of stdio.
+pub async fn run(keep: bool, http: bool) -> Result<()> {
     let bin = std::env::current_exe().context("locating the safe-mcp binary")?;
     let dir = tempfile::Builder::new()
         .prefix("safe-mcp-demo-")
@@ -172,12 +298,33 @@ pub async fn run(keep: bool) -> Result<()> {
         dir.path().display(),
         policy.display()
     );
-    terminal_half(&bin, &policy).await?;
-    crate::demo_files::run(&bin, &policy).await?;
     let guard_policy = crate::demo_guard::make_sandbox(dir.path())?;
-    crate::demo_guard::run(&bin, &guard_policy).await?;
+    let tokens = match http {
+        true => make_callers(dir.path(), &[&policy, &guard_policy])?,
+        false => Vec::new(),
+    };
+    let via = match tokens.first() {
+        Some(token) => Via::Http {
+            token: token.clone(),
+        },
+        None => Via::Stdio,
+    };
+    terminal_half(&bin, &policy, &via).await?;
+    if let Some(second) = tokens.get(1) {
+        second_caller(&bin, &policy, second).await?;
+    }
+    crate::demo_files::run(&bin, &policy, &via).await?;
+    crate::demo_guard::run(&bin, &guard_policy, &via).await?;
     crate::demo_hook::run(&bin, &hook_policy, &dir.path().join("sandbox/terminal"))?;
-    verify_the_log(&bin, &dir.path().join("state/audit.jsonl"), &verifier)?;
+    let log = dir.path().join("state/audit.jsonl");
+    verify_the_log(&bin, &log, &verifier)?;
+    if http {
+        println!("== audit: records per caller in {}", log.display());
+        for (caller, n) in records_per_caller(&log)? {
+            println!("{caller}: {n}");
+        }
+        println!();
+    }
     if keep {
         let kept = dir.keep();
         println!("sandbox kept at {}", kept.display());

@@ -6,9 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value};
 
 /// `{"a": 1, "b": "x"}`: arguments printed in Python `json.dumps` spacing, keys in the
@@ -67,22 +65,12 @@ async fn call_and_print(
 /// Start `bin files --config policy` and run the demo sequence: plan_organize,
 /// apply_plan, move_file on the symlink (refused by PROTECTION) and on the installer
 /// (moved when named, although the planner held it back by RESTRAINT).
-pub async fn run(bin: &Path, policy: &Path) -> Result<()> {
-    let mut cmd = tokio::process::Command::new(bin);
-    cmd.arg("files")
-        .arg("--config")
-        .arg(policy)
-        .env_clear()
-        .env("SAFE_MCP_LOG", "warn");
-    if let Ok(path) = std::env::var("PATH") {
-        cmd.env("PATH", path);
-    }
-    let transport = TokioChildProcess::new(cmd).context("starting safe-mcp files")?;
-    let session = ()
-        .serve(transport)
+pub async fn run(bin: &Path, policy: &Path, via: &crate::client::Via) -> Result<()> {
+    let policy = policy.to_string_lossy();
+    let session = crate::client::start(bin, &["files", "--config", &policy], via)
         .await
-        .map_err(|e| anyhow!("MCP handshake with the files server failed: {e}"))?;
-    println!("== files server ==\n");
+        .context("starting safe-mcp files")?;
+    println!("== files server{} ==\n", crate::demo::over(&session));
 
     let plan = call_and_print(&session, "plan_organize", &[]).await?;
     let plan_id = plan
@@ -108,6 +96,6 @@ pub async fn run(bin: &Path, policy: &Path) -> Result<()> {
         ],
     )
     .await?;
-    session.cancel().await.ok();
+    session.close().await?;
     Ok(())
 }

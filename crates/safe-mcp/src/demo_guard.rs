@@ -156,12 +156,15 @@ fn steps() -> Vec<Step> {
 }
 
 /// Start `bin guard --config policy` and run the sequence; returns the envelopes.
-pub async fn run(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
+pub async fn run(bin: &Path, policy: &Path, via: &client::Via) -> Result<Vec<Value>> {
     let policy = policy.to_string_lossy();
-    let session = client::connect(bin, &["guard", "--config", &policy], &[])
+    let session = client::start(bin, &["guard", "--config", &policy], via)
         .await
         .context("starting safe-mcp guard")?;
-    println!("== guard server (policy: {policy}) ==\n");
+    println!(
+        "== guard server{} (policy: {policy}) ==\n",
+        crate::demo::over(&session)
+    );
     let mut envelopes = Vec::new();
     for step in steps() {
         println!("# {}", step.what);
@@ -169,6 +172,6 @@ pub async fn run(bin: &Path, policy: &Path) -> Result<Vec<Value>> {
         print_call(step.tool, &step.args, &envelope);
         envelopes.push(envelope);
     }
-    session.cancel().await.ok();
+    session.close().await?;
     Ok(envelopes)
 }

@@ -110,6 +110,9 @@ enum Command {
         /// Keep the sandbox folder instead of deleting it.
         #[arg(long)]
         keep: bool,
+        /// Reach every server over loopback Streamable HTTP, with two callers, instead of stdio.
+        #[arg(long)]
+        http: bool,
     },
     /// Scan MCP server source code for shell-injection patterns.
     Scan(scan::cli::ScanArgs),
@@ -252,11 +255,12 @@ fn build_runtime(mut builder: tokio::runtime::Builder) -> tokio::runtime::Runtim
     }
 }
 
-/// The callers of `[http] tokens_file`, checked against the server's tool names.
+/// The callers of `[http] tokens_file`. A `tools` subset may name the tools of every
+/// server (one file can serve a host's servers); a name no server has is an error.
 fn load_callers(
     config: &config::Config,
-    tools: Vec<rmcp::model::Tool>,
 ) -> Result<safety::callers::Callers, safety::callers::CallersError> {
+    let tools = [terminal::tools(), files::tools(), guard::tools()].concat();
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     safety::callers::Callers::load(&config.http, &names)
@@ -356,10 +360,7 @@ fn main() -> ExitCode {
                 Err(e) => return fatal(e),
             };
             let http = transport.http();
-            let callers = match http
-                .as_ref()
-                .map(|_| load_callers(&config, terminal::tools()))
-            {
+            let callers = match http.as_ref().map(|_| load_callers(&config)) {
                 Some(Err(e)) => return fatal(e),
                 Some(Ok(c)) => Some(c),
                 None => None,
@@ -397,7 +398,7 @@ fn main() -> ExitCode {
                     Err(e) => fatal(e),
                 };
             };
-            let callers = match load_callers(&config, files::tools()) {
+            let callers = match load_callers(&config) {
                 Ok(c) => c,
                 Err(e) => return fatal(e),
             };
@@ -424,7 +425,7 @@ fn main() -> ExitCode {
                 Err(e) => return fatal(e),
             };
             let http = transport.http();
-            let callers = match http.as_ref().map(|_| load_callers(&config, guard::tools())) {
+            let callers = match http.as_ref().map(|_| load_callers(&config)) {
                 Some(Err(e)) => return fatal(e),
                 Some(Ok(c)) => Some(c),
                 None => None,
@@ -539,7 +540,7 @@ fn main() -> ExitCode {
             };
             audit_verify(&file, key.as_ref(), require_covered)
         }
-        Command::Demo { keep } => match runtime().block_on(safe_mcp::demo::run(keep)) {
+        Command::Demo { keep, http } => match runtime().block_on(safe_mcp::demo::run(keep, http)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fatal(format!("{e:#}")),
         },

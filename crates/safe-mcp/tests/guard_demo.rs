@@ -14,7 +14,9 @@ async fn guard_demo_steps_give_the_outcomes_they_announce() {
     let dir = tempfile::tempdir().unwrap();
     let policy = safe_mcp::demo_guard::make_sandbox(dir.path()).unwrap();
     let bin = Path::new(env!("CARGO_BIN_EXE_safe-mcp"));
-    let e = safe_mcp::demo_guard::run(bin, &policy).await.unwrap();
+    let e = safe_mcp::demo_guard::run(bin, &policy, &safe_mcp::client::Via::Stdio)
+        .await
+        .unwrap();
     assert_eq!(e.len(), 12);
     // register_allowlist: the narrowing one granted, /bin/sh refused.
     assert_eq!(code(&e[0]), "OK", "{}", e[0]);

@@ -91,17 +91,21 @@ impl Reply {
     }
 }
 
+/// A byte stream a request goes over: TCP, or TLS over TCP.
+pub trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
 /// A keep-alive HTTP/1.1 connection.
 pub struct Conn {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Box<dyn Stream>>,
 }
 
 impl Conn {
     pub fn open(addr: SocketAddr) -> Conn {
-        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
+        Conn::over(Box::new(tcp(addr)))
+    }
+
+    pub fn over(stream: Box<dyn Stream>) -> Conn {
         Conn {
             reader: BufReader::new(stream),
         }
@@ -199,6 +203,15 @@ impl Conn {
         );
         result["structuredContent"].clone()
     }
+}
+
+/// A TCP connection with a read timeout.
+pub fn tcp(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream
 }
 
 /// A server of the binary on a loopback port, its folder and its callers' tokens.
@@ -877,4 +890,113 @@ fn safe_mcp_token_prints_a_token_and_the_entry_that_admits_it() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn with_tls_the_server_speaks_only_tls_and_its_key_must_be_private() {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let cert = certs.path().join("cert.pem");
+    let key = certs.path().join("key.pem");
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    write_owner_only(&key, &made.signing_key.serialize_pem());
+    let args = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let s = Server::start_with("terminal", TERMINAL, "", &[("alice", "")], &args).unwrap();
+    assert!(
+        std::fs::read_to_string(&s.stderr)
+            .unwrap()
+            .contains("listening on https://")
+    );
+    // A client that trusts the certificate is served.
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(made.cert.der().clone()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let stream = rustls::StreamOwned::new(tls, tcp(s.addr));
+    let mut c = Conn::over(Box::new(stream));
+    let ran = c.call(
+        &s.tokens[0],
+        "run_command",
+        json!({"command": "echo over tls"}),
+    );
+    assert_eq!(ran["detail"]["stdout"], "over tls\n", "{ran}");
+    // Plain HTTP to the TLS port gets no answer.
+    let mut plain = Conn::open(s.addr);
+    plain.write_raw(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}");
+    let mut line = String::new();
+    let read = plain.reader.read_line(&mut line);
+    assert!(
+        read.is_err() || !line.starts_with("HTTP/1.1"),
+        "plain HTTP was answered: {line:?}"
+    );
+    drop(s);
+    // A key others can read stops the start.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let refused = Server::start_with("terminal", TERMINAL, "", &[("alice", "")], &args);
+    let log = refused
+        .err()
+        .expect("a server with a readable TLS key started");
+    assert!(
+        log.contains("mode 640") && log.contains("chmod 600"),
+        "{log}"
+    );
+}
+
+#[test]
+fn demo_http_drives_every_server_over_http_with_two_callers() {
+    let out = Command::new(BIN)
+        .args(["demo", "--http"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for server in ["terminal", "files", "guard"] {
+        assert!(
+            text.contains(&format!("== {server} server over http://127.0.0.1:")),
+            "{server} was not reached over HTTP:\n{text}"
+        );
+    }
+    let auditor = text
+        .split("as caller 'auditor'")
+        .nth(1)
+        .expect("no second caller");
+    assert!(auditor.contains("[\"explain_command\"]"), "{auditor}");
+    assert!(auditor.contains("\"code\": \"POLICY_DENIED\""), "{auditor}");
+    assert!(auditor.contains("\"profile\": \"strict\""), "{auditor}");
+    assert!(
+        text.contains("HTTP 401 Unauthorized, WWW-Authenticate: Bearer realm=\"safe-mcp\""),
+        "{text}"
+    );
+    assert!(text.contains("(refused: no caller): 1"), "{text}");
+    assert!(
+        text.contains("\nalice: ") && text.contains("\nauditor: 2"),
+        "{text}"
+    );
+    let signed = text
+        .lines()
+        .find(|l| l.starts_with("signed: "))
+        .expect("the log was not verified");
+    let ok = text.lines().find(|l| l.starts_with("ok: ")).unwrap();
+    let records = ok.split(' ').nth(1).unwrap();
+    assert!(
+        signed.ends_with(&format!("records 1..={records} covered")),
+        "{ok}\n{signed}"
+    );
 }

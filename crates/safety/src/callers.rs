@@ -258,8 +258,8 @@ pub fn valid_caller_name(name: &str) -> bool {
 }
 
 impl Callers {
-    /// Read `[http] tokens_file`; `tools` are the server's tool names (an entry that names
-    /// another is an error: a typo would otherwise hide a tool from a caller silently).
+    /// Read `[http] tokens_file`; `tools` are the tool names an entry may name (another name
+    /// is an error: a typo would otherwise hide a tool from a caller silently).
     pub fn load(settings: &HttpSettings, tools: &[&str]) -> Result<Callers, CallersError> {
         let path = settings
             .tokens_file
@@ -313,7 +313,7 @@ impl Callers {
                 Some(list) => {
                     if let Some(unknown) = list.iter().find(|t| !tools.contains(&t.as_str())) {
                         return Err(invalid(format!(
-                            "caller '{name}': this server has no tool '{unknown}' (it has {})",
+                            "caller '{name}': no safe-mcp server has a tool '{unknown}' (the tools are {})",
                             tools.join(", ")
                         )));
                     }
@@ -584,7 +584,7 @@ mod tests {
             ),
             "64 lower-case hex",
         );
-        bad(&entry("a", "t", "tools = [\"rm\"]"), "no tool 'rm'");
+        bad(&entry("a", "t", "tools = [\"rm\"]"), "has a tool 'rm'");
         bad(
             &entry("a", "t", "max_concurrent = 3"),
             "max_concurrent must be 1 to",
