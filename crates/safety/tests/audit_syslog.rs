@@ -153,7 +153,7 @@ fn with_required_a_record_not_shipped_fails_its_append_and_stays_in_the_local_lo
 }
 
 #[test]
-fn signed_checkpoints_are_shipped_too() {
+fn signed_checkpoints_are_shipped_too_and_the_central_copy_verifies() {
     let dir = tempdir();
     let Some(rsyslog) = Rsyslog::start(dir.path(), None) else {
         return;
@@ -183,6 +183,14 @@ fn signed_checkpoints_are_shipped_too() {
             .iter()
             .all(|l| l.contains("\"note\":\"audit\\n"))
     );
+    // The central copy (`%msg%` per line) is the local log line for line, and the verifier
+    // checks it there with the public key alone.
+    let copy = dir.path().join("copy.jsonl");
+    assert_eq!(lines(&copy), local);
+    let key = safety::audit::CheckpointVerifier::load(&dir.path().join("audit.pub")).unwrap();
+    let report = safety::audit::verify_signed(&copy, Some(&key)).unwrap();
+    assert_eq!(report.broken, None);
+    assert_eq!(report.signed.unwrap().covered, report.records);
 }
 
 #[test]

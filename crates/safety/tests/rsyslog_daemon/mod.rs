@@ -1,6 +1,7 @@
 //! A real rsyslogd (Debian's package) for tests: started unprivileged in a temporary folder
 //! on a Unix datagram socket (`log.sock`) and loopback TCP and UDP ports, writing what it
-//! receives to `out.log` as `%msgid% %structured-data% %msg%`, killed when dropped. Shared by
+//! receives to `out.log` as `%msgid% %structured-data% %msg%` and, as a fleet's central
+//! rsyslog would keep it, the bare records to `copy.jsonl`; killed when dropped. Shared by
 //! the safety core's syslog tests and the HTTP load test of the binary.
 
 use std::path::{Path, PathBuf};
@@ -51,13 +52,15 @@ impl Rsyslog {
         std::fs::write(
             &conf,
             format!(
-                "global(workDirectory=\"{d}\")\n\
+                "global(workDirectory=\"{d}\" maxMessageSize=\"64k\")\n\
                  module(load=\"imuxsock\" SysSock.Use=\"off\")\n\
                  input(type=\"imuxsock\" Socket=\"{d}/log.sock\" UseSpecialParser=\"off\" ParseHostname=\"on\")\n\
                  module(load=\"imtcp\")\ninput(type=\"imtcp\" port=\"{tcp}\" address=\"127.0.0.1\")\n\
                  module(load=\"imudp\")\ninput(type=\"imudp\" port=\"{udp}\" address=\"127.0.0.1\")\n\
                  template(name=\"fields\" type=\"string\" string=\"%msgid% %structured-data% %msg%\\n\")\n\
-                 *.* action(type=\"omfile\" file=\"{d}/out.log\" template=\"fields\")\n"
+                 *.* action(type=\"omfile\" file=\"{d}/out.log\" template=\"fields\")\n\
+                 template(name=\"record\" type=\"string\" string=\"%msg%\\n\")\n\
+                 *.* action(type=\"omfile\" file=\"{d}/copy.jsonl\" template=\"record\")\n"
             ),
         )
         .unwrap();
