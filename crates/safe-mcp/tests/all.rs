@@ -33,6 +33,7 @@ mod files_e2e;
 mod guard_demo;
 mod guard_e2e;
 mod hook_e2e;
+mod http_clients;
 mod http_e2e;
 mod http_load;
 mod policy_e2e;

@@ -58,7 +58,7 @@ fn has_pinned_sdk(python: &PathBuf) -> bool {
 
 /// The venv's python with the pinned SDK (installed when missing), or `None` after
 /// [`skip`].
-fn installed_client() -> Option<PathBuf> {
+pub fn installed_client() -> Option<PathBuf> {
     let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
     let python = PathBuf::from(VENV).join("bin/python");
     if has_pinned_sdk(&python) {

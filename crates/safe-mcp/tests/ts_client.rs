@@ -6,8 +6,8 @@
 //! SDK finds not to fit its tool's `outputSchema`, and on any call the tool's `inputSchema`
 //! refuses but the server accepted.
 //!
-//! The client is `tests/clients/ts/client.mjs`, its SDK pinned by the committed
-//! `package-lock.json`. `.ci/run` installs it (`npm ci`); when `node_modules` is missing this
+//! The client is `tests/clients/ts/client.mjs`, its SDK (and the Inspector that
+//! `http_clients` runs) pinned by the committed `package-lock.json`. `.ci/run` installs it (`npm ci`); when `node_modules` is missing this
 //! test runs `npm ci` itself (bounded by [`NPM_CI_TIMEOUT`]). Without node or npm, or when
 //! the install fails, it fails under `STRICT_SANDBOX_TESTS=1` (CI) and otherwise says loudly
 //! that it was skipped.
@@ -44,9 +44,17 @@ fn skip(why: &str) {
     let _ = writeln!(std::io::stderr(), "\n!!!!!!!! {message} !!!!!!!!\n");
 }
 
-/// Run `cmd` to its end or until `limit`, whichever is first (then it is killed); its
-/// exit status and output, or why it did not finish.
-pub fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(bool, String, String), String> {
+/// Run `cmd` to its end or until `limit`, whichever is first (then it is killed); whether
+/// it succeeded and its output, or why it did not finish.
+pub fn run_bounded(cmd: Command, limit: Duration) -> Result<(bool, String, String), String> {
+    run_bounded_status(cmd, limit).map(|(status, out, err)| (status.success(), out, err))
+}
+
+/// [`run_bounded`] with the exit status itself.
+pub fn run_bounded_status(
+    mut cmd: Command,
+    limit: Duration,
+) -> Result<(std::process::ExitStatus, String, String), String> {
     let stdout = tempfile::tempfile().map_err(|e| e.to_string())?;
     let stderr = tempfile::tempfile().map_err(|e| e.to_string())?;
     let (mut out, mut err) = (
@@ -78,14 +86,28 @@ pub fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(bool, String, S
         let _ = file.read_to_string(&mut text);
         text
     };
-    Ok((status.success(), read(&mut out), read(&mut err)))
+    Ok((status, read(&mut out), read(&mut err)))
 }
+
+/// The packages the client folder's `package-lock.json` pins that the tests run: the SDK
+/// and the Inspector (whose CLI `http_clients` drives).
+const PACKAGES: [&str; 2] = [
+    "@modelcontextprotocol/sdk",
+    "@modelcontextprotocol/inspector",
+];
 
 /// The client folder with its packages installed (`npm ci` when they are missing), or
 /// `None` after [`skip`] when node or the packages are not to be had.
-fn installed_client() -> Option<PathBuf> {
+pub fn installed_client() -> Option<PathBuf> {
     let dir = PathBuf::from(CLIENT_DIR);
-    let marker = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let installed = || {
+        PACKAGES.iter().all(|p| {
+            dir.join("node_modules")
+                .join(p)
+                .join("package.json")
+                .exists()
+        })
+    };
     let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
     let mut version = Command::new("node");
     version.arg("--version");
@@ -93,7 +115,7 @@ fn installed_client() -> Option<PathBuf> {
         skip("`node --version` does not run (Node.js 18 or later is needed)");
         return None;
     }
-    if marker.exists() {
+    if installed() {
         return Some(dir);
     }
     eprintln!("ts_client: node_modules missing, running `npm ci` in {CLIENT_DIR}");
@@ -101,7 +123,7 @@ fn installed_client() -> Option<PathBuf> {
     npm.args(["ci", "--no-audit", "--no-fund"])
         .current_dir(&dir);
     match run_bounded(npm, NPM_CI_TIMEOUT) {
-        Ok((true, _, _)) if marker.exists() => Some(dir),
+        Ok((true, _, _)) if installed() => Some(dir),
         Ok((_, out, err)) => {
             skip(&format!("`npm ci` in {CLIENT_DIR} failed:\n{out}\n{err}"));
             None
