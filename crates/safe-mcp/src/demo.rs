@@ -201,9 +201,12 @@ async fn anonymous_post(url: &str) -> Result<String> {
     if status != reqwest::StatusCode::UNAUTHORIZED {
         bail!("a request without a token was answered {status}");
     }
+    let reason = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_string))
+        .unwrap_or(text);
     Ok(format!(
-        "HTTP {status}, WWW-Authenticate: {challenge}, {}",
-        text.trim()
+        "HTTP {status}, WWW-Authenticate: {challenge}, {reason}"
     ))
 }
 

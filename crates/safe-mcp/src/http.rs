@@ -194,12 +194,19 @@ struct Front<S: ServerHandler + Clone + Send + Sync + 'static> {
     service: StreamableHttpService<S, LocalSessionManager>,
 }
 
+/// A refusal's answer: `status`, and a JSON-RPC error with the reason as its body (an SDK
+/// shows a JSON-RPC error's message; a plain-text body it would replace with a generic one).
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": text},
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
+        HeaderValue::from_static("application/json"),
     );
     response
 }
