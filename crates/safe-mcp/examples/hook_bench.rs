@@ -9,7 +9,9 @@
 //! - the floor: `safe-mcp --version`, the same binary started and ended doing nothing.
 //!
 //! Each is started `--iterations` times (default 200), alternating, and the p50 and p90 of
-//! the wall time are printed with the ratio to the Python baseline. Build the binary first:
+//! the wall time are printed with the ratio to the Python baseline. `--old PATH` adds the
+//! floor and the hook cases of another `safe-mcp` binary (say, one built from an earlier
+//! commit), alternating with the rest. Build the binary first:
 //!
 //! ```sh
 //! cargo build --release -p safe-mcp && cargo run --release -p safe-mcp --example hook_bench
@@ -75,6 +77,10 @@ fn main() {
         .nth(1)
         .map(|n| n.parse().expect("--iterations N"))
         .unwrap_or(200);
+    let old: Option<PathBuf> = std::env::args()
+        .skip_while(|a| a != "--old")
+        .nth(1)
+        .map(PathBuf::from);
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().canonicalize().unwrap();
     let root = base.join("proj");
@@ -138,7 +144,7 @@ roots = ["proj"]
     let py_args = ["-c", PYTHON_HOOK];
     type Case<'a> = (&'a str, &'a Path, &'a [&'a str], &'a [u8], i32);
     let version = ["--version"];
-    let cases: Vec<Case> = vec![
+    let mut cases: Vec<Case> = vec![
         (
             "python3 hook (read JSON, one regex)",
             python,
@@ -152,6 +158,20 @@ roots = ["proj"]
         ("safe-mcp hook: Write, contained", &bin, &hook, &write, 0),
         ("safe-mcp check 'git status'", &bin, &check, b"", 0),
     ];
+    if let Some(old) = &old {
+        cases.extend([
+            (
+                "old: floor --version",
+                old.as_path(),
+                &version[..],
+                &b""[..],
+                0,
+            ),
+            ("old: hook Bash, no decision", old, &hook, &allowed, 0),
+            ("old: hook Bash, denied", old, &hook, &refused, 2),
+            ("old: hook Write, contained", old, &hook, &write, 0),
+        ]);
+    }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     for _ in 0..iterations {
         for (i, (name, program, args, input, want)) in cases.iter().enumerate() {

@@ -374,6 +374,10 @@ pub(super) struct Head {
     pub(super) rotated_to: Option<String>,
     /// The last record is a checkpoint: its interval.
     pub(super) checkpoint_every: Option<u64>,
+    /// The last record is neither a rotation's start nor its end: it was written by a
+    /// writer that had opened this file at the log's path and fsync'ed the folder since
+    /// (see [`AuditLog::open`](super::AuditLog::open)).
+    pub(super) written_after_folder_sync: bool,
 }
 
 /// The head of a log file of `len` bytes.
@@ -384,6 +388,7 @@ pub(super) fn read_chain_head(file: &File, len: u64) -> Result<Head, TailError> 
             hash: GENESIS_PREV.to_string(),
             rotated_to: None,
             checkpoint_every: None,
+            written_after_folder_sync: false,
         });
     }
     let mut last = [0u8; 1];
@@ -418,9 +423,80 @@ pub(super) fn read_chain_head(file: &File, len: u64) -> Result<Head, TailError> 
         seq: record.seq,
         hash: record.hash,
         checkpoint_every: record.checkpoint.and_then(|c| c.every),
+        written_after_folder_sync: record.rotation.is_none(),
         rotated_to: match record.rotation {
             Some(Rotation::End(name)) => Some(name),
             _ => None,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use serde_json::{Map, Value, json};
+
+    use super::read_chain_head;
+    use crate::audit::AuditLog;
+    use crate::redact::{RedactionSettings, Redactor};
+
+    fn head_written_after_folder_sync(path: &Path) -> bool {
+        let file = std::fs::File::open(path).unwrap();
+        let len = file.metadata().unwrap().len();
+        read_chain_head(&file, len)
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .written_after_folder_sync
+    }
+
+    fn record(n: u64) -> Map<String, Value> {
+        match json!({"tool": "run_command", "n": n, "args": {"command": "x".repeat(200)}}) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// `AuditLog::open` skips its folder fsync only when the last record proves a writer
+    /// fsync'ed the folder while the path named the file: never for an empty file (just
+    /// created), nor for a file whose last record is a rotation's start (written under the
+    /// temporary name, then renamed into place) or end.
+    #[test]
+    fn only_an_ordinary_last_record_proves_the_folder_was_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert!(!head_written_after_folder_sync(&path), "empty file");
+
+        let redactor = Arc::new(Redactor::new(&RedactionSettings::default()).unwrap());
+        let log = AuditLog::open(&path, redactor)
+            .unwrap()
+            .rotate_at(crate::config::MIN_ROTATE_BYTES);
+        log.append(record(0)).unwrap();
+        assert!(head_written_after_folder_sync(&path), "an ordinary record");
+
+        let rotated = dir.path().join("audit.jsonl.1");
+        let mut n = 1;
+        while !rotated.exists() {
+            log.append(record(n)).unwrap();
+            n += 1;
+            assert!(n < 1000, "never rotated");
+        }
+        // The append that found the file full rotated it and wrote its record into the
+        // new file (after `reopen` fsync'ed the folder); the rotated file ends with the
+        // end record.
+        assert!(!head_written_after_folder_sync(&rotated), "rotation end");
+        assert!(
+            head_written_after_folder_sync(&path),
+            "record after the start"
+        );
+
+        // A new file that holds only its start record: the rename that put it at the path
+        // may not be durable yet.
+        let lines = std::fs::read_to_string(&path).unwrap();
+        let start = lines.lines().next().unwrap();
+        assert!(start.contains("\"rotation\":\"start\""), "{start}");
+        std::fs::write(&path, format!("{start}\n")).unwrap();
+        assert!(!head_written_after_folder_sync(&path), "rotation start");
+    }
 }

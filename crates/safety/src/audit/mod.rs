@@ -242,9 +242,24 @@ impl AuditLog {
         drop(_lock);
         // Rotation renames and links next to the file itself, not next to a symlink to it.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        // Opened just after another writer's rotation renamed a new file into place: that
-        // rename is durable before a line of ours goes into the file.
-        sync_dir(&path).map_err(io)?;
+        // Opened just after another writer's rotation renamed a new file into place (or
+        // just after the file was created): that rename (or creation) is durable before a
+        // line of ours goes into the file, or a crash could take the folder back to before
+        // it and our durable record with the file.
+        //
+        // Skipped when the last record is an ordinary one (not a rotation's start or end):
+        // every writer puts a line into a file only after opening it at the log's path and
+        // fsyncing the folder (here, or in `reopen` after a rotation or a replaced file);
+        // the one line written elsewhere is a rotation's start record, into the file
+        // still under its temporary name. So an ordinary last record means a writer
+        // fsync'ed the folder while the path already named this file: that name is
+        // durable. A file at the path that changes after we read its head (another
+        // writer's rotation) is seen under the lock at the first append, and `reopen`
+        // fsyncs the folder then. Left uncovered: a log file moved into place by hand
+        // (`mv`) whose rename a crash undoes before any writer fsync'ed the folder.
+        if !head.written_after_folder_sync {
+            sync_dir(&path).map_err(io)?;
+        }
         Ok(AuditLog {
             path,
             redactor,

@@ -258,6 +258,7 @@ impl HookCore {
 
     /// Answer one event, the whole input as read (more than [`MAX_EVENT_BYTES`] is refused).
     pub fn answer(&self, agent: Agent, input: &[u8]) -> HookAnswer {
+        self.compile_ahead(input);
         let event = match event::parse(input, agent) {
             Ok(event) => event,
             Err(error) => {
@@ -786,6 +787,23 @@ impl HookCore {
             record.insert("executable".into(), json!(p));
         }
         record
+    }
+
+    /// Start compiling, on another thread, the redaction rules the event's text calls for
+    /// (each rule's regex is compiled the first time a text holds its anchor, about 0.5 ms
+    /// for some), while this one judges the event and opens the log. Every event has a
+    /// `session_id`, whose anchor calls for the session rule. Only a cache is filled: the
+    /// record is redacted as before, and waits for a compilation still under way.
+    fn compile_ahead(&self, input: &[u8]) {
+        if input.len() > MAX_EVENT_BYTES {
+            return;
+        }
+        let redactor = self.redactor.clone();
+        let text = String::from_utf8_lossy(input).into_owned();
+        // A thread that cannot start only means the record compiles what it needs itself.
+        let _ = std::thread::Builder::new()
+            .name("redact-ahead".into())
+            .spawn(move || redactor.redact(&text));
     }
 
     /// Append one record (`tool: "hook"`), synced before the answer. Under
