@@ -37,7 +37,7 @@ use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, PythonNode, Reads, Scopes, contains, inside, named_children, parse, python_field_id,
-    text_of, walk_with_parent,
+    text_of, walk, walk_with_parent,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +167,21 @@ struct Analyzer<'s, 't> {
     /// Calls that hand a name to a function of this module which refuses it when it starts
     /// with `-` (`self._validate_ref(ref)`): the call's offset and the name.
     dash_refusals: Vec<(usize, &'s str)>,
+    /// Names bound only to tuple, list or set literals of strings (`ALLOWED = {"ruff",
+    /// "uv"}`), with those strings.
+    collections: HashMap<(ScopeId, String), Vec<String>>,
+    /// Statements that hand an argv name to a function of this module which raises unless
+    /// its first element is one of some constants (`_validate_linter_command(cmd)`).
+    program_pins: Vec<ProgramPin<'s>>,
+}
+
+/// A statement `check(name)` whose callee pins `name[0]`: the statement's end, the block it
+/// is in, the name and the programs the callee lets through.
+struct ProgramPin<'s> {
+    after: usize,
+    block: (usize, usize),
+    name: &'s str,
+    programs: Vec<String>,
 }
 
 impl<'s, 't> Analyzer<'s, 't> {
@@ -634,7 +649,320 @@ impl<'s, 't> Analyzer<'s, 't> {
                 .find_map(|test| self.other_programs_refused(test, name));
             programs.is_some()
         });
-        programs
+        programs.or_else(|| {
+            self.program_pins
+                .iter()
+                .filter(|pin| {
+                    pin.name == name
+                        && pin.block.0 <= call.start_byte()
+                        && call.end_byte() <= pin.block.1
+                        && pin.after <= call.start_byte()
+                        && function.start_byte() <= pin.after
+                        && !self.touched_between(function, name, pin.after, call.start_byte())
+                })
+                .map(|pin| pin.programs.clone())
+                .next()
+        })
+    }
+
+    /// Whether code in `function` between bytes `from` and `to` may change what `name`
+    /// holds: binds it (`cmd = ..`, `for cmd in ..`), assigns into it (`cmd[0] = ..`),
+    /// calls a method on it (`cmd.insert(0, "sh")`), hands it to a call or deletes from it.
+    fn touched_between(&self, function: Node<'_>, name: &str, from: usize, to: usize) -> bool {
+        let names_it = |node: Node<'_>| {
+            let mut found = false;
+            walk(node, |n| {
+                found |= n.kind_name() == "identifier" && self.text(n) == name;
+            });
+            found
+        };
+        let mut stack = vec![function];
+        while let Some(node) = stack.pop() {
+            if node.end_byte() <= from || node.start_byte() >= to {
+                continue;
+            }
+            let inside = from <= node.start_byte() && node.end_byte() <= to;
+            if inside {
+                let touched = match node.kind_name() {
+                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                        node.field("left").is_some_and(names_it)
+                    }
+                    "named_expression" => node.field("name").is_some_and(names_it),
+                    "as_pattern" | "delete_statement" | "global_statement"
+                    | "nonlocal_statement" => names_it(node),
+                    "attribute" => node.field("object").is_some_and(|object| {
+                        object.kind_name() == "identifier" && self.text(object) == name
+                    }),
+                    // `fill(cmd)`: a call may change the list it is handed.
+                    "argument_list" => named_children(node).iter().any(|argument| {
+                        let value = match argument.kind_name() {
+                            "keyword_argument" => argument.field("value"),
+                            _ => Some(*argument),
+                        };
+                        value.is_some_and(|v| v.kind_name() == "identifier" && self.text(v) == name)
+                    }),
+                    _ => false,
+                };
+                if touched {
+                    return true;
+                }
+            }
+            stack.extend(named_children(node));
+        }
+        false
+    }
+
+    /// The programs a function of this module lets `parameter[0]` be: a statement of its
+    /// body, with no `return` before it, that is `if <test> or ..: raise ..` where the test
+    /// refuses every other program (`if cmd[0] not in ("ruff", "uv")`, also on a name bound
+    /// only to `cmd[0]` or its `os.path.basename`, maybe with a literal suffix cut after
+    /// `endswith`). A `return` in the guard would only leave the check, so it must raise;
+    /// and the parameter must not be rebound in the function.
+    fn helper_pinned_programs(&self, function: Node<'_>, parameter: &str) -> Option<Vec<String>> {
+        let body = function.field("body")?;
+        for statement in named_children(body) {
+            let mut returns = false;
+            walk(statement, |n| {
+                returns |= n.kind_name() == "return_statement"
+            });
+            if statement.kind_name() == "if_statement"
+                && let (Some(condition), Some(consequence)) =
+                    (statement.field("condition"), statement.field("consequence"))
+                && named_children(consequence)
+                    .iter()
+                    .any(|s| s.kind_name() == "raise_statement")
+                && let Some(programs) = disjuncts(condition)
+                    .into_iter()
+                    .find_map(|test| self.programs_let_through(test, parameter, function))
+            {
+                return Some(programs);
+            }
+            if returns {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// `p[0] != "x"`, `p[0] not in ("x", "y")` or `not in ALLOWED` (a name bound only to
+    /// literals of strings, read nowhere but on the right of `in`/`not in`), also with an
+    /// alias of `p[0]` on the left (see [`Analyzer::program_alias`]): the programs it lets
+    /// through, for a parameter `p` of `function` that nothing in it rebinds.
+    fn programs_let_through(
+        &self,
+        test: Node<'_>,
+        parameter: &str,
+        function: Node<'_>,
+    ) -> Option<Vec<String>> {
+        if test.kind_name() != "comparison_operator" {
+            return None;
+        }
+        let (Some(operator), [left, right]) = (test.field("operators"), &named_children(test)[..])
+        else {
+            return None;
+        };
+        let mut arms = Vec::new();
+        let first = match left.kind_name() {
+            "subscript" => self.first_of(*left, parameter, function),
+            "identifier" => self.program_alias(*left, parameter, function, &mut arms),
+            _ => false,
+        };
+        if !first {
+            return None;
+        }
+        let programs = match operator.kind_name() {
+            "!=" => vec![self.string_literal_text(*right)?],
+            "not in" => match right.kind_name() {
+                "tuple" | "list" | "set" => named_children(*right)
+                    .iter()
+                    .map(|element| self.string_literal_text(*element))
+                    .collect::<Option<Vec<_>>>()?,
+                "identifier" => self.membership_only_collection(*right)?,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        // `b = cmd[0] if strict else "ruff"`: the literal arm passes the check whatever
+        // program runs.
+        if arms.iter().any(|arm| programs.contains(arm)) {
+            return None;
+        }
+        Some(programs)
+    }
+
+    /// `p[0]` for the parameter `p` of `function`, bound there once (by the parameter).
+    fn first_of(&self, subscript: Node<'_>, parameter: &str, function: Node<'_>) -> bool {
+        let (Some(value), Some(index)) = (subscript.field("value"), subscript.field("subscript"))
+        else {
+            return false;
+        };
+        value.kind_name() == "identifier"
+            && self.text(value) == parameter
+            && self.text(index) == "0"
+            && contains(function, value)
+            && self.bound_once_in_function(value)
+    }
+
+    /// Whether the name read at `identifier` belongs to a function scope and has one
+    /// binding there.
+    fn bound_once_in_function(&self, identifier: Node<'_>) -> bool {
+        let Some(names) = self.names.as_ref() else {
+            return false;
+        };
+        let (scope, name) = self.key_of(identifier);
+        scope != names.root() && names.bindings_of(scope, &name).len() == 1
+    }
+
+    /// A local name of `function` whose every binding is an assignment of `p[0]`,
+    /// `os.path.basename(p[0])`, either of those with a string literal as the other arm of a
+    /// conditional (the literals go to `arms`), or `name[:-N]` inside `if
+    /// name.endswith("<N characters>")` (a literal suffix cut: `ruff.exe` is `ruff`).
+    fn program_alias(
+        &self,
+        alias: Node<'_>,
+        parameter: &str,
+        function: Node<'_>,
+        arms: &mut Vec<String>,
+    ) -> bool {
+        let Some(names) = self.names.as_ref() else {
+            return false;
+        };
+        let (scope, name) = self.key_of(alias);
+        if scope == names.root() {
+            return false;
+        }
+        let bindings = names.bindings_of(scope, &name);
+        !bindings.is_empty()
+            && bindings.iter().all(|binding| match binding {
+                Binding::Assign { right, plus: false } => {
+                    contains(function, *right)
+                        && (self.first_element(*right, parameter, function, arms)
+                            || self.suffix_cut(*right, &name))
+                }
+                _ => false,
+            })
+    }
+
+    /// `p[0]`, `os.path.basename(p[0])`, or a conditional of one of those and a literal.
+    fn first_element(
+        &self,
+        value: Node<'_>,
+        parameter: &str,
+        function: Node<'_>,
+        arms: &mut Vec<String>,
+    ) -> bool {
+        match value.kind_name() {
+            "subscript" => self.first_of(value, parameter, function),
+            "call" => {
+                let callee = value.field("function").map(|f| self.text(f));
+                let arguments = value.field("arguments").map(named_children);
+                matches!(callee, Some("os.path.basename" | "posixpath.basename"))
+                    && arguments.is_some_and(|arguments| match arguments[..] {
+                        [argument] => self.first_of(argument, parameter, function),
+                        _ => false,
+                    })
+            }
+            "conditional_expression" => {
+                let parts = named_children(value);
+                let (Some(then), Some(other)) = (parts.first(), parts.get(2)) else {
+                    return false;
+                };
+                match (
+                    self.string_literal_text(*then),
+                    self.string_literal_text(*other),
+                ) {
+                    (None, Some(literal)) => {
+                        arms.push(literal);
+                        self.first_element(*then, parameter, function, arms)
+                    }
+                    (Some(literal), None) => {
+                        arms.push(literal);
+                        self.first_element(*other, parameter, function, arms)
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// `name[:-N]` as the only statement's value inside `if name.endswith("<N chars>")`.
+    fn suffix_cut(&self, value: Node<'_>, name: &str) -> bool {
+        let cut = (value.kind_name() == "subscript")
+            .then(|| (value.field("value"), value.field("subscript")))
+            .and_then(|(object, slice)| Some((object?, slice?)));
+        let Some((object, slice)) = cut else {
+            return false;
+        };
+        let length = self
+            .text(slice)
+            .strip_prefix(":-")
+            .and_then(|n| n.parse::<usize>().ok());
+        let Some(length) = length.filter(|_| self.text(object) == name) else {
+            return false;
+        };
+        let mut node = value.parent();
+        while let Some(current) = node {
+            if current.kind_name() == "if_statement" {
+                // In the branch taken when the name ends with the suffix, not an `else`.
+                let in_consequence = current
+                    .field("consequence")
+                    .is_some_and(|consequence| contains(consequence, value));
+                return in_consequence
+                    && current
+                        .field("condition")
+                        .filter(|condition| condition.kind_name() == "call")
+                        .is_some_and(|condition| {
+                            let callee = condition.field("function");
+                            let suffix = condition.field("arguments").map(named_children).and_then(
+                                |arguments| match arguments[..] {
+                                    [suffix] => self.string_literal_text(suffix),
+                                    _ => None,
+                                },
+                            );
+                            callee.is_some_and(|c| self.text(c) == format!("{name}.endswith"))
+                                && suffix.is_some_and(|suffix| suffix.chars().count() == length)
+                        });
+            }
+            if current.kind_name() == "function_definition" {
+                return false;
+            }
+            node = current.parent();
+        }
+        false
+    }
+
+    /// The strings of a name bound only to literals of strings, when the file reads it
+    /// nowhere but where it is bound and on the right of `in`/`not in` (so no `.add(..)`,
+    /// no alias and no call can change it).
+    fn membership_only_collection(&self, name: Node<'_>) -> Option<Vec<String>> {
+        let programs = self.collections.get(&self.key_of(name))?.clone();
+        let mut root = name;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        let text = self.text(name);
+        let only_tested = self.reads.offsets_of(text).iter().all(|offset| {
+            let Some(read) = root.descendant_for_byte_range(*offset, offset + text.len()) else {
+                return false;
+            };
+            let Some(parent) = read.parent() else {
+                return false;
+            };
+            match parent.kind_name() {
+                "assignment" => parent.field("left").is_some_and(|l| l.id() == read.id()),
+                "comparison_operator" => {
+                    named_children(parent)
+                        .get(1)
+                        .is_some_and(|r| r.id() == read.id())
+                        && parent
+                            .field("operators")
+                            .is_some_and(|op| matches!(op.kind_name(), "in" | "not in"))
+                }
+                _ => false,
+            }
+        });
+        only_tested.then_some(programs)
     }
 
     /// `name[0] != "lit"` or `name[0] not in (<literals>)`: the programs it lets through.
@@ -1246,6 +1574,8 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         returns: HashMap::new(),
         deciding: std::cell::RefCell::new(HashSet::new()),
         dash_refusals: Vec::new(),
+        collections: HashMap::new(),
+        program_pins: Vec::new(),
     };
     // What each module-level function returns (its own returns, not a nested function's).
     let functions_by_node: HashMap<usize, &str> = named_functions
@@ -1346,6 +1676,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     }
     seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
     analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
+    analyzer.program_pins = program_pins(&analyzer, &locals, &calls);
     analysis.outgoing = outgoing(&analyzer, &linked, &calls);
 
     // Names bound to a `git.Repo(...)`.
@@ -1569,6 +1900,123 @@ fn dash_refusals<'s>(
             {
                 out.push((call.start_byte(), text_of(value, text)));
             }
+        }
+    }
+    out
+}
+
+/// The statements `check(name)` (also awaited) that hand a plain name to a function or
+/// method of this module whose body pins that parameter's first element
+/// ([`Analyzer::helper_pinned_programs`]).
+fn program_pins<'s>(
+    analyzer: &Analyzer<'s, '_>,
+    locals: &Locals<'s, '_>,
+    calls: &[Node<'_>],
+) -> Vec<ProgramPin<'s>> {
+    let text = analyzer.source;
+    let mut out = Vec::new();
+    // Only functions that index a first element can pin one; the names they go by.
+    let candidates: HashSet<&str> = locals
+        .functions
+        .values()
+        .chain(locals.methods.values())
+        .filter(|function| text_of(**function, text).contains("[0]"))
+        .filter_map(|function| Some(text_of(function.field("name")?, text)))
+        .collect();
+    if candidates.is_empty() {
+        return out;
+    }
+    for call in calls {
+        let Some(callee) = call.field("function") else {
+            continue;
+        };
+        let called = match callee.kind_name() {
+            "attribute" => callee.field("attribute"),
+            _ => Some(callee),
+        };
+        if !called.is_some_and(|name| candidates.contains(text_of(name, text))) {
+            continue;
+        }
+        // The call is a statement of its own, so every later statement of its block runs
+        // after it.
+        let mut statement = call.parent();
+        if statement.is_some_and(|s| s.kind_name() == "await") {
+            statement = statement.and_then(|s| s.parent());
+        }
+        let Some(statement) = statement.filter(|s| s.kind_name() == "expression_statement") else {
+            continue;
+        };
+        let Some(block) = statement.parent() else {
+            continue;
+        };
+        let Some(function) =
+            enclosing_function(*call).and_then(|caller| locals.callee(caller, callee, text))
+        else {
+            continue;
+        };
+        for (parameter, value) in helper_arguments(*call, function, text) {
+            if let Some(programs) = analyzer.helper_pinned_programs(function, parameter) {
+                out.push(ProgramPin {
+                    after: statement.end_byte(),
+                    block: (block.start_byte(), block.end_byte()),
+                    name: text_of(value, text),
+                    programs,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The plain names a call hands to the parameters of `function`, by position or keyword,
+/// as (parameter, argument); none past a `*args` or `**kwargs`.
+fn helper_arguments<'s, 't>(
+    call: Node<'t>,
+    function: Node<'_>,
+    text: &'s str,
+) -> Vec<(&'s str, Node<'t>)> {
+    let mut out = Vec::new();
+    let Some(arguments) = call.field("arguments") else {
+        return out;
+    };
+    let mut parameters = parameter_names(function, text);
+    if has_receiver(function, text) && !parameters.is_empty() {
+        parameters.remove(0);
+    }
+    let parameter_text = |name: &str| {
+        function.field("parameters").and_then(|list| {
+            let mut found = None;
+            walk(list, |n| {
+                if found.is_none() && n.kind_name() == "identifier" && text_of(n, text) == name {
+                    found = Some(text_of(n, text));
+                }
+            });
+            found
+        })
+    };
+    let mut position = 0;
+    for argument in named_children(arguments) {
+        let (parameter, value) = match argument.kind_name() {
+            "keyword_argument" => (
+                argument.field("name").map(|n| text_of(n, text)),
+                argument.field("value"),
+            ),
+            "list_splat" | "dictionary_splat" => break,
+            _ => {
+                position += 1;
+                (
+                    parameters
+                        .get(position - 1)
+                        .and_then(|names| names.first())
+                        .and_then(|name| parameter_text(name)),
+                    Some(argument),
+                )
+            }
+        };
+        if let (Some(parameter), Some(value)) = (parameter, value)
+            && value.kind_name() == "identifier"
+        {
+            out.push((parameter, value));
         }
     }
     out
@@ -2241,6 +2689,7 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
     };
     let root = names.root();
     let mut candidates = Vec::new();
+    let mut collections = Vec::new();
     for (scope, name, bindings) in names.all() {
         let mut assigned: Vec<(Node<'_>, bool)> = Vec::new();
         let mut looped = false;
@@ -2287,10 +2736,32 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
             analyzer.dicts.insert(key.clone(), dicts);
         }
         if !(module_written && scope == root) {
+            // `ALLOWED = {"ruff", "uv"}`: a collection of strings.
+            let strings: Option<Vec<Vec<String>>> = (!looped && !assigned.is_empty())
+                .then(|| {
+                    assigned
+                        .iter()
+                        .map(|(right, plus)| {
+                            (!plus && matches!(right.kind_name(), "tuple" | "list" | "set"))
+                                .then(|| {
+                                    named_children(*right)
+                                        .iter()
+                                        .map(|element| analyzer.string_literal_text(*element))
+                                        .collect::<Option<Vec<_>>>()
+                                })
+                                .flatten()
+                        })
+                        .collect()
+                })
+                .flatten();
+            if let Some(strings) = strings {
+                collections.push((key.clone(), strings.concat()));
+            }
             candidates.push((key, assigned));
         }
     }
     analyzer.names = Some(names);
+    analyzer.collections = collections.into_iter().collect();
     analyzer.constants = candidates.iter().map(|(key, _)| key.clone()).collect();
     loop {
         let dropped: Vec<_> = candidates

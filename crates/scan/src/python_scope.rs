@@ -183,6 +183,14 @@ impl<'t> Namespaces<'t> {
         self.root
     }
 
+    /// The bindings of `name` in `scope` (empty when it has none there).
+    pub(crate) fn bindings_of(&self, scope: ScopeId, name: &str) -> &[Binding<'t>] {
+        self.bindings
+            .get(&scope)
+            .and_then(|names| names.get(name))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// Every (scope, name) with its bindings.
     pub(crate) fn all(&self) -> impl Iterator<Item = (ScopeId, &str, &[Binding<'t>])> {
         self.bindings.iter().flat_map(|(scope, names)| {

@@ -272,6 +272,11 @@ impl<'s> Reads<'s> {
         self.offsets.entry(name).or_default().push(offset);
     }
 
+    /// The offsets where `name` is read, in increasing order.
+    pub(crate) fn offsets_of(&self, name: &str) -> &[usize] {
+        self.offsets.get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether `node` reads one of `names`.
     pub(crate) fn any_within(&self, names: &HashSet<String>, node: Node<'_>) -> bool {
         let (start, end) = (node.start_byte(), node.end_byte());

@@ -1,0 +1,14 @@
+# expect: spawn_dynamic_file_args+
+import os
+import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+def check(cmd: list) -> None:
+    # The last four characters go whatever they are: "ruffXsh!" passes as "ruff".
+    base = cmd[0][:-4]
+    if base not in ("ruff", "uv"):
+        raise ValueError("not allowed")
+@mcp.tool()
+def lint(args: list) -> str:
+    check(args)
+    return subprocess.run(args, capture_output=True, timeout=60).stdout

@@ -1,0 +1,13 @@
+# expect: spawn_dynamic_file_args+
+import os
+import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+def check(cmd: list) -> None:
+    if cmd[0] not in ("ruff", "uv"):
+        return
+@mcp.tool()
+def lint(args: list) -> str:
+    # A return leaves the helper, not the caller.
+    check(args)
+    return subprocess.run(args, capture_output=True, timeout=60).stdout
