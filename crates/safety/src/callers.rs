@@ -13,7 +13,7 @@
 //! (nothing queues, so one busy caller never holds up another), and while the call runs the
 //! caller is the *current caller* of the task: the audit recorder writes its name into every
 //! record of the call, and the terminal and guard cores run its commands under the
-//! stricter of the rule's profile and the caller's ([`tighten`]).
+//! stricter of the rule's profile and the caller's (`tighten`).
 //!
 //! A request without a valid token never reaches a tool; [`HttpRefusal::record`] is the
 //! audit record the server writes for it.
