@@ -7,6 +7,7 @@
 //! short-lived process (an agent hook, run before every tool call) would pay for every call
 //! while it needs one or two of them.
 
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind, Span as LitSpan, packed};
@@ -163,12 +164,6 @@ impl AnchorSet {
                 anchor.as_bytes().to_vec()
             }
         };
-        let key = |bytes: &[u8]| -> Vec<u8> {
-            bytes
-                .get(..bytes.len().min(TEDDY_MASK_LEN))
-                .unwrap_or_default()
-                .to_vec()
-        };
         let mut anchors: Vec<(usize, &'static str, Vec<u8>)> = Vec::new();
         for (rule, spec) in BUILTIN_RULES.iter().enumerate() {
             for anchor in spec.anchors {
@@ -177,28 +172,13 @@ impl AnchorSet {
                 }
             }
         }
-        // Each anchor's pattern: the longest common prefix of the anchors with its key.
-        let pattern_of = |bytes: &[u8]| -> Vec<u8> {
-            let k = key(bytes);
-            let mut prefix = bytes.to_vec();
-            for (_, _, other) in anchors.iter().filter(|(_, _, o)| key(o) == k) {
-                let common = prefix
-                    .iter()
-                    .zip(other.iter())
-                    .take_while(|(x, y)| x == y)
-                    .count();
-                prefix.truncate(common);
-            }
-            prefix
-        };
+        let normed: Vec<&[u8]> = anchors.iter().map(|(_, _, b)| b.as_slice()).collect();
+        let anchor_patterns = shared_prefixes(&normed);
         let mut patterns: Vec<Vec<u8>> = Vec::new();
-        let mut anchor_patterns = Vec::with_capacity(anchors.len());
-        for (_, _, bytes) in &anchors {
-            let pattern = pattern_of(bytes);
-            if !patterns.contains(&pattern) {
+        for pattern in &anchor_patterns {
+            if !patterns.contains(pattern) {
                 patterns.push(pattern.clone());
             }
-            anchor_patterns.push(pattern);
         }
         let checks = patterns
             .iter()
@@ -254,6 +234,36 @@ impl AnchorSet {
             pos = at + 1;
         }
     }
+}
+
+/// The first [`TEDDY_MASK_LEN`] bytes of an anchor (all of a shorter one).
+fn key(bytes: &[u8]) -> &[u8] {
+    bytes
+        .get(..bytes.len().min(TEDDY_MASK_LEN))
+        .unwrap_or_default()
+}
+
+/// Each anchor's pattern: the longest common prefix of the anchors with its [`key`], found
+/// in one pass over them (a key's prefix is narrowed as its group grows).
+fn shared_prefixes(anchors: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut prefixes: HashMap<&[u8], Vec<u8>> = HashMap::with_capacity(anchors.len());
+    for bytes in anchors {
+        prefixes
+            .entry(key(bytes))
+            .and_modify(|prefix| {
+                let common = prefix
+                    .iter()
+                    .zip(bytes.iter())
+                    .take_while(|(x, y)| x == y)
+                    .count();
+                prefix.truncate(common);
+            })
+            .or_insert_with(|| bytes.to_vec());
+    }
+    anchors
+        .iter()
+        .map(|bytes| prefixes.get(key(bytes)).cloned().unwrap_or_default())
+        .collect()
 }
 
 /// A position where a pattern of an anchor set starts.
@@ -407,5 +417,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn anchors_sharing_a_key_share_their_longest_common_prefix() {
+        let pass: [&[u8]; 5] = [b"password", b"passwd", b"passphrase", b"tok", b"token"];
+        assert_eq!(
+            shared_prefixes(&pass),
+            [&b"pass"[..], b"pass", b"pass", b"tok", b"token"].map(<[u8]>::to_vec)
+        );
+        // Against the plain definition, over the whole built-in table.
+        let table: Vec<Vec<u8>> = BUILTIN_RULES
+            .iter()
+            .flat_map(|r| {
+                r.anchors
+                    .iter()
+                    .map(|a| a.to_ascii_lowercase().into_bytes())
+            })
+            .collect();
+        let table: Vec<&[u8]> = table.iter().map(Vec::as_slice).collect();
+        let reference: Vec<Vec<u8>> = table
+            .iter()
+            .map(|bytes| {
+                let mut prefix = bytes.to_vec();
+                for other in table.iter().filter(|o| key(o) == key(bytes)) {
+                    let common = prefix.iter().zip(other.iter()).take_while(|(x, y)| x == y);
+                    prefix.truncate(common.count());
+                }
+                prefix
+            })
+            .collect();
+        assert_eq!(shared_prefixes(&table), reference);
     }
 }
