@@ -1607,7 +1607,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             _ => None,
         };
         let dangerous = program.as_deref().is_some_and(runs_code_through_options);
-        if tainted && dangerous && self.flag_injectable(argv, offset) {
+        if tainted && dangerous && self.flag_injectable(program.as_deref(), argv, offset) {
             self.hit(Rule::ArgvFlagInjection, offset, true);
         } else {
             self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
@@ -1620,13 +1620,13 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// an earlier `if (x.startsWith("-")) throw/return`). For an array literal, or for a named
     /// array its initialiser, the `push`/`unshift`/`splice` calls on it and the arrays
     /// assigned to it, in source order. An argv seen no further is injectable.
-    fn flag_injectable(&self, argv: Option<&Arg<'a>>, offset: u32) -> bool {
+    fn flag_injectable(&self, program: Option<&str>, argv: Option<&Arg<'a>>, offset: u32) -> bool {
         let Some(Arg::Expr(argv)) = argv else {
             return true;
         };
         match argv.get_inner_expression() {
             Expression::ArrayExpression(array) => !matches!(
-                self.scan_argv(array_elements(array), offset),
+                self.scan_argv(program, array_elements(array), offset),
                 ArgvScan::Separated | ArgvScan::Kept
             ),
             Expression::Identifier(identifier) => {
@@ -1654,7 +1654,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 let elements = parts.into_iter().flat_map(|(_, elements)| elements);
                 // Taint that came some other way (`args = args.concat(x)`) is not seen here.
                 !matches!(
-                    self.scan_argv(elements.collect(), offset),
+                    self.scan_argv(program, elements.collect(), offset),
                     ArgvScan::Separated | ArgvScan::Kept
                 )
             }
@@ -1664,7 +1664,14 @@ impl<'a, 's> Analyzer<'a, 's> {
 
     /// The elements of an argv in order: a literal `--` first, a tainted element that can
     /// start an option first, or neither.
-    fn scan_argv(&self, elements: Vec<&'a Expression<'a>>, offset: u32) -> ArgvScan {
+    /// `program` is the program's literal name, when known, for its short options
+    /// ([`takes_value`]).
+    fn scan_argv(
+        &self,
+        program: Option<&str>,
+        elements: Vec<&'a Expression<'a>>,
+        offset: u32,
+    ) -> ArgvScan {
         let mut seen = ArgvScan::Unseen;
         let mut value_next = false;
         for element in elements {
@@ -1673,7 +1680,8 @@ impl<'a, 's> Analyzer<'a, 's> {
                 return ArgvScan::Separated;
             }
             // `["log", "--since", since]`: the value of an option that takes one.
-            if std::mem::replace(&mut value_next, literal.as_deref().is_some_and(takes_value)) {
+            let takes = literal.as_deref().is_some_and(|o| takes_value(program, o));
+            if std::mem::replace(&mut value_next, takes) {
                 if self.mentions_taint(element) {
                     seen = ArgvScan::Kept;
                 }
@@ -1786,7 +1794,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 {
                     let program = elements.first().and_then(|p| self.fold(p));
                     let dangerous = program.as_deref().is_some_and(runs_code_through_options);
-                    let injectable = self.scan_argv(elements.clone(), offset)
+                    let injectable = self.scan_argv(program.as_deref(), elements.clone(), offset)
                         == ArgvScan::Injectable
                         || elements.len() != argv.map_or(0, |a| a.elements.len());
                     if tainted && dangerous && injectable {

@@ -150,6 +150,9 @@ struct Analyzer<'s, 't> {
     /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
     /// "log"]`, maybe grown by `+=`), in source order.
     lists: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    /// The names of `lists` bound some other way too: by `+=`, or by a list literal added
+    /// to something (`["git"] + args`).
+    grown_lists: HashSet<(ScopeId, String)>,
     /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
     /// `**OPTS`), in source order.
     dicts: HashMap<(ScopeId, String), Vec<Node<'t>>>,
@@ -462,7 +465,14 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// option of its own (`f"--unified={n}"`, `f"refs/{x}"`; `f"-{x}"` still can); not for a
     /// name the enclosing function refuses when it starts with `-` before the call
     /// (`if x.startswith("-"): raise ...`).
-    fn can_inject_flag(&self, call: Node<'_>, arguments: &[Node<'_>]) -> bool {
+    /// `program` is the program's literal name, when known, for its short options
+    /// ([`takes_value`]).
+    fn can_inject_flag(
+        &self,
+        call: Node<'_>,
+        program: Option<&str>,
+        arguments: &[Node<'_>],
+    ) -> bool {
         let mut value_next = false;
         for &argument in arguments {
             let literal = self.string_literal_text(argument);
@@ -470,8 +480,10 @@ impl<'s, 't> Analyzer<'s, 't> {
                 return false;
             }
             // `["--since", since]`: the value of an option that takes one.
-            let is_value =
-                std::mem::replace(&mut value_next, literal.as_deref().is_some_and(takes_value));
+            let is_value = std::mem::replace(
+                &mut value_next,
+                literal.as_deref().is_some_and(|o| takes_value(program, o)),
+            );
             if is_value {
                 continue;
             }
@@ -484,7 +496,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                     let option = self.string_literal_text(element);
                     let is_value = std::mem::replace(
                         &mut value_next,
-                        option.as_deref().is_some_and(takes_value),
+                        option.as_deref().is_some_and(|o| takes_value(program, o)),
                     );
                     if !is_value && self.injectable(call, element) {
                         return true;
@@ -497,6 +509,13 @@ impl<'s, 't> Analyzer<'s, 't> {
             }
         }
         false
+    }
+
+    /// Is the list `name` is bound to grown after it is bound (`append`, `extend`,
+    /// `insert`, `+=`, a literal added to something)?
+    fn grown(&self, name: Node<'_>) -> bool {
+        let key = self.key_of(name);
+        self.grown_lists.contains(&key) || self.growth.get(&key).is_some_and(|g| !g.is_empty())
     }
 
     /// A tainted element that input can start.
@@ -1103,17 +1122,28 @@ impl<'s, 't> Analyzer<'s, 't> {
         if !dynamic {
             return;
         }
-        let options = self
-            .const_str(program)
-            .is_some_and(|program| runs_code_through_options(&program));
+        let program = self.const_str(program);
+        let options = program.as_deref().is_some_and(runs_code_through_options);
         // A list name grown by `append`/`extend`/`+=`: the input is added after what the
-        // list was first bound to, so only a literal `--` there ends the options.
-        let injectable = if named {
+        // list was first bound to, so only a literal `--` there ends the options. A name
+        // bound once and never grown holds its literal's elements, read like the literal.
+        let injectable = if named && self.grown(argv) {
             !rest
                 .iter()
                 .any(|element| self.string_literal_text(*element).as_deref() == Some("--"))
+        } else if named {
+            // Each list the name may hold here (`if`/`else` may bind two).
+            self.lists
+                .get(&self.key_of(argv))
+                .into_iter()
+                .flatten()
+                .any(|bound| {
+                    let elements = named_children(*bound);
+                    let rest = elements.get(1..).unwrap_or(&[]);
+                    self.can_inject_flag(call.node, program.as_deref(), rest)
+                })
         } else {
-            self.can_inject_flag(call.node, rest)
+            self.can_inject_flag(call.node, program.as_deref(), rest)
         };
         if tainted && options && injectable {
             self.hit(Rule::ArgvFlagInjection, call, tainted);
@@ -1568,6 +1598,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         lists: HashMap::new(),
         dicts: HashMap::new(),
         growth: HashMap::new(),
+        grown_lists: HashSet::new(),
         tainted_scopes: Scopes::new(Vec::new()),
         reads,
         hits: Vec::new(),
@@ -1640,6 +1671,13 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
                 .entry(key)
                 .or_default()
                 .push((method, arguments));
+        }
+    }
+    // `cmd[2] = x`, `cmd[1:] = xs`: the list is changed after it is bound.
+    for assignment in &assignments {
+        if let Some(list) = assignment.field("left").and_then(subscripted_name) {
+            let key = analyzer.key_of(list);
+            analyzer.grown_lists.insert(key);
         }
     }
     // Taint starts at the tool handlers (decorated, or registered by a call) and at the
@@ -2277,6 +2315,10 @@ fn seed_taint<'t>(
                     let mut bound = Vec::new();
                     bound_names(left, text, &mut bound);
                     names.extend(bound);
+                    // `cmd[2] = x`: the list carries the taint of `x`.
+                    if let Some(list) = subscripted_name(left) {
+                        names.insert(text_of(list, text).to_string());
+                    }
                 }
             }
             // `for c in cmds`, `[.. for c in cmds]`, `c := cmd`, `with open(p) as c`,
@@ -2669,6 +2711,14 @@ fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
     out
 }
 
+/// The name of `cmd[2]` or `cmd[1:]` as an assignment target.
+fn subscripted_name(left: Node<'_>) -> Option<Node<'_>> {
+    (left.kind_name() == "subscript")
+        .then(|| left.field("value"))
+        .flatten()
+        .filter(|value| value.kind_name() == "identifier")
+}
+
 /// The list literal an assignment's right side starts with: `["git", "log"]`, or the
 /// leftmost list of `["git"] + extra` (which holds the program).
 fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
@@ -2719,6 +2769,12 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
                 .filter_map(|(right, _)| list_literal_of(*right))
                 .collect();
             analyzer.lists.insert(key.clone(), lists);
+            if assigned
+                .iter()
+                .any(|(right, plus)| *plus || !matches!(right.kind_name(), "list" | "tuple"))
+            {
+                analyzer.grown_lists.insert(key.clone());
+            }
         }
         let is_dict = |right: Node<'_>| {
             right.kind_name() == "dictionary"
@@ -2963,7 +3019,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                         })
                 });
         if on_repo {
-            if self.can_inject_flag(node, &values) {
+            if self.can_inject_flag(node, Some("git"), &values) {
                 self.hit(Rule::ArgvFlagInjection, &call, true);
             }
             return;

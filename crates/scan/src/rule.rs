@@ -346,11 +346,22 @@ pub(crate) fn shell_position(count: usize, word: impl Fn(usize) -> Vec<String>) 
     None
 }
 
-/// A long option (of git and the like) that takes the next argument as its value, so that
-/// argument cannot be an option itself: `["log", "--since", since]`. Short options and
-/// `-c` (a config assignment, itself a way to run code) are not listed.
-pub(crate) fn takes_value(option: &str) -> bool {
-    matches!(
+/// Does `option` of `program` (its literal name, if known) take the next argument as its
+/// value, so that argument cannot be an option itself: `["log", "--since", since]`? Long
+/// options of git and the like for any program; short ones only for the program they
+/// belong to, whose parser (Go's `pflag`, for docker, podman and kubectl) hands the next
+/// argument to the option even when it starts with `-` (`docker build -t "$image"`). `-c`
+/// (a config assignment, itself a way to run code) is not listed.
+pub(crate) fn takes_value(program: Option<&str>, option: &str) -> bool {
+    let own = match program.map(program_name).as_deref() {
+        Some("docker" | "podman") => matches!(
+            option,
+            "-t" | "--tag" | "--platform" | "-f" | "--file" | "--name" | "--label"
+        ),
+        Some("kubectl") => matches!(option, "-n" | "-o" | "-l" | "-c"),
+        _ => false,
+    };
+    own || matches!(
         option,
         "--since"
             | "--until"
