@@ -45,6 +45,19 @@ pub(crate) struct Analysis {
     /// Names this file exports of its own (JS/TS): an `export *` of another module does not
     /// carry these (nor `default`).
     pub(crate) exports: Vec<String>,
+    /// Module-level functions (Python) no return value of which can start with `-`: an
+    /// absolute path (`os.path.realpath(..)`), a string that starts with literal text.
+    pub(crate) dash_free_returns: Vec<String>,
+}
+
+/// What the other files of the project tell one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Inbound {
+    /// Its exported functions whose parameters receive tool input.
+    pub(crate) seeds: Vec<Flow>,
+    /// The names it calls from other modules (module as written, name there) whose return
+    /// values cannot start with `-` (their files' [`Analysis::dash_free_returns`]).
+    pub(crate) dash_free: Vec<(String, String)>,
 }
 
 /// Argument positions, one bit each (bit `i` is argument `i`); positions past 63 are not

@@ -43,7 +43,7 @@ use rayon::prelude::*;
 
 use crate::discover::{Candidate, IgnoreGlobs};
 use crate::error::{ScanError, SourceError};
-use crate::finding::{Analysis, Finding, Flow, Language};
+use crate::finding::{Analysis, Finding, Flow, Inbound, Language};
 use crate::report::{FileError, FileIdentity, ScanReport, ScanRoot, SkippedFile, Summary};
 use crate::rule::Severity;
 use crate::source::SourceText;
@@ -96,6 +96,7 @@ struct Scanned {
     outgoing: Vec<Flow>,
     reexports: Vec<finding::Reexport>,
     exports: Vec<String>,
+    dash_free_returns: Vec<String>,
 }
 
 impl Scanned {
@@ -106,6 +107,7 @@ impl Scanned {
             outgoing: Vec::new(),
             reexports: Vec::new(),
             exports: Vec::new(),
+            dash_free_returns: Vec::new(),
         }
     }
 }
@@ -116,6 +118,7 @@ struct Links {
     outgoing: Vec<Flow>,
     reexports: Vec<finding::Reexport>,
     exports: Vec<String>,
+    dash_free_returns: Vec<String>,
 }
 
 /// The outcome of one file.
@@ -163,12 +166,13 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         found
             .candidates
             .par_iter()
-            .map(|candidate| scan_file(candidate, options, &[]))
+            .map(|candidate| scan_file(candidate, options, &Inbound::default()))
             .collect()
     });
-    // Tool input that crosses files: analyse again each file that receives new seeds, until
-    // nothing new arrives (or the chain is as long as the bound).
-    let mut given: Vec<Vec<Flow>> = vec![Vec::new(); outcomes.len()];
+    // Tool input that crosses files: analyse again each file that receives new seeds (or
+    // learns that a function it calls returns no value that can start with `-`), until nothing new
+    // arrives (or the chain is as long as the bound).
+    let mut given: Vec<Inbound> = vec![Inbound::default(); outcomes.len()];
     for _ in 0..project::MAX_ROUNDS {
         let links: Vec<project::ModuleLinks<'_>> = found
             .candidates
@@ -185,9 +189,14 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 },
                 reexports: &scanned.reexports,
                 exports: &scanned.exports,
+                dash_free_returns: &scanned.dash_free_returns,
             })
             .collect();
-        let seeds = project::seeds(&links);
+        let seeds: Vec<Inbound> = project::seeds(&links)
+            .into_iter()
+            .zip(project::dash_free_imports(&links))
+            .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
+            .collect();
         let changed: Vec<usize> = seeds
             .iter()
             .enumerate()
@@ -303,14 +312,15 @@ fn open_candidate(
     Ok(Ok((std::fs::File::from(fd), stat)))
 }
 
-/// Scan one file, with the seeds other files sent it.
-fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &[Flow]) -> Scanned {
+/// Scan one file, with what other files told it.
+fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &Inbound) -> Scanned {
     let mut links = Links::default();
     let (outcome, identity) = scan_file_links(candidate, options, seeds, &mut links);
     Scanned {
         outgoing: links.outgoing,
         reexports: links.reexports,
         exports: links.exports,
+        dash_free_returns: links.dash_free_returns,
         ..Scanned::alone(outcome, identity)
     }
 }
@@ -319,7 +329,7 @@ fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &[Flow]) -> Sc
 fn scan_file_links(
     candidate: &Candidate,
     options: &ScanOptions,
-    seeds: &[Flow],
+    seeds: &Inbound,
     links: &mut Links,
 ) -> (FileOutcome, Option<FileIdentity>) {
     let failed = |message: String| {
@@ -398,6 +408,7 @@ fn scan_file_links(
         outgoing: std::mem::take(&mut analysis.outgoing),
         reexports: std::mem::take(&mut analysis.reexports),
         exports: std::mem::take(&mut analysis.exports),
+        dash_free_returns: std::mem::take(&mut analysis.dash_free_returns),
     };
     let (findings, complete) = findings_of(
         analysis,
@@ -445,17 +456,17 @@ fn size_reason(size: u64, max_file_size: u64) -> String {
     }
 }
 
-/// The language's analyser over one text; `seeds` are the exported functions whose
+/// The language's analyser over one text; `inbound.seeds` are the exported functions whose
 /// parameters receive tool input from other files of the project.
 fn analyze(
     language: Language,
     path: &Path,
     source: &SourceText<'_>,
-    seeds: &[Flow],
+    inbound: &Inbound,
 ) -> Result<Analysis, SourceError> {
     match language {
-        Language::JavaScript => javascript::analyze(path, source, seeds),
-        Language::Python => python::analyze(source, seeds),
+        Language::JavaScript => javascript::analyze(path, source, &inbound.seeds),
+        Language::Python => python::analyze_with(source, &inbound.seeds, &inbound.dash_free),
         Language::Rust => rust_lang::analyze(source),
     }
 }
@@ -560,7 +571,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             .stack_size(nesting::ANALYSIS_STACK_BYTES)
             .spawn_scoped(scope, || {
                 let source = SourceText::new(text);
-                let analysis = analyze(language, path, &source, &[])?;
+                let analysis = analyze(language, path, &source, &Inbound::default())?;
                 if analysis.pragmas.ignore_file {
                     return Ok(Vec::new());
                 }

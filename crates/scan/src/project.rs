@@ -36,6 +36,60 @@ pub(crate) struct ModuleLinks<'a> {
     pub(crate) reexports: &'a [Reexport],
     /// Names it exports of its own (a star re-export does not carry them).
     pub(crate) exports: &'a [String],
+    /// Its functions whose return values cannot start with `-`.
+    pub(crate) dash_free_returns: &'a [String],
+}
+
+/// For each file, the names of its outgoing flows (module as written, name) that resolve,
+/// through re-exports, only to functions of the scan whose return values cannot start with
+/// `-` (`validate_path(p)` returning `os.path.realpath(p)`).
+pub(crate) fn dash_free_imports(files: &[ModuleLinks<'_>]) -> Vec<Vec<(String, String)>> {
+    let index = Index::new(files);
+    files
+        .iter()
+        .enumerate()
+        .map(|(from, file)| {
+            let mut out: Vec<(String, String)> = file
+                .outgoing
+                .iter()
+                .filter(|flow| {
+                    let targets = index.resolve_name(from, &flow.module, &flow.name);
+                    !targets.is_empty()
+                        && targets
+                            .iter()
+                            .all(|(target, name)| returns_dash_free(&index, *target, name, 0))
+                })
+                .map(|flow| (flow.module.clone(), flow.name.clone()))
+                .collect();
+            out.sort();
+            out.dedup();
+            out
+        })
+        .collect()
+}
+
+/// Is `name` of file `target` a function whose return values cannot start with `-`, there
+/// or where the file re-exports it from?
+fn returns_dash_free(index: &Index<'_, '_>, target: usize, name: &str, hops: usize) -> bool {
+    let Some(file) = index.files.get(target) else {
+        return false;
+    };
+    if file.dash_free_returns.iter().any(|own| own == name) {
+        return true;
+    }
+    if hops >= MAX_REEXPORT_HOPS {
+        return false;
+    }
+    file.reexports
+        .iter()
+        .filter(|reexport| reexport.exported == name && reexport.imported != "*")
+        .any(|reexport| {
+            let next = index.resolve_name(target, &reexport.module, &reexport.imported);
+            !next.is_empty()
+                && next
+                    .iter()
+                    .all(|(next, name)| returns_dash_free(index, *next, name, hops + 1))
+        })
 }
 
 /// The seeds each file receives (by index into `files`), merged by exported name.
@@ -328,6 +382,7 @@ mod tests {
             outgoing,
             reexports,
             exports: &[],
+            dash_free_returns: &[],
         }
     }
 

@@ -170,6 +170,21 @@ struct Analyzer<'s, 't> {
     /// Calls that hand a name to a function of this module which refuses it when it starts
     /// with `-` (`self._validate_ref(ref)`): the call's offset and the name.
     dash_refusals: Vec<(usize, &'s str)>,
+    /// Calls (by start byte) of names imported from files of the scan whose return values
+    /// cannot start with `-` (see [`Inbound::dash_free`]).
+    dash_free_calls: HashSet<usize>,
+    /// Every `if` statement of the file, in source order (for [`Analyzer::guard_before`]).
+    if_statements: Vec<Node<'t>>,
+    /// The byte ranges of the statements of a function body's top level that assign a
+    /// name, by (function, name), in source order (for [`Analyzer::name_dash_free`]).
+    rebindings: std::cell::RefCell<HashMap<(usize, String), Vec<ByteRange>>>,
+    /// [`Analyzer::bound_dash_free`]'s answers by (function, name, from byte); `false` while
+    /// one is being decided, so a cycle of names ends there.
+    dash_free_bindings: std::cell::RefCell<HashMap<(usize, String, usize), bool>>,
+    /// Syntax nodes [`Analyzer::bound_dash_free`] may still visit in this file (the file's
+    /// length at the start): past it, no name is taken as free of dashes, and the analysis
+    /// stays linear in the file.
+    dash_free_budget: std::cell::Cell<usize>,
     /// Names bound only to tuple, list or set literals of strings (`ALLOWED = {"ruff",
     /// "uv"}`), with those strings.
     collections: HashMap<(ScopeId, String), Vec<String>>,
@@ -524,6 +539,237 @@ impl<'s, 't> Analyzer<'s, 't> {
             && !self.literal_prefix_keeps_input_inside(element)
             && !self.refused_when_dashed(call, element)
             && !self.untainted_first(call, element)
+            && !self.name_dash_free(element, 0)
+    }
+
+    /// Can no value of `node` start with `-`? `os.path.realpath(..)`, `os.path.abspath(..)`
+    /// (absolute paths), `os.path.join` of one first, `Path(..).resolve()` and `str()` of it,
+    /// a string with literal text first (not dashes), a call of a module function (or of an
+    /// imported one, [`Inbound::dash_free`]) none of whose returns can, and a local name
+    /// bound in its function only to such values. `depth` bounds the chain of names.
+    fn dash_free(&self, node: Node<'_>, depth: usize) -> bool {
+        if depth > DASH_FREE_DEPTH {
+            return false;
+        }
+        match node.kind_name() {
+            "parenthesized_expression" => node
+                .first_named()
+                .is_some_and(|inner| self.dash_free(inner, depth + 1)),
+            "string" | "binary_operator" => self.literal_prefix_keeps_input_inside(node),
+            "identifier" => self.name_dash_free(node, depth + 1),
+            "call" => {
+                if self.dash_free_calls.contains(&node.start_byte()) {
+                    return true;
+                }
+                let Some(callee) = node.field("function") else {
+                    return false;
+                };
+                let arguments = node
+                    .field("arguments")
+                    .map(named_children)
+                    .unwrap_or_default();
+                let first = arguments.first().copied();
+                match self.text(callee) {
+                    "os.path.realpath" | "os.path.abspath" | "posixpath.realpath"
+                    | "posixpath.abspath" => return true,
+                    "os.path.join" | "posixpath.join" | "str" => {
+                        return first.is_some_and(|first| {
+                            first.kind_name() != "list_splat" && self.dash_free(first, depth + 1)
+                        });
+                    }
+                    _ => {}
+                }
+                // `Path(p).resolve()`, `pathlib.Path(p).expanduser().absolute()`.
+                if callee.kind_name() == "attribute"
+                    && callee
+                        .field("attribute")
+                        .is_some_and(|a| matches!(self.text(a), "resolve" | "absolute"))
+                    && callee.field("object").is_some_and(|o| self.path_object(o))
+                {
+                    return true;
+                }
+                callee.kind_name() == "identifier"
+                    && self.returns_dash_free(self.text(callee), depth + 1)
+            }
+            _ => false,
+        }
+    }
+
+    /// `Path(p)`, `pathlib.Path(p)`, and a chain of `Path` methods on one
+    /// (`Path(p).expanduser()`): a `pathlib` path object.
+    fn path_object(&self, node: Node<'_>) -> bool {
+        let mut node = node;
+        for _ in 0..DASH_FREE_DEPTH {
+            let Some(callee) = (node.kind_name() == "call")
+                .then(|| node.field("function"))
+                .flatten()
+            else {
+                return false;
+            };
+            if matches!(self.text(callee), "Path" | "pathlib.Path") {
+                return true;
+            }
+            let method = callee.field("attribute").map(|a| self.text(a));
+            match (callee.field("object"), method) {
+                (
+                    Some(object),
+                    Some("expanduser" | "resolve" | "absolute" | "joinpath" | "with_name"),
+                ) => node = object,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Can no return value of the module function `name` start with `-`?
+    fn returns_dash_free(&self, name: &str, depth: usize) -> bool {
+        let Some((key, returns)) = self.returns.get_key_value(name) else {
+            return false;
+        };
+        if returns.is_empty() || !self.deciding.borrow_mut().insert(key) {
+            return false;
+        }
+        // A bare `return` is `None`, which no argv takes for an option.
+        let free = returns
+            .iter()
+            .all(|value| value.is_none_or(|value| self.dash_free(value, depth)));
+        self.deciding.borrow_mut().remove(key);
+        free
+    }
+
+    /// Is `name` bound in `function`, from byte `after` on, only by plain assignments of
+    /// values that cannot start with `-` (no `+=`, loop, `:=`, `with .. as`, unpacking or
+    /// `global`)?
+    fn bound_dash_free(&self, function: Node<'_>, name: &str, after: usize, depth: usize) -> bool {
+        let key = (function.id(), name.to_string(), after);
+        if let Some(known) = self.dash_free_bindings.borrow().get(&key) {
+            return *known;
+        }
+        self.dash_free_bindings
+            .borrow_mut()
+            .insert(key.clone(), false);
+        let free = self.bound_dash_free_walk(function, name, after, depth);
+        self.dash_free_bindings.borrow_mut().insert(key, free);
+        free
+    }
+
+    /// [`Analyzer::bound_dash_free`], walking the function.
+    fn bound_dash_free_walk(
+        &self,
+        function: Node<'_>,
+        name: &str,
+        after: usize,
+        depth: usize,
+    ) -> bool {
+        let mut assigned = false;
+        let mut stack = vec![function];
+        while let Some(node) = stack.pop() {
+            if node.end_byte() <= after {
+                continue;
+            }
+            let Some(budget) = self.dash_free_budget.get().checked_sub(1) else {
+                return false;
+            };
+            self.dash_free_budget.set(budget);
+            let binds = |target: Option<Node<'_>>| {
+                target.is_some_and(|target| {
+                    let mut names = Vec::new();
+                    bound_names(target, self.source, &mut names);
+                    names.iter().any(|bound| bound == name)
+                })
+            };
+            if node.start_byte() >= after {
+                match node.kind_name() {
+                    "assignment" => {
+                        let left = node.field("left");
+                        if left
+                            .is_some_and(|l| l.kind_name() == "identifier" && self.text(l) == name)
+                        {
+                            if !node
+                                .field("right")
+                                .is_some_and(|r| self.dash_free(r, depth))
+                            {
+                                return false;
+                            }
+                            assigned = true;
+                        } else if binds(left) {
+                            return false;
+                        }
+                    }
+                    "augmented_assignment" | "for_statement" | "for_in_clause"
+                        if binds(node.field("left")) =>
+                    {
+                        return false;
+                    }
+                    "named_expression"
+                        if node.field("name").is_some_and(|n| self.text(n) == name) =>
+                    {
+                        return false;
+                    }
+                    // `with open(p) as name`, `except E as name`.
+                    "as_pattern_target" | "global_statement" | "nonlocal_statement"
+                        if self
+                            .text(node)
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .any(|word| word == name) =>
+                    {
+                        return false;
+                    }
+                    _ => {}
+                }
+            }
+            stack.extend(named_children(node));
+        }
+        assigned
+    }
+
+    /// A plain name (in a function) no value of which can start with `-` where `at` reads
+    /// it: bound in its function only to such values (and no parameter), or re-bound to
+    /// one by a statement of the function body's top level before `at` and after that only
+    /// to such values (`app_path = validate_path(app_path)`, where `validate_path` returns
+    /// `os.path.realpath(..)`).
+    fn name_dash_free(&self, at: Node<'_>, depth: usize) -> bool {
+        if at.kind_name() != "identifier" {
+            return false;
+        }
+        let name = self.text(at);
+        let Some(function) = enclosing_function(at) else {
+            return false;
+        };
+        let parameter = parameter_names(function, self.source)
+            .iter()
+            .flatten()
+            .any(|parameter| parameter == name);
+        if !parameter && self.bound_dash_free(function, name, function.start_byte(), depth) {
+            return true;
+        }
+        let key = (function.id(), name.to_string());
+        let rebinding = {
+            let mut rebindings = self.rebindings.borrow_mut();
+            let statements = rebindings.entry(key).or_insert_with(|| {
+                let body = function
+                    .field("body")
+                    .map(named_children)
+                    .unwrap_or_default();
+                body.into_iter()
+                    .filter(|statement| {
+                        statement.kind_name() == "expression_statement"
+                            && statement.first_named().is_some_and(|assignment| {
+                                assignment.kind_name() == "assignment"
+                                    && assignment.field("left").is_some_and(|l| {
+                                        l.kind_name() == "identifier" && self.text(l) == name
+                                    })
+                            })
+                    })
+                    .map(|statement| (statement.start_byte(), statement.end_byte()))
+                    .collect()
+            });
+            let before = statements.partition_point(|(_, end)| *end <= at.start_byte());
+            before
+                .checked_sub(1)
+                .and_then(|last| statements.get(last).copied())
+        };
+        rebinding.is_some_and(|(start, _)| self.bound_dash_free(function, name, start, depth))
     }
 
     /// `f"{repository_uri}:{tag}"` with an untainted first `{}`: the input comes after it.
@@ -632,24 +878,21 @@ impl<'s, 't> Analyzer<'s, 't> {
         before: usize,
         mut refuses: impl FnMut(Node<'_>) -> bool,
     ) -> bool {
-        let mut stack = vec![function];
-        while let Some(node) = stack.pop() {
-            if node.start_byte() >= before {
-                continue;
-            }
-            if node.kind_name() == "if_statement"
-                && let (Some(condition), Some(body)) =
+        inside(&self.if_statements, function)
+            .iter()
+            .take_while(|node| node.start_byte() < before)
+            .any(|node| {
+                if let (Some(condition), Some(body)) =
                     (node.field("condition"), node.field("consequence"))
-                && refuses(condition)
-                && named_children(body)
-                    .iter()
-                    .any(|s| matches!(s.kind_name(), "raise_statement" | "return_statement"))
-            {
-                return true;
-            }
-            stack.extend(named_children(node));
-        }
-        false
+                    && refuses(condition)
+                {
+                    named_children(body)
+                        .iter()
+                        .any(|s| matches!(s.kind_name(), "raise_statement" | "return_statement"))
+                } else {
+                    false
+                }
+            })
     }
 
     /// The programs an argv name is pinned to before the call: an `if` that raises or
@@ -1333,8 +1576,20 @@ fn registered_handler<'t>(call: Node<'t>, source: &str) -> Option<Node<'t>> {
         .filter(|f| matches!(f.kind_name(), "identifier" | "attribute"))
 }
 
-/// Analyse one Python file. `Err` carries a parse error message.
+/// `analyze_with`, knowing nothing of other files' functions.
+#[cfg(test)]
 pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysis, SourceError> {
+    analyze_with(source, seeds, &[])
+}
+
+/// Analyse one Python file, with the exported functions other files send tool input to
+/// (`seeds`) and the imported functions no return value of which can start with `-`
+/// (`dash_free`: module as written, name there). `Err` carries a parse error message.
+pub(crate) fn analyze_with(
+    source: &SourceText<'_>,
+    seeds: &[Flow],
+    dash_free: &[(String, String)],
+) -> Result<Analysis, SourceError> {
     let text = source.text();
     let tree = parse(Grammar::Python, text)?;
     let root = tree.root_node();
@@ -1356,6 +1611,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
     let mut scope_nodes = Vec::new();
     let mut declarations = Vec::new();
     let mut return_statements = Vec::new();
+    let mut if_statements = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let attribute_field = python_field_id("attribute");
     let name_field = python_field_id("name");
@@ -1380,6 +1636,7 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             | "except_clause" | "match_statement" | "lambda" => flows.push(node),
             "global_statement" | "nonlocal_statement" => declarations.push(node),
             "return_statement" => return_statements.push(node),
+            "if_statement" => if_statements.push(node),
             "comment" => {
                 let body = text_of(node, text).trim_start_matches('#');
                 analysis
@@ -1605,6 +1862,11 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
         returns: HashMap::new(),
         deciding: std::cell::RefCell::new(HashSet::new()),
         dash_refusals: Vec::new(),
+        dash_free_calls: HashSet::new(),
+        if_statements: Vec::new(),
+        rebindings: std::cell::RefCell::new(HashMap::new()),
+        dash_free_bindings: std::cell::RefCell::new(HashMap::new()),
+        dash_free_budget: std::cell::Cell::new(0),
         collections: HashMap::new(),
         program_pins: Vec::new(),
     };
@@ -1712,10 +1974,26 @@ pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysi
             roots.push((function, seeded_parameters(function, text, method, seed)));
         }
     }
+    analyzer.dash_free_budget.set(text.len());
+    analyzer.if_statements = if_statements;
+    if !dash_free.is_empty() {
+        for call in &calls {
+            if let Some(path) = call.field("function").and_then(|f| linked.path(f, text))
+                && dash_free.contains(&path)
+            {
+                analyzer.dash_free_calls.insert(call.start_byte());
+            }
+        }
+    }
     seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
     analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
     analyzer.program_pins = program_pins(&analyzer, &locals, &calls);
     analysis.outgoing = outgoing(&analyzer, &linked, &calls);
+    analysis.dash_free_returns = (analyzer.returns.keys())
+        .filter(|name| analyzer.returns_dash_free(name, 0))
+        .map(|name| name.to_string())
+        .collect();
+    analysis.dash_free_returns.sort();
 
     // Names bound to a `git.Repo(...)`.
     let mut repos = HashSet::new();
@@ -2261,6 +2539,12 @@ fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -
         .collect()
 }
 
+/// The start and end byte of a statement.
+type ByteRange = (usize, usize);
+
+/// How long a chain of names and calls [`Analyzer::dash_free`] follows.
+const DASH_FREE_DEPTH: usize = 8;
+
 /// Rounds of taint propagation through assignments inside one function.
 const TAINT_ROUNDS: usize = 8;
 
@@ -2729,6 +3013,61 @@ fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
     Some(left).filter(|l| matches!(l.kind_name(), "list" | "tuple"))
 }
 
+/// A name that may be a constant (in its scope), with the values assigned to it and whether
+/// each is a `+=`.
+type Candidate<'t> = ((ScopeId, String), Vec<(Node<'t>, bool)>);
+
+/// Drop from `analyzer.constants` every candidate one of whose assignments is not a constant
+/// given the others, until none is left to drop. A name dropped sends the candidates that read
+/// it back to be checked (a chain `a1 = a0 + "x"`, `a2 = a1 + "x"`, .. costs one check per
+/// link, not one pass over the file per link); then whole passes catch what depends on a
+/// name some other way (through a function's return), at most [`CONSTANT_ROUNDS`] of them.
+/// If they do not settle, no name of the file is a constant: fewer constants mean more
+/// findings, never fewer.
+fn drop_non_constants(analyzer: &mut Analyzer<'_, '_>, candidates: &[Candidate<'_>]) {
+    let mut readers: HashMap<(ScopeId, String), Vec<usize>> = HashMap::new();
+    for (index, (_, assigned)) in candidates.iter().enumerate() {
+        for (right, _) in assigned {
+            let mut stack = vec![*right];
+            while let Some(node) = stack.pop() {
+                if node.kind_name() == "identifier" {
+                    readers
+                        .entry(analyzer.key_of(node))
+                        .or_default()
+                        .push(index);
+                }
+                stack.extend(named_children(node));
+            }
+        }
+    }
+    let fails = |analyzer: &Analyzer<'_, '_>, index: usize| {
+        candidates.get(index).is_some_and(|(key, assigned)| {
+            analyzer.constants.contains(key)
+                && assigned
+                    .iter()
+                    .any(|(right, _)| !(analyzer.is_literal(*right) && analyzer.const_like(*right)))
+        })
+    };
+    let mut pending: Vec<usize> = (0..candidates.len()).collect();
+    for _ in 0..CONSTANT_ROUNDS {
+        while let Some(index) = pending.pop() {
+            if fails(analyzer, index)
+                && let Some((key, _)) = candidates.get(index)
+            {
+                analyzer.constants.remove(key);
+                pending.extend(readers.get(key).into_iter().flatten());
+            }
+        }
+        pending = (0..candidates.len())
+            .filter(|index| fails(analyzer, *index))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+    }
+    analyzer.constants.clear();
+}
+
 /// Constants, lists and dicts from the bindings: a name (in its scope) bound only by
 /// assignments of constants is a constant; only by list literals (or `+=`), a list; only by
 /// dicts, a dict. With `module_written`, no module-level name is a constant.
@@ -2819,24 +3158,7 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
     analyzer.names = Some(names);
     analyzer.collections = collections.into_iter().collect();
     analyzer.constants = candidates.iter().map(|(key, _)| key.clone()).collect();
-    loop {
-        let dropped: Vec<_> = candidates
-            .iter()
-            .filter(|(key, assigned)| {
-                analyzer.constants.contains(key)
-                    && assigned.iter().any(|(right, _)| {
-                        !(analyzer.is_literal(*right) && analyzer.const_like(*right))
-                    })
-            })
-            .map(|(key, _)| key.clone())
-            .collect();
-        if dropped.is_empty() {
-            break;
-        }
-        for key in dropped {
-            analyzer.constants.remove(&key);
-        }
-    }
+    drop_non_constants(analyzer, &candidates);
     // Values through chains of names (`CMD = BASE + FLAGS`), in bounded rounds; a name
     // grown by `+=` has none (it is still a constant).
     for _ in 0..CONSTANT_ROUNDS {

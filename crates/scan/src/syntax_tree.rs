@@ -259,17 +259,21 @@ impl<T> Scopes<T> {
 }
 
 /// Where each name is read in a file: one walk builds it, and "does this node read one of
-/// these names" is then a binary search per name instead of a walk of the node (which was
-/// quadratic for nested calls and nested `let`s).
+/// these names" is then a binary search per name, or a look-up per read inside the node,
+/// whichever is fewer, instead of a walk of the node (which was quadratic for nested calls
+/// and nested `let`s).
 #[derive(Default)]
 pub(crate) struct Reads<'s> {
     offsets: hashbrown::HashMap<&'s str, Vec<usize>>,
+    /// Every read, in increasing order of offset.
+    all: Vec<(usize, &'s str)>,
 }
 
 impl<'s> Reads<'s> {
     /// Record a read of `name` at byte `offset` (in increasing order of offset).
     pub(crate) fn add(&mut self, name: &'s str, offset: usize) {
         self.offsets.entry(name).or_default().push(offset);
+        self.all.push((offset, name));
     }
 
     /// The offsets where `name` is read, in increasing order.
@@ -280,6 +284,19 @@ impl<'s> Reads<'s> {
     /// Whether `node` reads one of `names`.
     pub(crate) fn any_within(&self, names: &HashSet<String>, node: Node<'_>) -> bool {
         let (start, end) = (node.start_byte(), node.end_byte());
+        // Many names (a function whose every local is tainted) and a small node: the reads
+        // inside the node are fewer, and each is one look-up.
+        let first = self.all.partition_point(|(offset, _)| *offset < start);
+        let within = self.all.get(first..).unwrap_or(&[]);
+        if within
+            .get(names.len())
+            .is_none_or(|(offset, _)| *offset >= end)
+        {
+            return within
+                .iter()
+                .take_while(|(offset, _)| *offset < end)
+                .any(|(_, name)| names.contains(*name));
+        }
         names.iter().any(|name| {
             self.offsets.get(name.as_str()).is_some_and(|offsets| {
                 let first = offsets.partition_point(|offset| *offset < start);

@@ -274,6 +274,44 @@ fn python_taint_across_files_is_linear() {
     assert_eq!(tainted("server.py"), 1);
 }
 
+#[test]
+fn long_python_functions_are_linear() {
+    // One handler of 6 000 two-link assignment chains (a tainted one, a constant one) and
+    // 6 000 sinks: each dropped constant used to cost a pass over every name, each tainted
+    // check one look-up per tainted name, each sink a walk of the whole function for its
+    // guards (minutes at this size).
+    let links = 6_000;
+    let mut text = String::from(
+        "import os, subprocess\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n    c0 = cmd\n    k0 = 'ls'\n",
+    );
+    for i in 1..links {
+        text.push_str(&format!(
+            "    c{i} = c{} + 'x'\n    k{i} = k{} + ' -l'\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    text.push_str(&format!(
+        "    os.system(c{last})\n    os.system(k{last})\n    p = os.path.realpath(cmd)\n",
+        last = links - 1
+    ));
+    for _ in 0..links {
+        text.push_str("    subprocess.run(['git', 'log', p], timeout=5)\n");
+    }
+    let findings = scan::scan_text(Path::new("long.py"), &text).expect("scans");
+    let count = |rule: &str| findings.iter().filter(|f| f.rule_id == rule).count();
+    // The tainted chain reaches its sink; the constant one is a constant.
+    assert_eq!(count("exec_dynamic_string"), 1, "{findings:?}");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input)
+    );
+    // An absolute path cannot start an option: argument injection, not flag injection.
+    assert_eq!(count("spawn_literal_dynamic_args"), links);
+    assert_eq!(count("argv_flag_injection"), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // --output
 

@@ -1,0 +1,12 @@
+# expect: spawn_literal_dynamic_args+
+import os
+import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+def checked(p):
+    p = os.path.realpath(p)
+    return p
+@mcp.tool()
+def log(path: str):
+    path = checked(path)
+    return subprocess.run(["git", "log", path], timeout=5)

@@ -1,0 +1,1 @@
+from .paths import validate_path
