@@ -28,7 +28,7 @@ use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
-use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
+use crate::rule::{Rule, runs_code_through_options_at, shell_position, takes_value};
 use crate::source::SourceText;
 
 /// The longest string constant folding builds (program and module names are short).
@@ -1606,12 +1606,55 @@ impl<'a, 's> Analyzer<'a, 's> {
             Some(Arg::Expr(program)) => self.fold(program),
             _ => None,
         };
-        let dangerous = program.as_deref().is_some_and(runs_code_through_options);
+        let subcommand = self.first_argument(argv);
+        let dangerous = program
+            .as_deref()
+            .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
         if tainted && dangerous && self.flag_injectable(program.as_deref(), argv, offset) {
             self.hit(Rule::ArgvFlagInjection, offset, true);
         } else {
             self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
         }
+    }
+
+    /// The first element of an argv, when it is a constant: of an array literal, or of the
+    /// array a name is bound to once and only ever `push`ed to afterwards.
+    fn first_argument(&self, argv: Option<&Arg<'a>>) -> Option<String> {
+        let Some(Arg::Expr(argv)) = argv else {
+            return None;
+        };
+        let array = match argv.get_inner_expression() {
+            Expression::ArrayExpression(array) => array,
+            Expression::Identifier(identifier) => {
+                let symbol = self.symbol_of(identifier)?;
+                if self
+                    .writes
+                    .get(&symbol)
+                    .is_some_and(|writes| !writes.is_empty())
+                    || self
+                        .array_additions
+                        .get(&symbol)
+                        .into_iter()
+                        .flatten()
+                        .any(|call| {
+                            call.callee
+                                .get_inner_expression()
+                                .as_member_expression()
+                                .and_then(|member| member.static_property_name())
+                                != Some("push")
+                        })
+                {
+                    return None;
+                }
+                match self.constant_initializer(symbol)?.get_inner_expression() {
+                    Expression::ArrayExpression(array) => array,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let first = array.elements.first()?.as_expression()?;
+        self.fold(first)
     }
 
     /// Whether tool input can become an option of an argv: unless a literal `--` comes
@@ -1793,7 +1836,10 @@ impl<'a, 's> Analyzer<'a, 's> {
                     || elements.len() != argv.map_or(0, |a| a.elements.len())
                 {
                     let program = elements.first().and_then(|p| self.fold(p));
-                    let dangerous = program.as_deref().is_some_and(runs_code_through_options);
+                    let subcommand = elements.get(1).and_then(|s| self.fold(s));
+                    let dangerous = program
+                        .as_deref()
+                        .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
                     let injectable = self.scan_argv(program.as_deref(), elements.clone(), offset)
                         == ArgvScan::Injectable
                         || elements.len() != argv.map_or(0, |a| a.elements.len());

@@ -33,7 +33,9 @@ use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
-use crate::rule::{Rule, runs_code_through_options, shell_position, takes_value};
+use crate::rule::{
+    Rule, runs_code_through_options, runs_code_through_options_at, shell_position, takes_value,
+};
 use crate::source::SourceText;
 use crate::syntax_tree::{
     Grammar, PythonNode, Reads, Scopes, contains, inside, named_children, parse, python_field_id,
@@ -1366,7 +1368,10 @@ impl<'s, 't> Analyzer<'s, 't> {
             return;
         }
         let program = self.const_str(program);
-        let options = program.as_deref().is_some_and(runs_code_through_options);
+        let subcommand = rest.first().and_then(|e| self.string_literal_text(*e));
+        let options = program
+            .as_deref()
+            .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
         // A list name grown by `append`/`extend`/`+=`: the input is added after what the
         // list was first bound to, so only a literal `--` there ends the options. A name
         // bound once and never grown holds its literal's elements, read like the literal.

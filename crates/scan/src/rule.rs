@@ -442,3 +442,51 @@ pub(crate) fn runs_code_through_options(program: &str) -> bool {
             | "7z"
     )
 }
+
+/// [`runs_code_through_options`], knowing the argument that follows the program when it is
+/// a literal (`subcommand`). docker's own options (`--config`, `-H`, `--tlscacert`, which
+/// pick a configuration with credential helpers or another daemon) are read only before
+/// the subcommand (`docker push --config x` is "unknown flag: --config"), and the
+/// subcommands listed here have no option that runs code, picks a file to read or write,
+/// or restores state (`docker start --checkpoint-dir` does, so `start` is not listed). An
+/// option smuggled into one of them is argument injection, not a way to run code. Every
+/// other subcommand (`run`, `exec`, `build`, `buildx`, `compose`, `cp`, `save`, ...) and
+/// every other program is judged by the program alone. podman is not listed: its global
+/// options (`--runtime`, `--conmon`) are read after the subcommand too.
+pub(crate) fn runs_code_through_options_at(program: &str, subcommand: Option<&str>) -> bool {
+    if !runs_code_through_options(program) {
+        return false;
+    }
+    !(program_name(program) == "docker"
+        && subcommand.is_some_and(|subcommand| {
+            matches!(
+                subcommand,
+                "push"
+                    | "pull"
+                    | "tag"
+                    | "inspect"
+                    | "ps"
+                    | "images"
+                    | "logs"
+                    | "stop"
+                    | "restart"
+                    | "kill"
+                    | "rm"
+                    | "rmi"
+                    | "pause"
+                    | "unpause"
+                    | "port"
+                    | "stats"
+                    | "version"
+                    | "info"
+                    | "login"
+                    | "logout"
+                    | "search"
+                    | "history"
+                    | "diff"
+                    | "wait"
+                    | "rename"
+                    | "events"
+            )
+        }))
+}
