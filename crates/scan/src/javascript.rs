@@ -308,6 +308,9 @@ fn function_parameters<'a>(expression: &'a Expression<'a>) -> Option<&'a FormalP
 }
 
 /// The resolver and rule engine for one parsed file.
+/// The values each function of a file returns, by the function's start offset.
+type Returns<'a> = HashMap<u32, Vec<Option<&'a Expression<'a>>>>;
+
 struct Analyzer<'a, 's> {
     scoping: &'s Scoping,
     nodes: &'s AstNodes<'a>,
@@ -341,6 +344,14 @@ struct Analyzer<'a, 's> {
     registered_handlers: Vec<&'a Expression<'a>>,
     /// `if (x.startsWith("-")) throw ..` / `return ..`: where the statement ends, and `x`.
     dash_guards: Vec<(u32, SymbolId)>,
+    /// The values every function of the file returns, by the function's start offset
+    /// (`None` for a bare `return`), built the first time
+    /// [`Analyzer::url_encoded`] asks.
+    returns: RefCell<Option<Returns<'a>>>,
+    /// Steps [`Analyzer::inert_command`] and [`Analyzer::url_encoded`] may still take in this
+    /// file (its node count at the start): past it nothing more is taken as inert, so a file
+    /// of many calls of many wrappers stays linear.
+    inert_budget: std::cell::Cell<usize>,
 }
 
 /// What [`Analyzer::scan_argv`] found first.
@@ -1264,6 +1275,18 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// never reassigned, and given a constant at that position by every call: `function
     /// execAsync(command) { exec(command) }` called only as `execAsync('killall "Claude"')`.
     fn parameter_is_constant(&self, symbol: SymbolId, depth: usize) -> bool {
+        self.parameter_always(symbol, &|argument| {
+            self.is_constant_within(argument, depth + 1)
+        })
+    }
+
+    /// A parameter of a local function that is only ever called directly, never exported,
+    /// never reassigned, and given a value that passes `given` by every call.
+    fn parameter_always(
+        &self,
+        symbol: SymbolId,
+        given: &dyn Fn(&'a Expression<'a>) -> bool,
+    ) -> bool {
         if self.scoping.symbol_is_mutated(symbol) {
             return false;
         }
@@ -1324,10 +1347,231 @@ impl<'a, 's> Analyzer<'a, 's> {
                         .arguments
                         .get(position)
                         .and_then(Argument::as_expression)
-                        .is_some_and(|argument| self.is_constant_within(argument, depth + 1)),
+                        .is_some_and(given),
                     _ => false,
                 }
             })
+    }
+
+    /// A shell command whose every part that is not a constant is URL-encoded text inside
+    /// double quotes (`` `open "${url}"` `` with `url` built by `URLSearchParams` or
+    /// `encodeURIComponent`): such text holds only letters, digits and `%-_.!~*'()+=&`,
+    /// none of which ends a double-quoted word or expands inside one (`$`, `` ` ``, `\`,
+    /// `"`), in sh or in cmd.exe. See [`Analyzer::url_encoded`].
+    fn shell_inert(&self, arg: Option<&Arg<'a>>) -> bool {
+        matches!(arg, Some(Arg::Expr(command)) if self.inert_command(command, 0))
+    }
+
+    /// Take one step of [`Analyzer::inert_budget`]; `false` once it is spent.
+    fn inert_step(&self) -> bool {
+        let left = self.inert_budget.get();
+        self.inert_budget.set(left.saturating_sub(1));
+        left > 0
+    }
+
+    fn inert_command(&self, command: &'a Expression<'a>, depth: usize) -> bool {
+        if depth > 16 || !self.inert_step() {
+            return false;
+        }
+        match command.get_inner_expression() {
+            Expression::TemplateLiteral(template) => {
+                let mut quoted = false;
+                for (i, quasi) in template.quasis.iter().enumerate() {
+                    let raw = quasi.value.raw.as_str();
+                    // Single quotes and escapes would need a real shell lexer: not judged.
+                    if raw.contains(['\\', '\'', '`', '$']) {
+                        return false;
+                    }
+                    quoted ^= raw.matches('"').count() % 2 == 1;
+                    let Some(part) = template.expressions.get(i) else {
+                        continue;
+                    };
+                    let inert = match self.fold(part) {
+                        Some(text) => !text.contains(['\\', '\'', '`', '$', '"']),
+                        None => quoted && self.url_encoded(part, depth + 1),
+                    };
+                    if !inert {
+                        return false;
+                    }
+                }
+                !quoted
+            }
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return false;
+                };
+                let AstKind::VariableDeclarator(declarator) =
+                    self.nodes.kind(self.scoping.symbol_declaration(symbol))
+                else {
+                    return false;
+                };
+                if !matches!(declarator.id, BindingPattern::BindingIdentifier(_)) {
+                    return false;
+                }
+                // Every value the name is given: its initialiser and each `=` to it.
+                let written = self
+                    .scoping
+                    .get_resolved_reference_ids(symbol)
+                    .iter()
+                    .filter(|reference| self.scoping.get_reference(**reference).is_write())
+                    .count();
+                let writes = self.writes.get(&symbol).map_or(&[][..], Vec::as_slice);
+                (declarator.init.is_some() || !writes.is_empty())
+                    && written == writes.len()
+                    && declarator.init.as_ref().is_none_or(|init| {
+                        self.is_constant_within(init, depth + 1)
+                            || self.inert_command(init, depth + 1)
+                    })
+                    && writes.iter().all(|(operator, value)| {
+                        *operator == AssignmentOperator::Assign
+                            && (self.is_constant_within(value, depth + 1)
+                                || self.inert_command(value, depth + 1))
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// Text made only of URL-encoding's output and constants without shell syntax:
+    /// `encodeURIComponent(x)`, `p.toString()` or `String(p)` of a `new URLSearchParams(..)`,
+    /// templates and `+` of such parts, a name bound once to one, a parameter of a local
+    /// function every call gives one, and a call of a local function every `return` of
+    /// which gives one. (`encodeURI` is not one: it leaves `$`.)
+    fn url_encoded(&self, expression: &'a Expression<'a>, depth: usize) -> bool {
+        if depth > 16 || !self.inert_step() {
+            return false;
+        }
+        let part = |e| self.url_encoded(e, depth + 1);
+        match expression.get_inner_expression() {
+            Expression::StringLiteral(literal) => !literal
+                .value
+                .contains(['\\', '\'', '`', '$', '"', ' ', ';', '|', '<', '>']),
+            Expression::TemplateLiteral(template) => {
+                template.quasis.iter().all(|quasi| {
+                    !quasi
+                        .value
+                        .raw
+                        .contains(['\\', '\'', '`', '$', '"', ' ', ';', '|', '<', '>'])
+                }) && template.expressions.iter().all(part)
+            }
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
+                part(&binary.left) && part(&binary.right)
+            }
+            Expression::AwaitExpression(awaited) => part(&awaited.argument),
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return false;
+                };
+                if let Some(init) = self.constant_initializer(symbol) {
+                    return part(init);
+                }
+                self.parameter_always(symbol, &|argument| part(argument))
+            }
+            Expression::CallExpression(call) => {
+                let callee = call.callee.get_inner_expression();
+                if self.is_global(callee, "encodeURIComponent") {
+                    return true;
+                }
+                if self.is_global(callee, "String") {
+                    return call
+                        .arguments
+                        .first()
+                        .and_then(Argument::as_expression)
+                        .is_some_and(|argument| self.url_search_params(argument));
+                }
+                if let Some(member) = callee.as_member_expression()
+                    && member.static_property_name() == Some("toString")
+                    && call.arguments.is_empty()
+                {
+                    return self.url_search_params(member.object());
+                }
+                self.local_function_start(callee).is_some_and(|start| {
+                    self.function_returns(start).is_some_and(|returns| {
+                        !returns.is_empty() && returns.iter().all(|value| value.is_some_and(part))
+                    })
+                })
+            }
+            _ => false,
+        }
+    }
+
+    /// A `new URLSearchParams(..)`, itself or a name bound once to one.
+    fn url_search_params(&self, expression: &'a Expression<'a>) -> bool {
+        let expression = match expression.get_inner_expression() {
+            Expression::Identifier(identifier) => {
+                match self
+                    .symbol_of(identifier)
+                    .and_then(|symbol| self.constant_initializer(symbol))
+                {
+                    Some(init) => init.get_inner_expression(),
+                    None => return false,
+                }
+            }
+            other => other,
+        };
+        matches!(expression, Expression::NewExpression(new)
+            if self.is_global(&new.callee, "URLSearchParams"))
+    }
+
+    /// The start offset of the local function a callee names (`function f`, `const f = () =>`
+    /// or `= function`), which no assignment replaces.
+    fn local_function_start(&self, callee: &Expression<'_>) -> Option<u32> {
+        let Expression::Identifier(identifier) = callee.get_inner_expression() else {
+            return None;
+        };
+        let symbol = self.symbol_of(identifier)?;
+        if self.scoping.symbol_is_mutated(symbol) {
+            return None;
+        }
+        match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+            AstKind::Function(function) => Some(function.span.start),
+            AstKind::VariableDeclarator(declarator) => match declarator.init.as_ref()? {
+                Expression::ArrowFunctionExpression(arrow) => Some(arrow.span.start),
+                Expression::FunctionExpression(function) => Some(function.span.start),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// What the function starting at `start` returns: each `return`'s value (`None` for a
+    /// bare one), or the body of an expression-bodied arrow. A function with no `return`
+    /// gives an empty list.
+    fn function_returns(&self, start: u32) -> Option<Vec<Option<&'a Expression<'a>>>> {
+        let mut cache = self.returns.borrow_mut();
+        let index = cache.get_or_insert_with(|| {
+            let mut index: Returns<'a> = HashMap::new();
+            for node in self.nodes.iter() {
+                match node.kind() {
+                    AstKind::ReturnStatement(statement) => {
+                        let owner =
+                            self.nodes
+                                .ancestor_kinds(node.id())
+                                .find_map(|kind| match kind {
+                                    AstKind::Function(function) => Some(function.span.start),
+                                    AstKind::ArrowFunctionExpression(arrow) => {
+                                        Some(arrow.span.start)
+                                    }
+                                    _ => None,
+                                });
+                        if let Some(owner) = owner {
+                            index
+                                .entry(owner)
+                                .or_default()
+                                .push(statement.argument.as_ref());
+                        }
+                    }
+                    AstKind::ArrowFunctionExpression(arrow) => {
+                        if let Some(body) = arrow.body.as_expression() {
+                            index.entry(arrow.span.start).or_default().push(Some(body));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            index
+        });
+        Some(index.get(&start).cloned().unwrap_or_default())
     }
 
     fn is_literal_string(&self, expression: &'a Expression<'a>) -> bool {
@@ -1865,7 +2109,7 @@ impl<'a, 's> Analyzer<'a, 's> {
         ) && self.is_shell_wrapper(first, args.get(1));
         match sink.method {
             Method::Exec => {
-                if !first_dynamic {
+                if !first_dynamic || self.shell_inert(first) {
                 } else if matches!(first, Some(Arg::Expr(e)) if is_interpolated_template(e)) {
                     self.hit(Rule::ExecTemplateLiteralWithInput, offset, first_tainted);
                 } else {
@@ -1873,7 +2117,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 }
             }
             Method::ExecSync => {
-                if first_dynamic {
+                if first_dynamic && !self.shell_inert(first) {
                     self.hit(Rule::ExecSyncDynamicString, offset, first_tainted);
                 }
             }
@@ -2152,6 +2396,8 @@ fn analyze_program<'a>(
         hits: Vec::new(),
         writes: HashMap::new(),
         array_additions: HashMap::new(),
+        returns: RefCell::new(None),
+        inert_budget: std::cell::Cell::new(semantic.nodes().len()),
         this_properties: HashMap::new(),
         this_fields: Vec::new(),
         classes: Vec::new(),

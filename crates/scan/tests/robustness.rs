@@ -275,6 +275,34 @@ fn python_taint_across_files_is_linear() {
 }
 
 #[test]
+fn url_encoding_checks_are_linear() {
+    // 3 000 shell calls quoting one parameter that 3 000 calls fill with encoded text: each
+    // call would ask every caller again (9 M steps); the file's step budget ends that, and
+    // what is left past it stays a finding.
+    let n = 3_000;
+    let mut text =
+        String::from("const { execSync } = require('child_process');\nfunction open(u) {\n");
+    for _ in 0..n {
+        text.push_str("  execSync(`open \"${u}\"`, { timeout: 1, maxBuffer: 1 });\n");
+    }
+    text.push_str("}\n");
+    for i in 0..n {
+        text.push_str(&format!("open(encodeURIComponent(process.argv[{i}]));\n"));
+    }
+    let findings = scan::scan_text(Path::new("open.js"), &text).expect("scans");
+    let inert = n - findings.len();
+    // The first calls are judged (URL-encoded text inside double quotes), the rest are
+    // findings once the budget is spent; none is lost.
+    assert!(inert > 0, "{} findings", findings.len());
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.rule_id == "exec_sync_dynamic_string"),
+        "{findings:?}"
+    );
+}
+
+#[test]
 fn long_python_functions_are_linear() {
     // One handler of 6 000 two-link assignment chains (a tainted one, a constant one) and
     // 6 000 sinks: each dropped constant used to cost a pass over every name, each tainted
