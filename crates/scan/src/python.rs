@@ -162,6 +162,9 @@ struct Analyzer<'s, 't> {
     growth: HashMap<(ScopeId, String), Vec<Growth<'t>>>,
     /// Per tool handler (or function reached from one): its tainted names.
     tainted_scopes: Scopes<HashSet<String>>,
+    /// Module names a function assigns tool input to under `global` (`global c; c = cmd`):
+    /// a read of one that refers to the module's binding is tainted in every function.
+    tainted_globals: HashSet<String>,
     /// Where each name is read (attribute names and keyword names are not reads).
     reads: Reads<'s>,
     hits: Vec<Hit>,
@@ -475,6 +478,30 @@ impl<'s, 't> Analyzer<'s, 't> {
         self.tainted_scopes
             .containing(call)
             .any(|names| self.reads.any_within(names, argument))
+            || self.reads_tainted_global(argument)
+    }
+
+    /// Does `node` read a module name that holds tool input ([`Analyzer::tainted_globals`]),
+    /// where the read refers to the module's binding (not a local of the same name)?
+    fn reads_tainted_global(&self, node: Node<'_>) -> bool {
+        let Some(names) = self.names.as_ref() else {
+            return false;
+        };
+        self.tainted_globals.iter().any(|name| {
+            let offsets = self.reads.offsets_of(name);
+            let first = offsets.partition_point(|offset| *offset < node.start_byte());
+            offsets
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|offset| **offset < node.end_byte())
+                // A bounded number per node, so nested sinks stay linear.
+                .take(MAX_GLOBAL_READS)
+                .any(|offset| {
+                    node.descendant_for_byte_range(*offset, offset + name.len())
+                        .is_some_and(|read| names.scope_of_read(read, name) == names.root())
+                })
+        })
     }
 
     /// Can tool input become an option among `arguments` (in order)? No once a literal
@@ -1617,6 +1644,8 @@ pub(crate) fn analyze_with(
     let mut declarations = Vec::new();
     let mut return_statements = Vec::new();
     let mut if_statements = Vec::new();
+    // Attributes of a plain name (`box.c`).
+    let mut attributes = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let attribute_field = python_field_id("attribute");
     let name_field = python_field_id("name");
@@ -1668,9 +1697,40 @@ pub(crate) fn analyze_with(
                 }
             }
             "assignment" | "augmented_assignment" => assignments.push(node),
+            // `box.c`, `self.cmd`: read as one name where such a name is assigned
+            // (see `attribute_names` below).
+            "attribute"
+                if node
+                    .field("object")
+                    .is_some_and(|object| object.kind_name() == "identifier") =>
+            {
+                attributes.push(node);
+            }
             _ => {}
         }
     })?;
+    // Attributes of a name assigned somewhere in the file (`box.c = cmd`, `self.cmd = cmd`)
+    // are names of their own for taint: each read of one is a read of that name.
+    let attribute_names: HashSet<&str> = assignments
+        .iter()
+        .filter_map(|assignment| assignment.field("left"))
+        .filter(|left| {
+            left.kind_name() == "attribute"
+                && left
+                    .field("object")
+                    .is_some_and(|object| object.kind_name() == "identifier")
+        })
+        .map(|left| text_of(left, text))
+        .collect();
+    if !attribute_names.is_empty() {
+        reads.merge(
+            attributes
+                .iter()
+                .map(|node| (node.start_byte(), text_of(*node, text)))
+                .filter(|(_, name)| attribute_names.contains(name))
+                .collect(),
+        );
+    }
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
     // the file anyway.
 
@@ -1862,6 +1922,7 @@ pub(crate) fn analyze_with(
         growth: HashMap::new(),
         grown_lists: HashSet::new(),
         tainted_scopes: Scopes::new(Vec::new()),
+        tainted_globals: HashSet::new(),
         reads,
         hits: Vec::new(),
         returns: HashMap::new(),
@@ -1961,9 +2022,11 @@ pub(crate) fn analyze_with(
         .chain(calls.iter().filter_map(|call| {
             let handler =
                 registered_handler(*call, text).filter(|f| f.kind_name() == "identifier")?;
-            definitions
-                .get(text_of(handler, text))
-                .copied()
+            let name = text_of(handler, text);
+            // `def register(): async def kubectl(..): ..; mcp.tool()(kubectl)`: a function
+            // defined in the same body as the registration comes first.
+            nested_definition(*call, name, text)
+                .or_else(|| definitions.get(name).copied())
                 .filter(|f| f.kind_name() == "function_definition")
         }));
     for function in handlers {
@@ -1990,7 +2053,13 @@ pub(crate) fn analyze_with(
             }
         }
     }
-    seed_taint(&mut analyzer, &locals, roots, &assignments, &flows, &calls);
+    let taint_nodes = TaintNodes {
+        assignments: &assignments,
+        flows: &flows,
+        calls: &calls,
+        declarations: &declarations,
+    };
+    seed_taint(&mut analyzer, &locals, roots, &taint_nodes);
     analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
     analyzer.program_pins = program_pins(&analyzer, &locals, &calls);
     analysis.outgoing = outgoing(&analyzer, &linked, &calls);
@@ -2553,17 +2622,38 @@ const DASH_FREE_DEPTH: usize = 8;
 /// Rounds of taint propagation through assignments inside one function.
 const TAINT_ROUNDS: usize = 8;
 
+/// How many times [`seed_taint`] visits one function at most (its first visit, and the
+/// ones after its tainted names grew).
+const MAX_VISITS: usize = 8;
+
+/// How many reads of one tainted module global [`Analyzer::reads_tainted_global`] resolves
+/// inside one node.
+const MAX_GLOBAL_READS: usize = 64;
+
 /// Taint the `roots` (tool handlers and the functions other files send tool input to, with
 /// their tainted parameters), then follow assignments inside each function and calls into
 /// module-level functions (one set of tainted names per function).
+/// The nodes [`seed_taint`] follows taint through, in source order.
+struct TaintNodes<'a, 't> {
+    assignments: &'a [Node<'t>],
+    flows: &'a [Node<'t>],
+    calls: &'a [Node<'t>],
+    /// `global` and `nonlocal` statements.
+    declarations: &'a [Node<'t>],
+}
+
 fn seed_taint<'t>(
     analyzer: &mut Analyzer<'_, '_>,
     locals: &Locals<'_, 't>,
     roots: Vec<(Node<'t>, HashSet<String>)>,
-    assignments: &[Node<'t>],
-    flows: &[Node<'t>],
-    calls: &[Node<'t>],
+    nodes: &TaintNodes<'_, 't>,
 ) {
+    let TaintNodes {
+        assignments,
+        flows,
+        calls,
+        declarations,
+    } = *nodes;
     let text = analyzer.source;
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
@@ -2576,129 +2666,195 @@ fn seed_taint<'t>(
         }
         entry.1.extend(names);
     }
-    // Every root once, and a bounded number of revisits.
-    let most_rounds = queue.len() + 256;
-    let mut rounds = 0;
-    while let Some(function) = queue.pop() {
-        rounds += 1;
-        if rounds > most_rounds {
-            break;
-        }
-        let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
-            continue;
-        };
-        // Bounded rounds: a chain of assignments written in reverse order would otherwise cost
-        // one pass over the function per link.
-        for _ in 0..TAINT_ROUNDS {
-            let before = names.len();
-            for assignment in inside(assignments, function)
-                .iter()
-                .filter(|a| contains(function, **a))
-            {
-                let (Some(left), Some(right)) =
-                    (assignment.field("left"), assignment.field("right"))
-                else {
-                    continue;
-                };
-                if analyzer.reads.any_within(&names, right) {
-                    let mut bound = Vec::new();
-                    bound_names(left, text, &mut bound);
-                    names.extend(bound);
-                    // `cmd[2] = x`: the list carries the taint of `x`.
-                    if let Some(list) = subscripted_name(left) {
-                        names.insert(text_of(list, text).to_string());
+    // The methods of each class, and the `self.x` attributes tool input reaches in any of
+    // them: every method of the class reads them tainted.
+    let mut class_methods: HashMap<&str, Vec<Node<'t>>> = HashMap::new();
+    for ((class, _), method) in &locals.methods {
+        class_methods.entry(*class).or_default().push(*method);
+    }
+    let mut class_attributes: HashMap<&str, HashSet<String>> = HashMap::new();
+    // Every function a bounded number of times (each visit costs a pass over it, so the
+    // whole stays linear in the file), and the whole a bounded number of visits.
+    let most_rounds =
+        queue.len() + MAX_VISITS * (locals.functions.len() + locals.methods.len()) + 256;
+    // Two phases: the second visits once more every method of a class whose attributes
+    // the first found tainted (`self.cmd = cmd` in `set`, read in `run`).
+    for phase in 0..2 {
+        let mut rounds = 0;
+        let mut visits: HashMap<usize, usize> = HashMap::new();
+        while let Some(function) = queue.pop() {
+            rounds += 1;
+            if rounds > most_rounds {
+                break;
+            }
+            let seen = visits.entry(function.id()).or_default();
+            *seen += 1;
+            if *seen > MAX_VISITS {
+                continue;
+            }
+            let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
+                continue;
+            };
+            let class = locals.class_of.get(&function.id()).copied();
+            if let Some(attributes) = class.and_then(|class| class_attributes.get(class)) {
+                names.extend(attributes.iter().cloned());
+            }
+            // Bounded rounds: a chain of assignments written in reverse order would otherwise cost
+            // one pass over the function per link.
+            for _ in 0..TAINT_ROUNDS {
+                let before = names.len();
+                for assignment in inside(assignments, function)
+                    .iter()
+                    .filter(|a| contains(function, **a))
+                {
+                    let (Some(left), Some(right)) =
+                        (assignment.field("left"), assignment.field("right"))
+                    else {
+                        continue;
+                    };
+                    if analyzer.reads.any_within(&names, right) {
+                        let mut bound = Vec::new();
+                        bound_names(left, text, &mut bound);
+                        names.extend(bound);
+                        // `box.c = cmd`, `self.cmd = cmd`: that attribute carries the taint.
+                        if left.kind_name() == "attribute"
+                            && left
+                                .field("object")
+                                .is_some_and(|object| object.kind_name() == "identifier")
+                        {
+                            names.insert(text_of(left, text).to_string());
+                        }
+                        // `cmd[2] = x`: the list carries the taint of `x`.
+                        if let Some(list) = subscripted_name(left) {
+                            names.insert(text_of(list, text).to_string());
+                        }
+                    }
+                }
+                // `for c in cmds`, `[.. for c in cmds]`, `c := cmd`, `with open(p) as c`,
+                // `match request: case {"cmd": c}`.
+                for flow in inside(flows, function)
+                    .iter()
+                    .filter(|f| contains(function, **f))
+                {
+                    for (target, source) in flow_parts(*flow) {
+                        if analyzer.reads.any_within(&names, source) {
+                            names.extend(flow_targets(target, text));
+                        }
+                    }
+                }
+                // `args.append(x)`, `.extend`, `.insert`: the list carries the taint of `x`.
+                for call in inside(calls, function)
+                    .iter()
+                    .filter(|c| contains(function, **c))
+                {
+                    if let Some(callee) = call
+                        .field("function")
+                        .filter(|f| f.kind_name() == "attribute")
+                        && let (Some(object), Some(method)) =
+                            (callee.field("object"), callee.field("attribute"))
+                        && object.kind_name() == "identifier"
+                        && matches!(text_of(method, text), "append" | "extend" | "insert")
+                        && call
+                            .field("arguments")
+                            .is_some_and(|a| analyzer.reads.any_within(&names, a))
+                    {
+                        names.insert(text_of(object, text).to_string());
+                    }
+                }
+                if names.len() == before {
+                    break;
+                }
+            }
+            // `global c; c = cmd`: the module's `c` holds tool input.
+            for statement in inside(declarations, function).iter().filter(|d| {
+                d.kind_name() == "global_statement" && enclosing_function(**d) == Some(function)
+            }) {
+                for name in named_children(*statement) {
+                    let name = text_of(name, text);
+                    if names.contains(name) {
+                        analyzer.tainted_globals.insert(name.to_string());
                     }
                 }
             }
-            // `for c in cmds`, `[.. for c in cmds]`, `c := cmd`, `with open(p) as c`,
-            // `match request: case {"cmd": c}`.
-            for flow in inside(flows, function)
-                .iter()
-                .filter(|f| contains(function, **f))
-            {
-                for (target, source) in flow_parts(*flow) {
-                    if analyzer.reads.any_within(&names, source) {
-                        names.extend(flow_targets(target, text));
-                    }
-                }
+            // `self.cmd = cmd` in one method: the other methods of the class read it tainted.
+            if let Some(class) = class {
+                class_attributes
+                    .entry(class)
+                    .or_default()
+                    .extend(names.iter().filter(|n| n.starts_with("self.")).cloned());
             }
-            // `args.append(x)`, `.extend`, `.insert`: the list carries the taint of `x`.
             for call in inside(calls, function)
                 .iter()
                 .filter(|c| contains(function, **c))
             {
-                if let Some(callee) = call
-                    .field("function")
-                    .filter(|f| f.kind_name() == "attribute")
-                    && let (Some(object), Some(method)) =
-                        (callee.field("object"), callee.field("attribute"))
-                    && object.kind_name() == "identifier"
-                    && matches!(text_of(method, text), "append" | "extend" | "insert")
-                    && call
-                        .field("arguments")
-                        .is_some_and(|a| analyzer.reads.any_within(&names, a))
-                {
-                    names.insert(text_of(object, text).to_string());
-                }
-            }
-            if names.len() == before {
-                break;
-            }
-        }
-        for call in inside(calls, function)
-            .iter()
-            .filter(|c| contains(function, **c))
-        {
-            let Some(callee) = call.field("function") else {
-                continue;
-            };
-            let Some(target) = locals.callee(function, callee, text) else {
-                continue;
-            };
-            let Some(arguments) = call.field("arguments") else {
-                continue;
-            };
-            // `self.run(x)`: `x` is the parameter after `self`.
-            let receiver =
-                usize::from(callee.kind_name() == "attribute" && has_receiver(target, text));
-            let parameters: Vec<Vec<String>> = parameter_names(target, text)
-                .into_iter()
-                .skip(receiver)
-                .collect();
-            let mut new_names = HashSet::new();
-            let (keywords, positional): (Vec<_>, Vec<_>) = named_children(arguments)
-                .into_iter()
-                .partition(|argument| argument.kind_name() == "keyword_argument");
-            for (argument, parameter) in positional.into_iter().zip(&parameters) {
-                if analyzer.reads.any_within(&names, argument) {
-                    new_names.extend(parameter.iter().cloned());
-                }
-            }
-            // `helper(c=cmd)`: the parameter of that name.
-            for keyword in keywords {
-                if let (Some(name), Some(value)) = (keyword.field("name"), keyword.field("value"))
-                    && analyzer.reads.any_within(&names, value)
-                {
-                    let name = text_of(name, text);
-                    if parameters.iter().flatten().any(|p| p == name) {
-                        new_names.insert(name.to_string());
+                let Some(callee) = call.field("function") else {
+                    continue;
+                };
+                let Some(target) = locals.callee(function, callee, text) else {
+                    continue;
+                };
+                let Some(arguments) = call.field("arguments") else {
+                    continue;
+                };
+                // `self.run(x)`: `x` is the parameter after `self`.
+                let receiver =
+                    usize::from(callee.kind_name() == "attribute" && has_receiver(target, text));
+                let parameters: Vec<Vec<String>> = parameter_names(target, text)
+                    .into_iter()
+                    .skip(receiver)
+                    .collect();
+                let mut new_names = HashSet::new();
+                let (keywords, positional): (Vec<_>, Vec<_>) = named_children(arguments)
+                    .into_iter()
+                    .partition(|argument| argument.kind_name() == "keyword_argument");
+                for (argument, parameter) in positional.into_iter().zip(&parameters) {
+                    if analyzer.reads.any_within(&names, argument) {
+                        new_names.extend(parameter.iter().cloned());
                     }
                 }
+                // `helper(c=cmd)`: the parameter of that name.
+                for keyword in keywords {
+                    if let (Some(name), Some(value)) =
+                        (keyword.field("name"), keyword.field("value"))
+                        && analyzer.reads.any_within(&names, value)
+                    {
+                        let name = text_of(name, text);
+                        if parameters.iter().flatten().any(|p| p == name) {
+                            new_names.insert(name.to_string());
+                        }
+                    }
+                }
+                if new_names.is_empty() {
+                    continue;
+                }
+                let entry = tainted
+                    .entry(target.id())
+                    .or_insert_with(|| (target, HashSet::new()));
+                let before = entry.1.len();
+                entry.1.extend(new_names);
+                if entry.1.len() != before {
+                    queue.push(target);
+                }
             }
-            if new_names.is_empty() {
-                continue;
-            }
-            let entry = tainted
-                .entry(target.id())
-                .or_insert_with(|| (target, HashSet::new()));
-            let before = entry.1.len();
-            entry.1.extend(new_names);
-            if entry.1.len() != before {
-                queue.push(target);
+            if let Some(entry) = tainted.get_mut(&function.id()) {
+                entry.1 = names;
             }
         }
-        if let Some(entry) = tainted.get_mut(&function.id()) {
-            entry.1 = names;
+        if phase == 0 {
+            for (class, attributes) in &class_attributes {
+                if attributes.is_empty() {
+                    continue;
+                }
+                for method in class_methods.get(class).into_iter().flatten() {
+                    tainted
+                        .entry(method.id())
+                        .or_insert_with(|| (*method, HashSet::new()));
+                    queue.push(*method);
+                }
+            }
+            if queue.is_empty() {
+                break;
+            }
         }
     }
     analyzer.tainted_scopes = Scopes::new(tainted.into_values().collect());
@@ -2947,6 +3103,24 @@ fn harmless_star_module(module: &str) -> bool {
 
 /// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
 /// The innermost function definition around `node`.
+/// The function named `name` defined at the top level of the body of the function that
+/// encloses `call` (a handler defined and registered inside a set-up function).
+fn nested_definition<'t>(call: Node<'t>, name: &str, text: &str) -> Option<Node<'t>> {
+    let body = enclosing_function(call)?.field("body")?;
+    named_children(body).into_iter().find_map(|statement| {
+        let definition = match statement.kind_name() {
+            "decorated_definition" => statement.field("definition")?,
+            "function_definition" => statement,
+            _ => return None,
+        };
+        (definition.kind_name() == "function_definition"
+            && definition
+                .field("name")
+                .is_some_and(|n| text_of(n, text) == name))
+        .then_some(definition)
+    })
+}
+
 fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
     let mut scope = node.parent();
     while let Some(node) = scope {

@@ -276,6 +276,32 @@ impl<'s> Reads<'s> {
         self.all.push((offset, name));
     }
 
+    /// Add reads that were not in order (`extra` in any order), keeping every list sorted.
+    pub(crate) fn merge(&mut self, mut extra: Vec<(usize, &'s str)>) {
+        if extra.is_empty() {
+            return;
+        }
+        extra.sort_unstable();
+        for (offset, name) in &extra {
+            let offsets = self.offsets.entry(name).or_default();
+            let at = offsets.partition_point(|o| o <= offset);
+            offsets.insert(at, *offset);
+        }
+        let all = std::mem::take(&mut self.all);
+        let mut merged = Vec::with_capacity(all.len() + extra.len());
+        let (mut a, mut b) = (all.into_iter().peekable(), extra.into_iter().peekable());
+        loop {
+            let take_a = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => x.0 <= y.0,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            merged.extend(if take_a { a.next() } else { b.next() });
+        }
+        self.all = merged;
+    }
+
     /// The offsets where `name` is read, in increasing order.
     pub(crate) fn offsets_of(&self, name: &str) -> &[usize] {
         self.offsets.get(name).map_or(&[], Vec::as_slice)

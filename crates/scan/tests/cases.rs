@@ -109,10 +109,7 @@ impl Tally {
 /// Snippets the scanner is known to get wrong, each documented in docs/scanner.md ("What it
 /// does not do yet"): taint through a module global written under `global`, and through an
 /// attribute of an object.
-const KNOWN_GAPS: [&str; 2] = [
-    "py_taint_through_global.py",
-    "py_taint_through_self_attribute.py",
-];
+const KNOWN_GAPS: [&str; 0] = [];
 
 #[test]
 fn the_case_set_meets_the_precision_and_recall_bar() {

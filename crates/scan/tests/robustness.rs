@@ -303,6 +303,48 @@ fn url_encoding_checks_are_linear() {
 }
 
 #[test]
+fn python_attribute_taint_is_linear() {
+    // A class of 3 000 methods, each storing tool input in an attribute of its own and
+    // reading it back, and a module global written under `global`: every method gains each
+    // new attribute of the class, but is queued once per visit, and a read of a global is
+    // resolved a bounded number of times per sink.
+    let methods = 3_000;
+    let mut text = String::from(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\ng = 'ls'\nclass K:\n",
+    );
+    for i in 0..methods {
+        text.push_str(&format!(
+            "    def m{i}(self, c):\n        self.a{i} = c\n        os.system(self.a{i})\n"
+        ));
+    }
+    text.push_str("@mcp.tool()\ndef run(cmd):\n    global g\n    g = cmd\n    k = K()\n");
+    for i in 0..methods {
+        text.push_str(&format!("    k.m{i}(cmd)\n"));
+    }
+    text.push_str(&format!(
+        "def later():\n    os.system({})\n",
+        "g + ".repeat(5_000) + "g"
+    ));
+    let findings = scan::scan_text(Path::new("k.py"), &text).expect("scans");
+    let tainted = findings
+        .iter()
+        .filter(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input)
+        .count();
+    let untainted: Vec<_> = findings
+        .iter()
+        .filter(|f| !f.tainted_from_tool_input)
+        .map(|f| (f.line, &f.rule_id))
+        .take(5)
+        .collect();
+    assert_eq!(
+        tainted,
+        methods + 1,
+        "{} findings, untainted {untainted:?}",
+        findings.len()
+    );
+}
+
+#[test]
 fn long_python_functions_are_linear() {
     // One handler of 6 000 two-link assignment chains (a tainted one, a constant one) and
     // 6 000 sinks: each dropped constant used to cost a pass over every name, each tainted
