@@ -22,15 +22,15 @@ git_dir_of() {
   return 1
 }
 
-# The source files the scanner reads, of one tree at one commit (a stored copy may lack its
-# largest blobs).
+# The source files the scanner reads (and the TypeScript configs whose `paths` it follows),
+# of one tree at one commit (a stored copy may lack its largest blobs).
 extract() {
   local gd="$1" commit="$2" dest="$3"
   mkdir -p "$dest"
   git --git-dir="$gd" ls-tree -r -z "$commit" |
     while IFS= read -r -d '' entry; do
       path="${entry#*$'\t'}"; meta="${entry%%$'\t'*}"; blob="${meta##* }"
-      case "$path" in *.ts|*.tsx|*.mts|*.cts|*.js|*.jsx|*.mjs|*.cjs|*.py|*.rs) ;; *) continue ;; esac
+      case "$path" in *.ts|*.tsx|*.mts|*.cts|*.js|*.jsx|*.mjs|*.cjs|*.py|*.rs|tsconfig.json|*/tsconfig.json|jsconfig.json|*/jsconfig.json) ;; *) continue ;; esac
       [[ "$meta" == 100* ]] || continue
       mkdir -p "$dest/$(dirname "$path")"
       git --git-dir="$gd" cat-file blob "$blob" > "$dest/$path" 2>/dev/null || rm -f "$dest/$path"

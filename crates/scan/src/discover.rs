@@ -72,6 +72,8 @@ pub(crate) struct Candidate {
 #[derive(Default)]
 pub(crate) struct Discovered {
     pub(crate) candidates: Vec<Candidate>,
+    /// `tsconfig.json` and `jsconfig.json` files of the tree (for `paths` aliases).
+    pub(crate) ts_configs: Vec<PathBuf>,
     /// `(display path, reason)` of entries with a scanned extension (or a link to a folder)
     /// that are not scanned: symbolic links, FIFOs, sockets, devices.
     pub(crate) skipped: Vec<(String, String)>,
@@ -145,6 +147,12 @@ pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) ->
     for entry in walker {
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
+                if matches!(
+                    entry.file_name().to_str(),
+                    Some("tsconfig.json" | "jsconfig.json")
+                ) {
+                    found.ts_configs.push(entry.path().to_path_buf());
+                }
                 if let Some(language) = language_of(entry.path()) {
                     found.candidates.push(Candidate {
                         path: entry.path().to_path_buf(),

@@ -34,6 +34,7 @@ pub mod rule;
 mod rust_lang;
 mod source;
 mod syntax_tree;
+mod tsconfig;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -173,6 +174,12 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     // learns that a function it calls returns no value that can start with `-`), until nothing new
     // arrives (or the chain is as long as the bound).
     let mut given: Vec<Inbound> = vec![Inbound::default(); outcomes.len()];
+    // TypeScript `paths` aliases, for imports such as `~/services/x.js`.
+    let aliases: Vec<tsconfig::Alias> = found
+        .ts_configs
+        .iter()
+        .flat_map(|config| tsconfig::aliases_of(config))
+        .collect();
     for _ in 0..project::MAX_ROUNDS {
         let links: Vec<project::ModuleLinks<'_>> = found
             .candidates
@@ -192,9 +199,9 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 dash_free_returns: &scanned.dash_free_returns,
             })
             .collect();
-        let seeds: Vec<Inbound> = project::seeds(&links)
+        let seeds: Vec<Inbound> = project::seeds(&links, &aliases)
             .into_iter()
-            .zip(project::dash_free_imports(&links))
+            .zip(project::dash_free_imports(&links, &aliases))
             .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
             .collect();
         let changed: Vec<usize> = seeds

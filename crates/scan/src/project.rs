@@ -8,8 +8,9 @@
 //! the input on to further files; [`MAX_ROUNDS`] bounds the chain.
 //!
 //! Only modules that are files of the scan are followed: a relative specifier (`./git`,
-//! `../lib/git.js`, with the TypeScript habit of naming `.ts` files `.js`) or an index file
-//! in JS/TS, and in Python a relative import or a dotted name that ends a path of the scan
+//! `../lib/git.js`, with the TypeScript habit of naming `.ts` files `.js`), an index file or
+//! a `paths` alias of the nearest `tsconfig.json`/`jsconfig.json` ([`crate::tsconfig`]) in
+//! JS/TS, and in Python a relative import or a dotted name that ends a path of the scan
 //! (`pkg.git` is `pkg/git.py` or `pkg/git/__init__.py`, the one nearest the importer).
 //! Packages from a registry are not followed.
 
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use crate::finding::{Flow, Language, Positions, Reexport};
+use crate::tsconfig::Alias;
 
 /// Rounds of re-analysis: a handler's input can cross this many files in a chain.
 pub(crate) const MAX_ROUNDS: usize = 12;
@@ -43,8 +45,11 @@ pub(crate) struct ModuleLinks<'a> {
 /// For each file, the names of its outgoing flows (module as written, name) that resolve,
 /// through re-exports, only to functions of the scan whose return values cannot start with
 /// `-` (`validate_path(p)` returning `os.path.realpath(p)`).
-pub(crate) fn dash_free_imports(files: &[ModuleLinks<'_>]) -> Vec<Vec<(String, String)>> {
-    let index = Index::new(files);
+pub(crate) fn dash_free_imports(
+    files: &[ModuleLinks<'_>],
+    aliases: &[Alias],
+) -> Vec<Vec<(String, String)>> {
+    let index = Index::new(files, aliases);
     files
         .iter()
         .enumerate()
@@ -93,8 +98,8 @@ fn returns_dash_free(index: &Index<'_, '_>, target: usize, name: &str, hops: usi
 }
 
 /// The seeds each file receives (by index into `files`), merged by exported name.
-pub(crate) fn seeds(files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
-    let index = Index::new(files);
+pub(crate) fn seeds(files: &[ModuleLinks<'_>], aliases: &[Alias]) -> Vec<Vec<Flow>> {
+    let index = Index::new(files, aliases);
     let mut merged: BTreeMap<(usize, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
     let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
     for (from, file) in files.iter().enumerate() {
@@ -183,13 +188,15 @@ struct Index<'f, 'a> {
     by_path: HashMap<PathBuf, usize>,
     /// `a.b.c` for `x/a/b/c.py` (and `b.c`, `c`), `a.b` for `x/a/b/__init__.py`.
     python_modules: HashMap<String, Vec<usize>>,
+    /// TypeScript `paths` aliases of the tree's configs, most specific first.
+    aliases: Vec<&'f Alias>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
 const JS_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
 impl<'f, 'a> Index<'f, 'a> {
-    fn new(files: &'f [ModuleLinks<'a>]) -> Self {
+    fn new(files: &'f [ModuleLinks<'a>], aliases: &'f [Alias]) -> Self {
         let mut by_path = HashMap::new();
         let mut python_modules: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, file) in files.iter().enumerate() {
@@ -215,10 +222,13 @@ impl<'f, 'a> Index<'f, 'a> {
             }
             by_path.insert(path, i);
         }
+        let mut aliases: Vec<&Alias> = aliases.iter().collect();
+        aliases.sort_by_key(|alias| std::cmp::Reverse(alias.specificity()));
         Index {
             files,
             by_path,
             python_modules,
+            aliases,
         }
     }
 
@@ -258,9 +268,32 @@ impl<'f, 'a> Index<'f, 'a> {
 
     fn resolve_js(&self, importer: &Path, specifier: &str) -> Option<usize> {
         if !(specifier.starts_with("./") || specifier.starts_with("../")) {
-            return None;
+            return self.resolve_alias(importer, specifier);
         }
-        let base = normalise(&importer.parent()?.join(specifier));
+        self.find_js(normalise(&importer.parent()?.join(specifier)))
+    }
+
+    /// A specifier written with a `paths` alias of the nearest config above the importer
+    /// (`~/services/figma.js` with `"~/*": ["./src/*"]`), each target in turn.
+    fn resolve_alias(&self, importer: &Path, specifier: &str) -> Option<usize> {
+        let nearest = self
+            .aliases
+            .iter()
+            .filter(|alias| importer.starts_with(&alias.scope))
+            .map(|alias| alias.scope.components().count())
+            .max()?;
+        self.aliases
+            .iter()
+            .filter(|alias| {
+                importer.starts_with(&alias.scope) && alias.scope.components().count() == nearest
+            })
+            .flat_map(|alias| alias.expand(specifier))
+            .find_map(|target| self.find_js(normalise(&target)))
+    }
+
+    /// The JS/TS file of the scan a path names, as Node and TypeScript find it: itself, the
+    /// TypeScript file behind a `.js` name, with an extension added, or its `index` file.
+    fn find_js(&self, base: PathBuf) -> Option<usize> {
         let found = |path: &Path| {
             self.by_path
                 .get(path)
@@ -413,7 +446,7 @@ mod tests {
             ),
             module("root/src/lib/git.ts", Language::JavaScript, &[], &[]),
         ];
-        let seeds = seeds(&files);
+        let seeds = seeds(&files, &[]);
         assert_eq!(seeds[1], vec![flow("", "runGit", 0b10)]);
         assert_eq!(seeds[2], vec![flow("", "runGit", 0b10)]);
         assert!(seeds[0].is_empty());
@@ -433,7 +466,7 @@ mod tests {
             module("r/src/pkg/shell/__init__.py", Language::Python, &[], &[]),
             module("r/src/other.py", Language::Python, &[], &[]),
         ];
-        let seeds = seeds(&files);
+        let seeds = seeds(&files, &[]);
         assert_eq!(seeds[1], vec![flow("", "diff", 1)]);
         assert_eq!(seeds[2], vec![flow("", "run", 1)]);
         assert_eq!(seeds[3], vec![flow("", "Runner.go", 1)]);
@@ -448,7 +481,7 @@ mod tests {
             module("r/utils/json.py", Language::Python, &[], &[]),
             module("r/other/pkg/shell.py", Language::Python, &[], &[]),
         ];
-        let seeds = seeds(&files);
+        let seeds = seeds(&files, &[]);
         assert!(seeds[1].is_empty(), "{:?}", seeds[1]);
         assert!(seeds[2].is_empty(), "{:?}", seeds[2]);
     }
@@ -471,7 +504,7 @@ mod tests {
             module("a.ts", Language::JavaScript, &[], &to_b),
             module("b.ts", Language::JavaScript, &[], &to_a),
         ];
-        let seeds = seeds(&files);
+        let seeds = seeds(&files, &[]);
         assert_eq!(seeds[1], vec![flow("", "f", 1)]);
         assert_eq!(seeds[2], vec![flow("", "f", 1)]);
     }
