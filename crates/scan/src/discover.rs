@@ -72,7 +72,9 @@ pub(crate) struct Candidate {
 #[derive(Default)]
 pub(crate) struct Discovered {
     pub(crate) candidates: Vec<Candidate>,
-    /// `tsconfig.json` and `jsconfig.json` files of the tree (for `paths` aliases).
+    /// `tsconfig*.json` and `jsconfig*.json` files of the tree (for `paths` aliases; the
+    /// ones named `tsconfig.json`/`jsconfig.json` govern their folders, the others may be
+    /// what those `extends`).
     pub(crate) ts_configs: Vec<PathBuf>,
     /// `(display path, reason)` of entries with a scanned extension (or a link to a folder)
     /// that are not scanned: symbolic links, FIFOs, sockets, devices.
@@ -147,10 +149,10 @@ pub(crate) fn discover(root: &Path, root_is_file: bool, ignore: &IgnoreGlobs) ->
     for entry in walker {
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
-                if matches!(
-                    entry.file_name().to_str(),
-                    Some("tsconfig.json" | "jsconfig.json")
-                ) {
+                if entry.file_name().to_str().is_some_and(|name| {
+                    (name.starts_with("tsconfig") || name.starts_with("jsconfig"))
+                        && name.ends_with(".json")
+                }) {
                     found.ts_configs.push(entry.path().to_path_buf());
                 }
                 if let Some(language) = language_of(entry.path()) {

@@ -561,7 +561,7 @@ impl<'a, 's> Analyzer<'a, 's> {
 
     /// The declaration initialiser of a symbol that is never reassigned.
     fn constant_initializer(&self, symbol: SymbolId) -> Option<&'a Expression<'a>> {
-        if self.scoping.symbol_is_mutated(symbol) {
+        if self.scoping.symbol_is_mutated(symbol) || self.redeclared(symbol) {
             return None;
         }
         let declaration = self.scoping.symbol_declaration(symbol);
@@ -572,6 +572,12 @@ impl<'a, 's> Analyzer<'a, 's> {
             },
             _ => None,
         }
+    }
+
+    /// A name declared more than once (`var x = a; .. var x = b`, two `function f`): its
+    /// first declaration is not all it holds.
+    fn redeclared(&self, symbol: SymbolId) -> bool {
+        !self.scoping.symbol_redeclarations(symbol).is_empty()
     }
 
     /// Parameters of the local function a callee names (`function f(..)` or `const f = (..) =>`).
@@ -1203,6 +1209,9 @@ impl<'a, 's> Analyzer<'a, 's> {
     }
 
     fn decide_symbol_constant(&self, symbol: SymbolId, depth: usize) -> bool {
+        if self.redeclared(symbol) {
+            return false;
+        }
         let declaration = self.scoping.symbol_declaration(symbol);
         let AstKind::VariableDeclarator(declarator) = self.nodes.kind(declaration) else {
             return self.parameter_is_constant(symbol, depth);
@@ -1386,9 +1395,17 @@ impl<'a, 's> Analyzer<'a, 's> {
                     let Some(part) = template.expressions.get(i) else {
                         continue;
                     };
+                    // A part that starts a quoted word is a whole argument of its own,
+                    // which encoded text may start with `-` (`"${encodeURIComponent(r)}"`
+                    // to `git fetch`): only one whose first text is fixed is inert there.
+                    let word_start = raw.ends_with('"');
                     let inert = match self.fold(part) {
                         Some(text) => !text.contains(['\\', '\'', '`', '$', '"']),
-                        None => quoted && self.url_encoded(part, depth + 1),
+                        None => {
+                            quoted
+                                && self.url_encoded(part, depth + 1)
+                                && (!word_start || self.starts_fixed(part, depth + 1))
+                        }
                     };
                     if !inert {
                         return false;
@@ -1400,6 +1417,9 @@ impl<'a, 's> Analyzer<'a, 's> {
                 let Some(symbol) = self.symbol_of(identifier) else {
                     return false;
                 };
+                if self.redeclared(symbol) {
+                    return false;
+                }
                 let AstKind::VariableDeclarator(declarator) =
                     self.nodes.kind(self.scoping.symbol_declaration(symbol))
                 else {
@@ -1495,14 +1515,60 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
-    /// A `new URLSearchParams(..)`, itself or a name bound once to one.
+    /// Does every value of `expression` start with fixed text that is not `-`
+    /// (`` `${base}?${q}` `` with `base = "https://x"`)? Through the same names, parameters
+    /// and local functions as [`Analyzer::url_encoded`].
+    fn starts_fixed(&self, expression: &'a Expression<'a>, depth: usize) -> bool {
+        if depth > 16 || !self.inert_step() {
+            return false;
+        }
+        let fixed = |text: &str| !text.is_empty() && !text.starts_with('-');
+        if let Some(text) = self.fold(expression) {
+            return fixed(&text);
+        }
+        let next = |e| self.starts_fixed(e, depth + 1);
+        match expression.get_inner_expression() {
+            Expression::TemplateLiteral(template) => match template.quasis.first() {
+                Some(first) if !first.value.raw.is_empty() => fixed(first.value.raw.as_str()),
+                _ => template.expressions.first().is_some_and(next),
+            },
+            Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
+                next(&binary.left)
+            }
+            Expression::AwaitExpression(awaited) => next(&awaited.argument),
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return false;
+                };
+                if let Some(init) = self.constant_initializer(symbol) {
+                    return next(init);
+                }
+                self.parameter_always(symbol, &|argument| next(argument))
+            }
+            Expression::CallExpression(call) => self
+                .local_function_start(&call.callee)
+                .is_some_and(|start| {
+                    self.function_returns(start).is_some_and(|returns| {
+                        !returns.is_empty() && returns.iter().all(|value| value.is_some_and(next))
+                    })
+                }),
+            _ => false,
+        }
+    }
+
+    /// A `new URLSearchParams(..)`, itself or a name bound once to one that is used only
+    /// through its own methods (`p.set(..)`, `p.toString()`) or `String(p)`: handed to
+    /// anything else, or given a property (`p.toString = () => q`), it may say anything.
     fn url_search_params(&self, expression: &'a Expression<'a>) -> bool {
         let expression = match expression.get_inner_expression() {
             Expression::Identifier(identifier) => {
-                match self
-                    .symbol_of(identifier)
-                    .and_then(|symbol| self.constant_initializer(symbol))
-                {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return false;
+                };
+                if !self.used_only_as_search_params(symbol) {
+                    return false;
+                }
+                match self.constant_initializer(symbol) {
                     Some(init) => init.get_inner_expression(),
                     None => return false,
                 }
@@ -1513,6 +1579,44 @@ impl<'a, 's> Analyzer<'a, 's> {
             if self.is_global(&new.callee, "URLSearchParams"))
     }
 
+    /// Is every reference to `symbol` a call of one of `URLSearchParams`'s own methods on
+    /// it, or `String(symbol)`?
+    fn used_only_as_search_params(&self, symbol: SymbolId) -> bool {
+        self.scoping
+            .get_resolved_reference_ids(symbol)
+            .iter()
+            .all(|reference| {
+                let node = self.scoping.get_reference(*reference).node_id();
+                let span = self.nodes.kind(node).span();
+                match self.nodes.parent_kind(node) {
+                    AstKind::StaticMemberExpression(member)
+                        if member.object.span() == span
+                            && matches!(
+                                member.property.name.as_str(),
+                                "set"
+                                    | "append"
+                                    | "delete"
+                                    | "sort"
+                                    | "toString"
+                                    | "get"
+                                    | "getAll"
+                                    | "has"
+                            ) =>
+                    {
+                        let member_node = self.nodes.parent_id(node);
+                        matches!(self.nodes.parent_kind(member_node),
+                            AstKind::CallExpression(call) if call.callee.span() == member.span)
+                    }
+                    AstKind::CallExpression(call) => {
+                        self.is_global(&call.callee, "String")
+                            && call.arguments.len() == 1
+                            && call.arguments.first().is_some_and(|a| a.span() == span)
+                    }
+                    _ => false,
+                }
+            })
+    }
+
     /// The start offset of the local function a callee names (`function f`, `const f = () =>`
     /// or `= function`), which no assignment replaces.
     fn local_function_start(&self, callee: &Expression<'_>) -> Option<u32> {
@@ -1520,7 +1624,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             return None;
         };
         let symbol = self.symbol_of(identifier)?;
-        if self.scoping.symbol_is_mutated(symbol) {
+        if self.scoping.symbol_is_mutated(symbol) || self.redeclared(symbol) {
             return None;
         }
         match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
@@ -1871,23 +1975,31 @@ impl<'a, 's> Analyzer<'a, 's> {
             Expression::ArrayExpression(array) => array,
             Expression::Identifier(identifier) => {
                 let symbol = self.symbol_of(identifier)?;
-                if self
-                    .writes
-                    .get(&symbol)
-                    .is_some_and(|writes| !writes.is_empty())
-                    || self
-                        .array_additions
-                        .get(&symbol)
-                        .into_iter()
-                        .flatten()
-                        .any(|call| {
-                            call.callee
-                                .get_inner_expression()
-                                .as_member_expression()
-                                .and_then(|member| member.static_property_name())
-                                != Some("push")
-                        })
-                {
+                // Read only here and by `name.push(..)`: aliased, indexed, sorted, handed
+                // to a helper or added to at its front, its first element is not known.
+                let only_pushed = self
+                    .scoping
+                    .get_resolved_reference_ids(symbol)
+                    .iter()
+                    .all(|reference| {
+                        let node = self.scoping.get_reference(*reference).node_id();
+                        let span = self.nodes.kind(node).span();
+                        if span == identifier.span {
+                            return true;
+                        }
+                        match self.nodes.parent_kind(node) {
+                            AstKind::StaticMemberExpression(member)
+                                if member.object.span() == span
+                                    && member.property.name == "push" =>
+                            {
+                                let member_node = self.nodes.parent_id(node);
+                                matches!(self.nodes.parent_kind(member_node),
+                                    AstKind::CallExpression(call) if call.callee.span() == member.span)
+                            }
+                            _ => false,
+                        }
+                    });
+                if !only_pushed || self.redeclared(symbol) {
                     return None;
                 }
                 match self.constant_initializer(symbol)?.get_inner_expression() {
@@ -2080,7 +2192,11 @@ impl<'a, 's> Analyzer<'a, 's> {
                     || elements.len() != argv.map_or(0, |a| a.elements.len())
                 {
                     let program = elements.first().and_then(|p| self.fold(p));
-                    let subcommand = elements.get(1).and_then(|s| self.fold(s));
+                    // A spread before it may hold docker's own options.
+                    let subcommand = argv
+                        .and_then(|array| array.elements.get(1))
+                        .and_then(ArrayExpressionElement::as_expression)
+                        .and_then(|s| self.fold(s));
                     let dangerous = program
                         .as_deref()
                         .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));

@@ -175,11 +175,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     // arrives (or the chain is as long as the bound).
     let mut given: Vec<Inbound> = vec![Inbound::default(); outcomes.len()];
     // TypeScript `paths` aliases, for imports such as `~/services/x.js`.
-    let aliases: Vec<tsconfig::Alias> = found
-        .ts_configs
-        .iter()
-        .flat_map(|config| tsconfig::aliases_of(config))
-        .collect();
+    let configs = tsconfig::configs(&found.ts_configs);
     for _ in 0..project::MAX_ROUNDS {
         let links: Vec<project::ModuleLinks<'_>> = found
             .candidates
@@ -199,9 +195,9 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 dash_free_returns: &scanned.dash_free_returns,
             })
             .collect();
-        let seeds: Vec<Inbound> = project::seeds(&links, &aliases)
+        let seeds: Vec<Inbound> = project::seeds(&links, &configs)
             .into_iter()
-            .zip(project::dash_free_imports(&links, &aliases))
+            .zip(project::dash_free_imports(&links, &configs))
             .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
             .collect();
         let changed: Vec<usize> = seeds

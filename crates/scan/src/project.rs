@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use crate::finding::{Flow, Language, Positions, Reexport};
-use crate::tsconfig::Alias;
+use crate::tsconfig::{Alias, Config};
 
 /// Rounds of re-analysis: a handler's input can cross this many files in a chain.
 pub(crate) const MAX_ROUNDS: usize = 12;
@@ -47,9 +47,9 @@ pub(crate) struct ModuleLinks<'a> {
 /// `-` (`validate_path(p)` returning `os.path.realpath(p)`).
 pub(crate) fn dash_free_imports(
     files: &[ModuleLinks<'_>],
-    aliases: &[Alias],
+    configs: &[Config],
 ) -> Vec<Vec<(String, String)>> {
-    let index = Index::new(files, aliases);
+    let index = Index::new(files, configs);
     files
         .iter()
         .enumerate()
@@ -98,8 +98,8 @@ fn returns_dash_free(index: &Index<'_, '_>, target: usize, name: &str, hops: usi
 }
 
 /// The seeds each file receives (by index into `files`), merged by exported name.
-pub(crate) fn seeds(files: &[ModuleLinks<'_>], aliases: &[Alias]) -> Vec<Vec<Flow>> {
-    let index = Index::new(files, aliases);
+pub(crate) fn seeds(files: &[ModuleLinks<'_>], configs: &[Config]) -> Vec<Vec<Flow>> {
+    let index = Index::new(files, configs);
     let mut merged: BTreeMap<(usize, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
     let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
     for (from, file) in files.iter().enumerate() {
@@ -188,15 +188,15 @@ struct Index<'f, 'a> {
     by_path: HashMap<PathBuf, usize>,
     /// `a.b.c` for `x/a/b/c.py` (and `b.c`, `c`), `a.b` for `x/a/b/__init__.py`.
     python_modules: HashMap<String, Vec<usize>>,
-    /// TypeScript `paths` aliases of the tree's configs, most specific first.
-    aliases: Vec<&'f Alias>,
+    /// The tree's TypeScript configs, each with its aliases most specific first.
+    configs: Vec<(&'f Path, Vec<&'f Alias>)>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
 const JS_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
 impl<'f, 'a> Index<'f, 'a> {
-    fn new(files: &'f [ModuleLinks<'a>], aliases: &'f [Alias]) -> Self {
+    fn new(files: &'f [ModuleLinks<'a>], configs: &'f [Config]) -> Self {
         let mut by_path = HashMap::new();
         let mut python_modules: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, file) in files.iter().enumerate() {
@@ -222,13 +222,19 @@ impl<'f, 'a> Index<'f, 'a> {
             }
             by_path.insert(path, i);
         }
-        let mut aliases: Vec<&Alias> = aliases.iter().collect();
-        aliases.sort_by_key(|alias| std::cmp::Reverse(alias.specificity()));
+        let configs = configs
+            .iter()
+            .map(|config| {
+                let mut aliases: Vec<&Alias> = config.aliases.iter().collect();
+                aliases.sort_by_key(|alias| std::cmp::Reverse(alias.specificity()));
+                (config.scope.as_path(), aliases)
+            })
+            .collect();
         Index {
             files,
             by_path,
             python_modules,
-            aliases,
+            configs,
         }
     }
 
@@ -274,20 +280,20 @@ impl<'f, 'a> Index<'f, 'a> {
     }
 
     /// A specifier written with a `paths` alias of the nearest config above the importer
-    /// (`~/services/figma.js` with `"~/*": ["./src/*"]`), each target in turn.
+    /// (`~/services/figma.js` with `"~/*": ["./src/*"]`): the most specific pattern that
+    /// matches, each of its targets in turn (as TypeScript, no other pattern after it).
     fn resolve_alias(&self, importer: &Path, specifier: &str) -> Option<usize> {
-        let nearest = self
-            .aliases
+        let importer = normalise(importer);
+        let (_, aliases) = self
+            .configs
             .iter()
-            .filter(|alias| importer.starts_with(&alias.scope))
-            .map(|alias| alias.scope.components().count())
-            .max()?;
-        self.aliases
+            .filter(|(scope, _)| importer.starts_with(scope))
+            .max_by_key(|(scope, _)| scope.components().count())?;
+        aliases
             .iter()
-            .filter(|alias| {
-                importer.starts_with(&alias.scope) && alias.scope.components().count() == nearest
-            })
-            .flat_map(|alias| alias.expand(specifier))
+            .map(|alias| alias.expand(specifier))
+            .find(|targets| !targets.is_empty())?
+            .into_iter()
             .find_map(|target| self.find_js(normalise(&target)))
     }
 
@@ -383,7 +389,7 @@ impl<'f, 'a> Index<'f, 'a> {
 }
 
 /// A path with `.` dropped and `..` applied lexically (the scan never follows links).
-fn normalise(path: &Path) -> PathBuf {
+pub(crate) fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -180,6 +180,8 @@ struct Analyzer<'s, 't> {
     dash_free_calls: HashSet<usize>,
     /// Every `if` statement of the file, in source order (for [`Analyzer::guard_before`]).
     if_statements: Vec<Node<'t>>,
+    /// Every `global` and `nonlocal` statement of the file, in source order.
+    declaration_statements: Vec<Node<'t>>,
     /// The byte ranges of the statements of a function body's top level that assign a
     /// name, by (function, name), in source order (for [`Analyzer::name_dash_free`]).
     rebindings: std::cell::RefCell<HashMap<(usize, String), Vec<ByteRange>>>,
@@ -481,6 +483,29 @@ impl<'s, 't> Analyzer<'s, 't> {
             || self.reads_tainted_global(argument)
     }
 
+    /// Does `function` itself (not a function nested in it) read the module's `name`?
+    fn reads_module_name(&self, function: Node<'_>, name: &str) -> bool {
+        let Some(names) = self.names.as_ref() else {
+            return false;
+        };
+        let offsets = self.reads.offsets_of(name);
+        let first = offsets.partition_point(|offset| *offset < function.start_byte());
+        offsets
+            .get(first..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|offset| **offset < function.end_byte())
+            .take(MAX_GLOBAL_READS)
+            .any(|offset| {
+                function
+                    .descendant_for_byte_range(*offset, offset + name.len())
+                    .is_some_and(|read| {
+                        enclosing_function(read) == Some(function)
+                            && names.scope_of_read(read, name) == names.root()
+                    })
+            })
+    }
+
     /// Does `node` read a module name that holds tool input ([`Analyzer::tainted_globals`]),
     /// where the read refers to the module's binding (not a local of the same name)?
     fn reads_tainted_global(&self, node: Node<'_>) -> bool {
@@ -553,6 +578,38 @@ impl<'s, 't> Analyzer<'s, 't> {
             }
         }
         false
+    }
+
+    /// Is the argv name `name` bound to one list only, never grown, and read only at `call`
+    /// within its function?
+    fn read_once_here(&self, name: Node<'_>, call: Node<'_>) -> bool {
+        let key = self.key_of(name);
+        let Some(&[list]) = self.lists.get(&key).map(Vec::as_slice) else {
+            return false;
+        };
+        if self.grown(name) {
+            return false;
+        }
+        // The name where the list is bound to it is the other read the walk counts.
+        let bound_at = list
+            .parent()
+            .filter(|assignment| assignment.kind_name() == "assignment")
+            .and_then(|assignment| assignment.field("left"))
+            .map(|left| left.start_byte());
+        let (start, end) = enclosing_function(call).map_or((0, usize::MAX), |function| {
+            (function.start_byte(), function.end_byte())
+        });
+        let reads = self.reads.offsets_of(self.text(name));
+        let first = reads.partition_point(|offset| *offset < start);
+        let within = reads
+            .get(first..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|offset| **offset < end)
+            .filter(|offset| Some(**offset) != bound_at)
+            .take(2)
+            .count();
+        within == 1 && call.start_byte() <= name.start_byte() && name.end_byte() <= call.end_byte()
     }
 
     /// Is the list `name` is bound to grown after it is bound (`append`, `extend`,
@@ -690,6 +747,18 @@ impl<'s, 't> Analyzer<'s, 't> {
         after: usize,
         depth: usize,
     ) -> bool {
+        // A nested function that writes the name through `nonlocal` (or the function,
+        // through `global`) may run at any point, wherever it is written.
+        if inside(&self.declaration_statements, function)
+            .iter()
+            .any(|statement| {
+                named_children(*statement)
+                    .into_iter()
+                    .any(|declared| self.text(declared) == name)
+            })
+        {
+            return false;
+        }
         let mut assigned = false;
         let mut stack = vec![function];
         while let Some(node) = stack.pop() {
@@ -734,6 +803,14 @@ impl<'s, 't> Analyzer<'s, 't> {
                         if node.field("name").is_some_and(|n| self.text(n) == name) =>
                     {
                         return false;
+                    }
+                    // `case {"path": path}:` captures a new value.
+                    "case_pattern" => {
+                        let mut captured = Vec::new();
+                        pattern_captures(node, self.source, &mut captured);
+                        if captured.iter().any(|bound| bound == name) {
+                            return false;
+                        }
                     }
                     // `with open(p) as name`, `except E as name`.
                     "as_pattern_target" | "global_statement" | "nonlocal_statement"
@@ -855,10 +932,18 @@ impl<'s, 't> Analyzer<'s, 't> {
                 }
                 prefix
             }
-            "binary_operator" => argument
-                .field("left")
-                .and_then(|left| self.string_literal_text(left))
-                .unwrap_or_default(),
+            "binary_operator" => {
+                let left = argument
+                    .field("left")
+                    .and_then(|left| self.string_literal_text(left))
+                    .unwrap_or_default();
+                match argument.field("operator").map(|o| self.text(o)) {
+                    Some("+") => left,
+                    // `"%s..%s" % (a, b)`: only the text before the first conversion.
+                    Some("%") => format_prefix(&left),
+                    _ => String::new(),
+                }
+            }
             _ => String::new(),
         };
         !prefix.is_empty() && (prefix.contains('=') || !prefix.starts_with('-'))
@@ -1395,7 +1480,12 @@ impl<'s, 't> Analyzer<'s, 't> {
             return;
         }
         let program = self.const_str(program);
-        let subcommand = rest.first().and_then(|e| self.string_literal_text(*e));
+        // The subcommand is known for a list written at the call, or for a name bound to
+        // one list only and read nowhere else in its function (not grown, aliased, indexed,
+        // sliced, `insert`ed into or handed to a helper that could put an option first).
+        let subcommand = (!named || self.read_once_here(argv, call.node))
+            .then(|| rest.first().and_then(|e| self.string_literal_text(*e)))
+            .flatten();
         let options = program
             .as_deref()
             .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
@@ -1513,6 +1603,24 @@ impl<'s, 't> Analyzer<'s, 't> {
             }
         }
     }
+}
+
+/// The literal text a `%` format string starts with, before its first conversion (`%%` is
+/// a literal `%`).
+fn format_prefix(format: &str) -> String {
+    let mut prefix = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '%' {
+            if chars.peek() == Some(&'%') {
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        prefix.push(c);
+    }
+    prefix
 }
 
 fn has_interpolation(node: Node<'_>) -> bool {
@@ -1834,6 +1942,7 @@ pub(crate) fn analyze_with(
         class_of: HashMap::new(),
         classes: HashSet::new(),
         instances: HashMap::new(),
+        bases: HashMap::new(),
     };
     for function in &named_functions {
         if let Some(name) = function.field("name") {
@@ -1854,6 +1963,15 @@ pub(crate) fn analyze_with(
             definitions.insert(text_of(name, text), definition);
             if definition.kind_name() == "class_definition" {
                 locals.classes.insert(text_of(name, text));
+                let bases = definition
+                    .field("superclasses")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|base| base.kind_name() == "identifier")
+                    .map(|base| text_of(base, text))
+                    .collect();
+                locals.bases.insert(text_of(name, text), bases);
                 for method in definition
                     .field("body")
                     .map(named_children)
@@ -1930,6 +2048,7 @@ pub(crate) fn analyze_with(
         dash_refusals: Vec::new(),
         dash_free_calls: HashSet::new(),
         if_statements: Vec::new(),
+        declaration_statements: Vec::new(),
         rebindings: std::cell::RefCell::new(HashMap::new()),
         dash_free_bindings: std::cell::RefCell::new(HashMap::new()),
         dash_free_budget: std::cell::Cell::new(0),
@@ -2044,6 +2163,7 @@ pub(crate) fn analyze_with(
     }
     analyzer.dash_free_budget.set(text.len());
     analyzer.if_statements = if_statements;
+    analyzer.declaration_statements = declarations.clone();
     if !dash_free.is_empty() {
         for call in &calls {
             if let Some(path) = call.field("function").and_then(|f| linked.path(f, text))
@@ -2058,6 +2178,7 @@ pub(crate) fn analyze_with(
         flows: &flows,
         calls: &calls,
         declarations: &declarations,
+        functions: &functions,
     };
     seed_taint(&mut analyzer, &locals, roots, &taint_nodes);
     analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
@@ -2430,6 +2551,8 @@ struct Locals<'s, 't> {
     classes: HashSet<&'s str>,
     /// Names bound to an instance of a module-level class (`shell = Shell()`).
     instances: HashMap<&'s str, &'s str>,
+    /// The module-level base classes each module-level class names (`class Git(Base)`).
+    bases: HashMap<&'s str, Vec<&'s str>>,
 }
 
 impl<'s, 't> Locals<'s, 't> {
@@ -2640,6 +2763,8 @@ struct TaintNodes<'a, 't> {
     calls: &'a [Node<'t>],
     /// `global` and `nonlocal` statements.
     declarations: &'a [Node<'t>],
+    /// Every function definition.
+    functions: &'a [Node<'t>],
 }
 
 fn seed_taint<'t>(
@@ -2653,6 +2778,7 @@ fn seed_taint<'t>(
         flows,
         calls,
         declarations,
+        functions,
     } = *nodes;
     let text = analyzer.source;
     let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
@@ -2668,11 +2794,32 @@ fn seed_taint<'t>(
     }
     // The methods of each class, and the `self.x` attributes tool input reaches in any of
     // them: every method of the class reads them tainted.
-    let mut class_methods: HashMap<&str, Vec<Node<'t>>> = HashMap::new();
+    // A class and the module's classes it derives from, or that derive from it, share
+    // one family: `self` in a base class's method may be an instance of the subclass.
+    let family = |class: &str| -> String {
+        let mut root = class;
+        let mut seen = HashSet::new();
+        while seen.insert(root) {
+            match locals.bases.get(root).and_then(|bases| {
+                bases
+                    .iter()
+                    .find(|base| locals.classes.contains(**base))
+                    .copied()
+            }) {
+                Some(base) => root = base,
+                None => break,
+            }
+        }
+        root.to_string()
+    };
+    let mut class_methods: HashMap<String, Vec<Node<'t>>> = HashMap::new();
     for ((class, _), method) in &locals.methods {
-        class_methods.entry(*class).or_default().push(*method);
+        class_methods
+            .entry(family(class))
+            .or_default()
+            .push(*method);
     }
-    let mut class_attributes: HashMap<&str, HashSet<String>> = HashMap::new();
+    let mut class_attributes: HashMap<String, HashSet<String>> = HashMap::new();
     // Every function a bounded number of times (each visit costs a pass over it, so the
     // whole stays linear in the file), and the whole a bounded number of visits.
     let most_rounds =
@@ -2695,8 +2842,11 @@ fn seed_taint<'t>(
             let Some((_, mut names)) = tainted.get(&function.id()).cloned() else {
                 continue;
             };
-            let class = locals.class_of.get(&function.id()).copied();
-            if let Some(attributes) = class.and_then(|class| class_attributes.get(class)) {
+            let class = locals
+                .class_of
+                .get(&function.id())
+                .map(|class| family(class));
+            if let Some(attributes) = class.as_ref().and_then(|class| class_attributes.get(class)) {
                 names.extend(attributes.iter().cloned());
             }
             // Bounded rounds: a chain of assignments written in reverse order would otherwise cost
@@ -2851,6 +3001,25 @@ fn seed_taint<'t>(
                         .or_insert_with(|| (*method, HashSet::new()));
                     queue.push(*method);
                 }
+            }
+            // `global c; c = cmd` in a handler: every function that reads the module's `c`
+            // starts with it tainted, so it follows `command = f"echo {c}"` and `helper(c)`.
+            for function in functions {
+                let read: Vec<String> = analyzer
+                    .tainted_globals
+                    .iter()
+                    .filter(|name| analyzer.reads_module_name(*function, name))
+                    .cloned()
+                    .collect();
+                if read.is_empty() {
+                    continue;
+                }
+                tainted
+                    .entry(function.id())
+                    .or_insert_with(|| (*function, HashSet::new()))
+                    .1
+                    .extend(read);
+                queue.push(*function);
             }
             if queue.is_empty() {
                 break;
@@ -3103,22 +3272,38 @@ fn harmless_star_module(module: &str) -> bool {
 
 /// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
 /// The innermost function definition around `node`.
-/// The function named `name` defined at the top level of the body of the function that
-/// encloses `call` (a handler defined and registered inside a set-up function).
+/// The function named `name` that a `def` in the function enclosing `call` binds there (a
+/// handler defined and registered inside a set-up function, also under an `if` or `try`):
+/// Python binds such a name in the whole function, so a module-level function of that name
+/// is not the one registered. The last such `def` before the call, else the first.
 fn nested_definition<'t>(call: Node<'t>, name: &str, text: &str) -> Option<Node<'t>> {
     let body = enclosing_function(call)?.field("body")?;
-    named_children(body).into_iter().find_map(|statement| {
-        let definition = match statement.kind_name() {
-            "decorated_definition" => statement.field("definition")?,
-            "function_definition" => statement,
-            _ => return None,
-        };
-        (definition.kind_name() == "function_definition"
-            && definition
-                .field("name")
-                .is_some_and(|n| text_of(n, text) == name))
-        .then_some(definition)
-    })
+    let mut found: Vec<Node<'t>> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(node) = stack.pop() {
+        for child in named_children(node) {
+            match child.kind_name() {
+                "function_definition" => {
+                    if child
+                        .field("name")
+                        .is_some_and(|n| text_of(n, text) == name)
+                    {
+                        found.push(child);
+                    }
+                }
+                // Their own scopes: a `def` inside binds nothing here.
+                "class_definition" | "lambda" => {}
+                _ => stack.push(child),
+            }
+        }
+    }
+    found.sort_by_key(|definition| definition.start_byte());
+    found
+        .iter()
+        .rev()
+        .find(|definition| definition.start_byte() < call.start_byte())
+        .or(found.first())
+        .copied()
 }
 
 fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {

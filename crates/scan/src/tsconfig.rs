@@ -48,32 +48,145 @@ impl Alias {
     }
 }
 
-/// The aliases of the config at `path` (none when it cannot be read or parsed).
-pub(crate) fn aliases_of(path: &Path) -> Vec<Alias> {
-    let Some(text) = read_config(path) else {
-        return Vec::new();
-    };
-    let Some(scope) = path.parent() else {
-        return Vec::new();
-    };
-    aliases_in(&text, scope)
+/// One config of the tree: the folder it governs and the aliases in force there (its own
+/// `paths`, or those of the config it `extends`; with a `baseUrl`, any other bare name is
+/// looked up beneath it too).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Config {
+    pub(crate) scope: PathBuf,
+    pub(crate) aliases: Vec<Alias>,
 }
 
-/// The aliases a config's text declares, for a config in folder `scope`.
+/// What one config file says of its own.
+#[derive(Default)]
+struct Own {
+    base: Option<PathBuf>,
+    paths: Option<serde_json::Map<String, serde_json::Value>>,
+    extends: Option<PathBuf>,
+}
+
+/// The configs among `paths` (the `tsconfig*.json`/`jsconfig*.json` files of the tree):
+/// each `tsconfig.json` or `jsconfig.json` with the aliases in force in its folder.
+/// `extends` is followed to another of these files (a relative path, at most
+/// [`MAX_EXTENDS`] steps); a config that cannot be read or parsed governs its folder with no
+/// alias.
+pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
+    let own: Vec<(PathBuf, Own)> = paths
+        .iter()
+        .map(|path| {
+            let parsed = read_config(path)
+                .and_then(|text| own_of(&text, path.parent()?))
+                .unwrap_or_default();
+            (normalised(path), parsed)
+        })
+        .collect();
+    own.iter()
+        .filter(|(path, _)| {
+            matches!(
+                path.file_name().and_then(|name| name.to_str()),
+                Some("tsconfig.json" | "jsconfig.json")
+            )
+        })
+        .filter_map(|(path, config)| {
+            let scope = path.parent()?.to_path_buf();
+            // The nearest `baseUrl` and `paths` along the `extends` chain.
+            let (mut base, mut table) = (config.base.clone(), config.paths.as_ref());
+            let mut next = config.extends.clone();
+            for _ in 0..MAX_EXTENDS {
+                if base.is_some() && table.is_some() {
+                    break;
+                }
+                let Some(parent) = next
+                    .take()
+                    .and_then(|extended| own.iter().find(|(path, _)| *path == extended))
+                else {
+                    break;
+                };
+                if base.is_none() {
+                    base = parent.1.base.clone();
+                }
+                if table.is_none() {
+                    table = parent.1.paths.as_ref();
+                }
+                next = parent.1.extends.clone();
+            }
+            let root = base.clone().unwrap_or_else(|| scope.clone());
+            let mut aliases: Vec<Alias> = table
+                .map(|table| aliases_of_table(table, &root, &scope))
+                .unwrap_or_default();
+            // `baseUrl`: a bare name is also looked up beneath it, after every pattern.
+            if let Some(base) = base {
+                aliases.push(Alias {
+                    scope: scope.clone(),
+                    prefix: String::new(),
+                    suffix: Some(String::new()),
+                    targets: vec![base.join("*").to_string_lossy().into_owned()],
+                });
+            }
+            Some(Config { scope, aliases })
+        })
+        .collect()
+}
+
+/// How many `extends` steps are followed.
+const MAX_EXTENDS: usize = 8;
+
+/// A path with `.` and `..` resolved by text, as the project index writes them.
+fn normalised(path: &Path) -> PathBuf {
+    crate::project::normalise(path)
+}
+
+/// The `baseUrl`, `paths` and relative `extends` of a config's text, for a config in
+/// folder `scope`.
+fn own_of(text: &str, scope: &Path) -> Option<Own> {
+    let value = jsonc_parser::parse_to_serde_value(text, &Default::default()).ok()??;
+    let options = value.get("compilerOptions");
+    let base = options
+        .and_then(|options| options.get("baseUrl"))
+        .and_then(|base| base.as_str())
+        .map(|base| normalised(&scope.join(base)));
+    let paths = options
+        .and_then(|options| options.get("paths"))
+        .and_then(|paths| paths.as_object())
+        .cloned();
+    let extends = value
+        .get("extends")
+        .and_then(|extends| extends.as_str())
+        .filter(|extends| extends.starts_with("./") || extends.starts_with("../"))
+        .map(|extends| {
+            let mut path = scope.join(extends);
+            if path.extension().is_none() {
+                path.set_extension("json");
+            }
+            normalised(&path)
+        });
+    Some(Own {
+        base,
+        paths,
+        extends,
+    })
+}
+
+/// The aliases a config's text declares, for a config in folder `scope` (its own
+/// `compilerOptions` only).
+#[cfg(test)]
 pub(crate) fn aliases_in(text: &str, scope: &Path) -> Vec<Alias> {
-    let Ok(Some(value)) = jsonc_parser::parse_to_serde_value(text, &Default::default()) else {
+    let Some(own) = own_of(text, scope) else {
         return Vec::new();
     };
-    let Some(options) = value.get("compilerOptions") else {
-        return Vec::new();
-    };
-    let base = match options.get("baseUrl").and_then(|base| base.as_str()) {
-        Some(base) => scope.join(base),
-        None => scope.to_path_buf(),
-    };
-    let Some(paths) = options.get("paths").and_then(|paths| paths.as_object()) else {
-        return Vec::new();
-    };
+    let root = own.base.clone().unwrap_or_else(|| scope.to_path_buf());
+    own.paths
+        .as_ref()
+        .map(|table| aliases_of_table(table, &root, scope))
+        .unwrap_or_default()
+}
+
+/// The aliases of one `paths` table, whose targets are relative to `root`.
+fn aliases_of_table(
+    paths: &serde_json::Map<String, serde_json::Value>,
+    root: &Path,
+    scope: &Path,
+) -> Vec<Alias> {
     let mut aliases = Vec::new();
     for (pattern, targets) in paths {
         let (prefix, suffix) = match pattern.split_once('*') {
@@ -89,7 +202,7 @@ pub(crate) fn aliases_in(text: &str, scope: &Path) -> Vec<Alias> {
             .flatten()
             .filter_map(|target| target.as_str())
             .filter(|target| target.matches('*').count() <= 1)
-            .map(|target| base.join(target).to_string_lossy().into_owned())
+            .map(|target| root.join(target).to_string_lossy().into_owned())
             .collect();
         if !targets.is_empty() {
             aliases.push(Alias {

@@ -283,7 +283,9 @@ fn url_encoding_checks_are_linear() {
     let mut text =
         String::from("const { execSync } = require('child_process');\nfunction open(u) {\n");
     for _ in 0..n {
-        text.push_str("  execSync(`open \"${u}\"`, { timeout: 1, maxBuffer: 1 });\n");
+        text.push_str(
+            "  execSync(`open \"https://x.example/?q=${u}\"`, { timeout: 1, maxBuffer: 1 });\n",
+        );
     }
     text.push_str("}\n");
     for i in 0..n {

@@ -1,0 +1,2 @@
+import { run } from "@/tools/run";
+server.tool("run", { cmd: z.string() }, async ({ cmd }) => { run(cmd); });
