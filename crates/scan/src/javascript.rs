@@ -24,11 +24,12 @@ use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType, Span};
+use oxc_syntax::node::NodeId;
 use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
-use crate::rule::{Rule, runs_code_through_options_at, shell_position, takes_value};
+use crate::rule::{Rule, runs_code_through_options_at, shell_position, takes_value_in};
 use crate::source::SourceText;
 
 /// The longest string constant folding builds (program and module names are short).
@@ -1678,6 +1679,160 @@ impl<'a, 's> Analyzer<'a, 's> {
         Some(index.get(&start).cloned().unwrap_or_default())
     }
 
+    /// A name read at a sink whose reaching assignments are all constants, though others
+    /// elsewhere in its function are not (`let command; .. command = "kubectl config
+    /// get-contexts"; if (o) command += " -o name"; execSync(command)`, and later in another
+    /// branch `command = `..${name}..``). The last plain `=` (or the declaration) in a
+    /// statement list that holds the read, before it, reaches it on every path; after that,
+    /// the writes written between it and the read, and the writes inside any loop around the
+    /// read that does not hold that `=`, may too. Every write of the name must lie in the
+    /// read's own function (none in a callback).
+    fn constant_where_read(&self, arg: Option<&Arg<'a>>) -> bool {
+        let Some(Arg::Expr(expression)) = arg else {
+            return false;
+        };
+        let Expression::Identifier(identifier) = expression.get_inner_expression() else {
+            return false;
+        };
+        let Some(symbol) = self.symbol_of(identifier) else {
+            return false;
+        };
+        if self.redeclared(symbol) {
+            return false;
+        }
+        let Some(reference) = identifier.reference_id.get() else {
+            return false;
+        };
+        let read = self.scoping.get_reference(reference).node_id();
+        let function_of = |node: NodeId| {
+            self.nodes.ancestor_ids(node).find(|id| {
+                matches!(
+                    self.nodes.kind(*id),
+                    AstKind::Function(_) | AstKind::ArrowFunctionExpression(_)
+                )
+            })
+        };
+        let home = function_of(read);
+        // The statement lists that hold the read, with where the read's statement starts.
+        let mut lists: Vec<(NodeId, u32)> = Vec::new();
+        let mut loops: Vec<Span> = Vec::new();
+        let mut child = read;
+        for ancestor in self.nodes.ancestor_ids(read) {
+            match self.nodes.kind(ancestor) {
+                AstKind::BlockStatement(_)
+                | AstKind::FunctionBody(_)
+                | AstKind::SwitchCase(_)
+                | AstKind::StaticBlock(_)
+                | AstKind::Program(_) => {
+                    lists.push((ancestor, self.nodes.kind(child).span().start));
+                }
+                AstKind::ForStatement(_)
+                | AstKind::ForInStatement(_)
+                | AstKind::ForOfStatement(_)
+                | AstKind::WhileStatement(_)
+                | AstKind::DoWhileStatement(_) => loops.push(self.nodes.kind(ancestor).span()),
+                _ => {}
+            }
+            if Some(ancestor) == home {
+                break;
+            }
+            child = ancestor;
+        }
+        let read_start = identifier.span.start;
+        // Each write: its span, whether it is a plain `=` statement of a list above, and
+        // its operator and value.
+        struct Write<'a> {
+            span: Span,
+            kills: bool,
+            operator: AssignmentOperator,
+            value: Option<&'a Expression<'a>>,
+        }
+        let statement_in_lists = |node: NodeId| {
+            let parent = self.nodes.parent_id(node);
+            lists
+                .iter()
+                .any(|(list, at)| *list == parent && self.nodes.kind(node).span().end <= *at)
+        };
+        let mut writes: Vec<Write<'a>> = Vec::new();
+        let declaration = self.scoping.symbol_declaration(symbol);
+        if let AstKind::VariableDeclarator(declarator) = self.nodes.kind(declaration) {
+            if !matches!(declarator.id, BindingPattern::BindingIdentifier(_)) {
+                return false;
+            }
+            if function_of(declaration) != home {
+                return false;
+            }
+            let statement = self.nodes.parent_id(declaration);
+            writes.push(Write {
+                span: declarator.span,
+                kills: statement_in_lists(statement),
+                operator: AssignmentOperator::Assign,
+                value: declarator.init.as_ref(),
+            });
+        } else {
+            return false;
+        }
+        for reference in self.scoping.get_resolved_reference_ids(symbol) {
+            let reference = self.scoping.get_reference(*reference);
+            if !reference.is_write() {
+                continue;
+            }
+            let node = reference.node_id();
+            if function_of(node) != home {
+                return false;
+            }
+            let Some((assignment_id, assignment)) =
+                self.nodes
+                    .ancestor_ids(node)
+                    .find_map(|id| match self.nodes.kind(id) {
+                        AstKind::AssignmentExpression(assignment) => Some((id, assignment)),
+                        _ => None,
+                    })
+            else {
+                return false;
+            };
+            let plain_target = matches!(&assignment.left,
+                AssignmentTarget::AssignmentTargetIdentifier(target) if target.span == self.nodes.kind(node).span());
+            if !plain_target {
+                return false;
+            }
+            let statement = self.nodes.parent_id(assignment_id);
+            let kills = matches!(self.nodes.kind(statement), AstKind::ExpressionStatement(_))
+                && assignment.operator == AssignmentOperator::Assign
+                && statement_in_lists(statement);
+            writes.push(Write {
+                span: assignment.span,
+                kills,
+                operator: assignment.operator,
+                value: Some(&assignment.right),
+            });
+        }
+        let Some(last) = writes
+            .iter()
+            .filter(|write| write.kills && write.span.end <= read_start)
+            .max_by_key(|write| write.span.start)
+        else {
+            return false;
+        };
+        let reaching = writes.iter().filter(|write| {
+            std::ptr::eq(*write, last)
+                || (write.span.start > last.span.end && write.span.end <= read_start)
+                || loops.iter().any(|body| {
+                    !(body.start <= last.span.start && last.span.end <= body.end)
+                        && body.start <= write.span.start
+                        && write.span.end <= body.end
+                })
+        });
+        let mut reaching = reaching.peekable();
+        reaching.peek().is_some()
+            && reaching.all(|write| {
+                matches!(
+                    write.operator,
+                    AssignmentOperator::Assign | AssignmentOperator::Addition
+                ) && write.value.is_some_and(|value| self.is_constant(value))
+            })
+    }
+
     fn is_literal_string(&self, expression: &'a Expression<'a>) -> bool {
         self.is_constant(expression)
     }
@@ -1958,7 +2113,10 @@ impl<'a, 's> Analyzer<'a, 's> {
         let dangerous = program
             .as_deref()
             .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
-        if tainted && dangerous && self.flag_injectable(program.as_deref(), argv, offset) {
+        if tainted
+            && dangerous
+            && self.flag_injectable(program.as_deref(), subcommand.as_deref(), argv, offset)
+        {
             self.hit(Rule::ArgvFlagInjection, offset, true);
         } else {
             self.hit(Rule::SpawnLiteralDynamicArgs, offset, tainted);
@@ -2019,13 +2177,19 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// an earlier `if (x.startsWith("-")) throw/return`). For an array literal, or for a named
     /// array its initialiser, the `push`/`unshift`/`splice` calls on it and the arrays
     /// assigned to it, in source order. An argv seen no further is injectable.
-    fn flag_injectable(&self, program: Option<&str>, argv: Option<&Arg<'a>>, offset: u32) -> bool {
+    fn flag_injectable(
+        &self,
+        program: Option<&str>,
+        subcommand: Option<&str>,
+        argv: Option<&Arg<'a>>,
+        offset: u32,
+    ) -> bool {
         let Some(Arg::Expr(argv)) = argv else {
             return true;
         };
         match argv.get_inner_expression() {
             Expression::ArrayExpression(array) => !matches!(
-                self.scan_argv(program, array_elements(array), offset),
+                self.scan_argv(program, subcommand, array_elements(array), offset),
                 ArgvScan::Separated | ArgvScan::Kept
             ),
             Expression::Identifier(identifier) => {
@@ -2053,7 +2217,7 @@ impl<'a, 's> Analyzer<'a, 's> {
                 let elements = parts.into_iter().flat_map(|(_, elements)| elements);
                 // Taint that came some other way (`args = args.concat(x)`) is not seen here.
                 !matches!(
-                    self.scan_argv(program, elements.collect(), offset),
+                    self.scan_argv(program, subcommand, elements.collect(), offset),
                     ArgvScan::Separated | ArgvScan::Kept
                 )
             }
@@ -2068,6 +2232,7 @@ impl<'a, 's> Analyzer<'a, 's> {
     fn scan_argv(
         &self,
         program: Option<&str>,
+        subcommand: Option<&str>,
         elements: Vec<&'a Expression<'a>>,
         offset: u32,
     ) -> ArgvScan {
@@ -2079,7 +2244,9 @@ impl<'a, 's> Analyzer<'a, 's> {
                 return ArgvScan::Separated;
             }
             // `["log", "--since", since]`: the value of an option that takes one.
-            let takes = literal.as_deref().is_some_and(|o| takes_value(program, o));
+            let takes = literal
+                .as_deref()
+                .is_some_and(|o| takes_value_in(program, subcommand, o));
             if std::mem::replace(&mut value_next, takes) {
                 if self.mentions_taint(element) {
                     seen = ArgvScan::Kept;
@@ -2200,8 +2367,12 @@ impl<'a, 's> Analyzer<'a, 's> {
                     let dangerous = program
                         .as_deref()
                         .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
-                    let injectable = self.scan_argv(program.as_deref(), elements.clone(), offset)
-                        == ArgvScan::Injectable
+                    let injectable = self.scan_argv(
+                        program.as_deref(),
+                        subcommand.as_deref(),
+                        elements.clone(),
+                        offset,
+                    ) == ArgvScan::Injectable
                         || elements.len() != argv.map_or(0, |a| a.elements.len());
                     if tainted && dangerous && injectable {
                         self.hit(Rule::ArgvFlagInjection, offset, true);
@@ -2217,7 +2388,8 @@ impl<'a, 's> Analyzer<'a, 's> {
 
     fn evaluate_sink(&mut self, sink: Sink, args: &[Arg<'a>], offset: u32) {
         let first = args.first();
-        let first_dynamic = first.is_some() && !self.arg_is_literal(first);
+        let first_dynamic =
+            first.is_some() && !self.arg_is_literal(first) && !self.constant_where_read(first);
         let first_tainted = self.arg_tainted(first);
         let wrapper = matches!(
             sink.method,
@@ -2259,7 +2431,17 @@ impl<'a, 's> Analyzer<'a, 's> {
                 return;
             }
         }
-        if wrapper || self.has_shell_option(args) {
+        // A shell that runs only constants (`spawn("ls", ["-la"], { shell: true })`) injects
+        // nothing, as a constant command does not.
+        let constant = args.iter().all(|arg| match arg {
+            Arg::Expr(expression) => {
+                self.is_constant(expression)
+                    || self.constant_array(expression, 0)
+                    || self.object_of(expression).is_some()
+            }
+            _ => false,
+        });
+        if (wrapper || self.has_shell_option(args)) && !constant {
             let tainted = self.any_arg_tainted(args);
             self.hit(Rule::ShellTrueOption, offset, tainted);
         }

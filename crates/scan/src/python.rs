@@ -34,7 +34,7 @@ use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
 use crate::rule::{
-    Rule, runs_code_through_options, runs_code_through_options_at, shell_position, takes_value,
+    Rule, runs_code_through_options, runs_code_through_options_at, shell_position, takes_value_in,
 };
 use crate::source::SourceText;
 use crate::syntax_tree::{
@@ -155,6 +155,11 @@ struct Analyzer<'s, 't> {
     /// The names of `lists` bound some other way too: by `+=`, or by a list literal added
     /// to something (`["git"] + args`).
     grown_lists: HashSet<(ScopeId, String)>,
+    /// The list literals added to a list name with `+=`, by name.
+    additions: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    /// List names changed in a way not seen piece by piece (`cmd[1] = x`, `cmd = base +
+    /// extra`, `cmd += other`).
+    opaque_growth: HashSet<(ScopeId, String)>,
     /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
     /// `**OPTS`), in source order.
     dicts: HashMap<(ScopeId, String), Vec<Node<'t>>>,
@@ -182,6 +187,9 @@ struct Analyzer<'s, 't> {
     if_statements: Vec<Node<'t>>,
     /// Every `global` and `nonlocal` statement of the file, in source order.
     declaration_statements: Vec<Node<'t>>,
+    /// The tool handlers of this file (by node id): the SDK checks their arguments against
+    /// the parameters' annotations before the call.
+    handlers: HashSet<usize>,
     /// The byte ranges of the statements of a function body's top level that assign a
     /// name, by (function, name), in source order (for [`Analyzer::name_dash_free`]).
     rebindings: std::cell::RefCell<HashMap<(usize, String), Vec<ByteRange>>>,
@@ -540,8 +548,10 @@ impl<'s, 't> Analyzer<'s, 't> {
         &self,
         call: Node<'_>,
         program: Option<&str>,
+        subcommand: Option<&str>,
         arguments: &[Node<'_>],
     ) -> bool {
+        let takes_value = |program, option: &str| takes_value_in(program, subcommand, option);
         let mut value_next = false;
         for &argument in arguments {
             let literal = self.string_literal_text(argument);
@@ -612,6 +622,101 @@ impl<'s, 't> Analyzer<'s, 't> {
         within == 1 && call.start_byte() <= name.start_byte() && name.end_byte() <= call.end_byte()
     }
 
+    /// Does `element` start with an `int` parameter of a tool handler that the handler never
+    /// rebinds (`f"{local_port}:{pod_port}"` with `local_port: int`)? The SDK validates
+    /// the argument against the annotation, so the text is digits with at most a leading
+    /// `-`: an option made of digits, which runs no code.
+    fn starts_with_int_parameter(&self, element: Node<'_>) -> bool {
+        let first = match element.kind_name() {
+            "identifier" => Some(element),
+            "string" => named_children(element)
+                .into_iter()
+                .find(|part| part.kind_name() != "string_start")
+                .filter(|part| part.kind_name() == "interpolation")
+                .and_then(|part| part.first_named()),
+            "call"
+                if element
+                    .field("function")
+                    .is_some_and(|f| self.text(f) == "str") =>
+            {
+                element
+                    .field("arguments")
+                    .and_then(|arguments| named_children(arguments).first().copied())
+            }
+            _ => None,
+        };
+        let Some(first) = first.filter(|first| first.kind_name() == "identifier") else {
+            return false;
+        };
+        let name = self.text(first);
+        let Some(function) = enclosing_function(first).filter(|f| self.handlers.contains(&f.id()))
+        else {
+            return false;
+        };
+        let annotated_int = function
+            .field("parameters")
+            .map(named_children)
+            .unwrap_or_default()
+            .into_iter()
+            .any(|parameter| {
+                let declared = match parameter.kind_name() {
+                    "typed_parameter" => parameter.first_named(),
+                    "typed_default_parameter" => parameter.field("name"),
+                    _ => None,
+                };
+                declared.is_some_and(|declared| self.text(declared) == name)
+                    && parameter
+                        .field("type")
+                        .is_some_and(|t| self.text(t) == "int")
+            });
+        let (scope, _) = self.key_of(first);
+        annotated_int
+            && self
+                .names
+                .as_ref()
+                .is_some_and(|names| names.bindings_of(scope, name).len() == 1)
+    }
+
+    /// The program of `[prog, ..] + rest` when it is a literal that is neither a shell nor a
+    /// program that runs the next argument (`["sh", "-c"] + [cmd]` stays a dynamic argv).
+    fn literal_program_of_sum(&self, argv: Node<'_>) -> Option<String> {
+        if argv.kind_name() != "binary_operator"
+            || argv.field("operator").map(|o| self.text(o)) != Some("+")
+        {
+            return None;
+        }
+        let left = argv.field("left")?;
+        if !matches!(left.kind_name(), "list" | "tuple") {
+            return None;
+        }
+        let program = self.const_str(*named_children(left).first()?)?;
+        (!crate::rule::is_shell_program(&program) && !crate::rule::is_program_runner(&program))
+            .then_some(program)
+    }
+
+    /// The pieces added to the list `key` names after it is bound, each in its order:
+    /// `+= [..]` and `.extend([..])` literals, `.append(x)`; `None` when some addition is not
+    /// one of these (`.insert`, `.extend(other)`).
+    fn growth_pieces(&self, key: &(ScopeId, String)) -> Option<Vec<Vec<Node<'t>>>> {
+        let mut pieces: Vec<Vec<Node<'t>>> = self
+            .additions
+            .get(key)
+            .into_iter()
+            .flatten()
+            .map(|right| named_children(*right))
+            .collect();
+        for (method, arguments) in self.growth.get(key).into_iter().flatten() {
+            match (*method, arguments.as_slice()) {
+                ("append", [value]) => pieces.push(vec![*value]),
+                ("extend", [value]) if matches!(value.kind_name(), "list" | "tuple") => {
+                    pieces.push(named_children(*value));
+                }
+                _ => return None,
+            }
+        }
+        Some(pieces)
+    }
+
     /// Is the list `name` is bound to grown after it is bound (`append`, `extend`,
     /// `insert`, `+=`, a literal added to something)?
     fn grown(&self, name: Node<'_>) -> bool {
@@ -621,7 +726,8 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// A tainted element that input can start.
     fn injectable(&self, call: Node<'_>, element: Node<'_>) -> bool {
-        self.mentions_taint(call, element)
+        !self.starts_with_int_parameter(element)
+            && self.mentions_taint(call, element)
             && !self.literal_prefix_keeps_input_inside(element)
             && !self.refused_when_dashed(call, element)
             && !self.untainted_first(call, element)
@@ -1448,6 +1554,21 @@ impl<'s, 't> Analyzer<'s, 't> {
             if self.is_literal(argv) {
                 return;
             }
+            // `["kubectl"] + args`: a literal program, arguments not known.
+            if let Some(program) = self.literal_program_of_sum(argv) {
+                let separated = argv
+                    .field("left")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|element| self.string_literal_text(*element).as_deref() == Some("--"));
+                if tainted && !separated && runs_code_through_options(&program) {
+                    self.hit(Rule::ArgvFlagInjection, call, tainted);
+                } else {
+                    self.hit(Rule::SpawnLiteralDynamicArgs, call, tainted);
+                }
+                return;
+            }
             match self.pinned_programs(call.node, argv) {
                 // The program is one of the constants the guard lets through; the rest of
                 // the list is not known.
@@ -1493,9 +1614,25 @@ impl<'s, 't> Analyzer<'s, 't> {
         // list was first bound to, so only a literal `--` there ends the options. A name
         // bound once and never grown holds its literal's elements, read like the literal.
         let injectable = if named && self.grown(argv) {
-            !rest
+            // Only a literal `--` in what the list was first bound to ends the options;
+            // else each piece added later (`cmd += ["-n", ns]`, `cmd.append(x)`) is read
+            // on its own, and a change not seen piece by piece can always inject.
+            let separated = rest
                 .iter()
-                .any(|element| self.string_literal_text(*element).as_deref() == Some("--"))
+                .any(|element| self.string_literal_text(*element).as_deref() == Some("--"));
+            let key = self.key_of(argv);
+            !separated
+                && (self.opaque_growth.contains(&key)
+                    || self.lists.get(&key).into_iter().flatten().any(|bound| {
+                        let elements = named_children(*bound);
+                        let rest = elements.get(1..).unwrap_or(&[]);
+                        self.can_inject_flag(call.node, program.as_deref(), None, rest)
+                    })
+                    || self.growth_pieces(&key).is_none_or(|pieces| {
+                        pieces.iter().any(|piece| {
+                            self.can_inject_flag(call.node, program.as_deref(), None, piece)
+                        })
+                    }))
         } else if named {
             // Each list the name may hold here (`if`/`else` may bind two).
             self.lists
@@ -1505,10 +1642,10 @@ impl<'s, 't> Analyzer<'s, 't> {
                 .any(|bound| {
                     let elements = named_children(*bound);
                     let rest = elements.get(1..).unwrap_or(&[]);
-                    self.can_inject_flag(call.node, program.as_deref(), rest)
+                    self.can_inject_flag(call.node, program.as_deref(), subcommand.as_deref(), rest)
                 })
         } else {
-            self.can_inject_flag(call.node, program.as_deref(), rest)
+            self.can_inject_flag(call.node, program.as_deref(), subcommand.as_deref(), rest)
         };
         if tainted && options && injectable {
             self.hit(Rule::ArgvFlagInjection, call, tainted);
@@ -1539,9 +1676,18 @@ impl<'s, 't> Analyzer<'s, 't> {
                     .keywords
                     .get("shell")
                     .is_some_and(|value| !self.is_falsy_literal(*value));
-                if shell {
+                // A shell that runs only constants (`subprocess.run("kubectl config view",
+                // shell=True)`) injects nothing, as a constant command does not.
+                let constant = argv.is_some_and(|argv| {
+                    self.is_literal(argv)
+                        || (matches!(argv.kind_name(), "list" | "tuple")
+                            && named_children(argv).into_iter().all(|e| self.is_literal(e)))
+                });
+                if shell && !constant {
                     let tainted = self.any_tainted(call);
                     self.hit(Rule::ShellTrueOption, call, tainted);
+                }
+                if shell {
                     // With a shell, a list's first element is the script.
                     let command = match argv {
                         Some(list) if matches!(list.kind_name(), "list" | "tuple") => {
@@ -2039,6 +2185,8 @@ pub(crate) fn analyze_with(
         dicts: HashMap::new(),
         growth: HashMap::new(),
         grown_lists: HashSet::new(),
+        additions: HashMap::new(),
+        opaque_growth: HashSet::new(),
         tainted_scopes: Scopes::new(Vec::new()),
         tainted_globals: HashSet::new(),
         reads,
@@ -2049,6 +2197,7 @@ pub(crate) fn analyze_with(
         dash_free_calls: HashSet::new(),
         if_statements: Vec::new(),
         declaration_statements: Vec::new(),
+        handlers: HashSet::new(),
         rebindings: std::cell::RefCell::new(HashMap::new()),
         dash_free_bindings: std::cell::RefCell::new(HashMap::new()),
         dash_free_budget: std::cell::Cell::new(0),
@@ -2124,6 +2273,7 @@ pub(crate) fn analyze_with(
     for assignment in &assignments {
         if let Some(list) = assignment.field("left").and_then(subscripted_name) {
             let key = analyzer.key_of(list);
+            analyzer.opaque_growth.insert(key.clone());
             analyzer.grown_lists.insert(key);
         }
     }
@@ -2153,6 +2303,7 @@ pub(crate) fn analyze_with(
             .into_iter()
             .flatten()
             .collect();
+        analyzer.handlers.insert(function.id());
         roots.push((function, names));
     }
     for seed in seeds {
@@ -3478,6 +3629,17 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
             {
                 analyzer.grown_lists.insert(key.clone());
             }
+            for (right, plus) in &assigned {
+                if *plus && matches!(right.kind_name(), "list" | "tuple") {
+                    analyzer
+                        .additions
+                        .entry(key.clone())
+                        .or_default()
+                        .push(*right);
+                } else if *plus || !matches!(right.kind_name(), "list" | "tuple") {
+                    analyzer.opaque_growth.insert(key.clone());
+                }
+            }
         }
         let is_dict = |right: Node<'_>| {
             right.kind_name() == "dictionary"
@@ -3705,7 +3867,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                         })
                 });
         if on_repo {
-            if self.can_inject_flag(node, Some("git"), &values) {
+            if self.can_inject_flag(node, Some("git"), None, &values) {
                 self.hit(Rule::ArgvFlagInjection, &call, true);
             }
             return;

@@ -390,6 +390,20 @@ pub(crate) fn takes_value(program: Option<&str>, option: &str) -> bool {
     )
 }
 
+/// [`takes_value`], knowing the subcommand (the argument after the program, when it is a
+/// literal): kubectl's `-f` is `--filename` (a value) everywhere but `kubectl logs`, where
+/// it is `--follow` (no value).
+pub(crate) fn takes_value_in(
+    program: Option<&str>,
+    subcommand: Option<&str>,
+    option: &str,
+) -> bool {
+    takes_value(program, option)
+        || (program.map(program_name).as_deref() == Some("kubectl")
+            && option == "-f"
+            && subcommand.is_some_and(|subcommand| subcommand != "logs"))
+}
+
 /// Does `program` run code (or write arbitrary files) through its options, so that an
 /// argument that starts with `-` is a code-execution sink? `git -c core.pager=..`,
 /// `--upload-pack`, `find -exec`, `tar --checkpoint-action=exec=`, `ssh -o ProxyCommand=`,

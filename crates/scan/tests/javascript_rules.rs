@@ -98,11 +98,17 @@ fn shell_true_option_catches_true_strings_dynamic_quoted_key_and_not_zero() {
         "{ ['shell']: true }",
     ] {
         let src = format!(
-            "{CP}spawn('ls', ['-l'], {{ ...{options}, timeout: 1 }});\nspawn('ls', ['-l'], {options});"
+            "{CP}spawn('ls', [dir], {{ ...{options}, timeout: 1 }});\nspawn('ls', [dir], {options});"
         );
         assert!(
             fires("a.ts", &src, "shell_true_option"),
             "{options} should fire"
+        );
+        // A shell that runs only constants has nothing to inject.
+        let constant = format!("{CP}spawn('ls', ['-l'], {{ ...{options}, timeout: 1 }});");
+        assert!(
+            !fires("a.ts", &constant, "shell_true_option"),
+            "{options} with a constant command should not fire"
         );
     }
 }
@@ -132,8 +138,11 @@ fn shell_false_and_empty_string_stay_clean() {
 #[test]
 fn shell_option_through_a_const_options_object_is_seen() {
     let src =
-        format!("{CP}const opts = {{ shell: true, timeout: 1 }};\nspawn('ls', ['-l'], opts);");
-    assert_eq!(rule_ids("a.ts", &src), ["shell_true_option"]);
+        format!("{CP}const opts = {{ shell: true, timeout: 1 }};\nspawn('ls', ['-l', dir], opts);");
+    assert_eq!(
+        rule_ids("a.ts", &src),
+        ["shell_true_option", "spawn_literal_dynamic_args"]
+    );
 }
 
 #[test]
@@ -392,7 +401,7 @@ fn execa_cross_spawn_shelljs_sinks() {
     ));
     assert!(fires(
         "a.ts",
-        "import { execa } from 'execa';\nawait execa('ls', [], { shell: true });",
+        "import { execa } from 'execa';\nawait execa('ls', [dir], { shell: true });",
         "shell_true_option"
     ));
     assert!(fires(

@@ -1,4 +1,4 @@
-# expect: shell_true_option missing_timeout
+# expect: missing_timeout
 import subprocess
 # A line continuation after `return` is not the returned value: the command is a constant.
 def listing():
