@@ -284,8 +284,13 @@ impl<'s> Reads<'s> {
         extra.sort_unstable();
         for (offset, name) in &extra {
             let offsets = self.offsets.entry(name).or_default();
-            let at = offsets.partition_point(|o| o <= offset);
-            offsets.insert(at, *offset);
+            // In order already unless the name was read before the merge.
+            if offsets.last().is_none_or(|last| last <= offset) {
+                offsets.push(*offset);
+            } else {
+                let at = offsets.partition_point(|o| o <= offset);
+                offsets.insert(at, *offset);
+            }
         }
         let all = std::mem::take(&mut self.all);
         let mut merged = Vec::with_capacity(all.len() + extra.len());
