@@ -1239,6 +1239,19 @@ impl<'a, 's> Analyzer<'a, 's> {
         if !self.scoping.symbol_is_mutated(symbol) {
             return true;
         }
+        self.seen_writes(symbol).is_some_and(|writes| {
+            writes.iter().all(|(operator, value)| {
+                matches!(
+                    operator,
+                    AssignmentOperator::Assign | AssignmentOperator::Addition
+                ) && self.is_constant_within(value, depth)
+            })
+        })
+    }
+
+    /// Every assignment to `symbol` (operator and value), when each of its writes is a plain
+    /// assignment the collector saw (not a destructuring, a `for` target or an update).
+    fn seen_writes(&self, symbol: SymbolId) -> Option<&[(AssignmentOperator, &'a Expression<'a>)]> {
         let written = self
             .scoping
             .get_resolved_reference_ids(symbol)
@@ -1246,13 +1259,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             .filter(|reference| self.scoping.get_reference(**reference).is_write())
             .count();
         let writes = self.writes.get(&symbol).map_or(&[][..], Vec::as_slice);
-        written == writes.len()
-            && writes.iter().all(|(operator, value)| {
-                matches!(
-                    operator,
-                    AssignmentOperator::Assign | AssignmentOperator::Addition
-                ) && self.is_constant_within(value, depth)
-            })
+        (written == writes.len()).then_some(writes)
     }
 
     /// An array of constants: a literal, a conditional of such arrays, or a never-reassigned
@@ -1430,15 +1437,10 @@ impl<'a, 's> Analyzer<'a, 's> {
                     return false;
                 }
                 // Every value the name is given: its initialiser and each `=` to it.
-                let written = self
-                    .scoping
-                    .get_resolved_reference_ids(symbol)
-                    .iter()
-                    .filter(|reference| self.scoping.get_reference(**reference).is_write())
-                    .count();
-                let writes = self.writes.get(&symbol).map_or(&[][..], Vec::as_slice);
+                let Some(writes) = self.seen_writes(symbol) else {
+                    return false;
+                };
                 (declarator.init.is_some() || !writes.is_empty())
-                    && written == writes.len()
                     && declarator.init.as_ref().is_none_or(|init| {
                         self.is_constant_within(init, depth + 1)
                             || self.inert_command(init, depth + 1)

@@ -491,27 +491,34 @@ impl<'s, 't> Analyzer<'s, 't> {
             || self.reads_tainted_global(argument)
     }
 
+    /// Where `name` is read inside `node`: the first [`MAX_GLOBAL_READS`] of them, so a
+    /// check per sink stays linear.
+    fn reads_within(&self, node: Node<'_>, name: &str) -> impl Iterator<Item = usize> + '_ {
+        let offsets = self.reads.offsets_of(name);
+        let first = offsets.partition_point(|offset| *offset < node.start_byte());
+        let end = node.end_byte();
+        offsets
+            .get(first..)
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .take_while(move |offset| *offset < end)
+            .take(MAX_GLOBAL_READS)
+    }
+
     /// Does `function` itself (not a function nested in it) read the module's `name`?
     fn reads_module_name(&self, function: Node<'_>, name: &str) -> bool {
         let Some(names) = self.names.as_ref() else {
             return false;
         };
-        let offsets = self.reads.offsets_of(name);
-        let first = offsets.partition_point(|offset| *offset < function.start_byte());
-        offsets
-            .get(first..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(|offset| **offset < function.end_byte())
-            .take(MAX_GLOBAL_READS)
-            .any(|offset| {
-                function
-                    .descendant_for_byte_range(*offset, offset + name.len())
-                    .is_some_and(|read| {
-                        enclosing_function(read) == Some(function)
-                            && names.scope_of_read(read, name) == names.root()
-                    })
-            })
+        self.reads_within(function, name).any(|offset| {
+            function
+                .descendant_for_byte_range(offset, offset + name.len())
+                .is_some_and(|read| {
+                    enclosing_function(read) == Some(function)
+                        && names.scope_of_read(read, name) == names.root()
+                })
+        })
     }
 
     /// Does `node` read a module name that holds tool input ([`Analyzer::tainted_globals`]),
@@ -521,19 +528,10 @@ impl<'s, 't> Analyzer<'s, 't> {
             return false;
         };
         self.tainted_globals.iter().any(|name| {
-            let offsets = self.reads.offsets_of(name);
-            let first = offsets.partition_point(|offset| *offset < node.start_byte());
-            offsets
-                .get(first..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|offset| **offset < node.end_byte())
-                // A bounded number per node, so nested sinks stay linear.
-                .take(MAX_GLOBAL_READS)
-                .any(|offset| {
-                    node.descendant_for_byte_range(*offset, offset + name.len())
-                        .is_some_and(|read| names.scope_of_read(read, name) == names.root())
-                })
+            self.reads_within(node, name).any(|offset| {
+                node.descendant_for_byte_range(offset, offset + name.len())
+                    .is_some_and(|read| names.scope_of_read(read, name) == names.root())
+            })
         })
     }
 
