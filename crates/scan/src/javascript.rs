@@ -1559,6 +1559,107 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
     }
 
+    /// The program of `const [cmd, ...args] = command.split(" ")` when every value `command`
+    /// can hold starts with the same fixed word and a space (`command` a parameter every
+    /// call fills with `` `kubectl port-forward ${..}` ``).
+    fn program_from_split(&self, arg: Option<&Arg<'a>>) -> Option<String> {
+        let Some(Arg::Expr(expression)) = arg else {
+            return None;
+        };
+        let Expression::Identifier(identifier) = expression.get_inner_expression() else {
+            return None;
+        };
+        let symbol = self.symbol_of(identifier)?;
+        if self.scoping.symbol_is_mutated(symbol) || self.redeclared(symbol) {
+            return None;
+        }
+        let AstKind::VariableDeclarator(declarator) =
+            self.nodes.kind(self.scoping.symbol_declaration(symbol))
+        else {
+            return None;
+        };
+        let BindingPattern::ArrayPattern(pattern) = &declarator.id else {
+            return None;
+        };
+        let Some(Some(BindingPattern::BindingIdentifier(first))) = pattern.elements.first() else {
+            return None;
+        };
+        if first.symbol_id.get() != Some(symbol) {
+            return None;
+        }
+        let Expression::CallExpression(call) = declarator.init.as_ref()?.get_inner_expression()
+        else {
+            return None;
+        };
+        let member = call.callee.get_inner_expression().as_member_expression()?;
+        let separator = call.arguments.first()?.as_expression()?;
+        if member.static_property_name() != Some("split")
+            || call.arguments.len() != 1
+            || self.fold(separator).as_deref() != Some(" ")
+        {
+            return None;
+        }
+        self.first_word(member.object(), 0)
+    }
+
+    /// The fixed first word of every value of `expression`, when it is followed by a space
+    /// in the same fixed text (`` `kubectl port-forward ${x}` `` gives `kubectl`).
+    fn first_word(&self, expression: &'a Expression<'a>, depth: usize) -> Option<String> {
+        if depth > 16 || !self.inert_step() {
+            return None;
+        }
+        let word = |text: &str| {
+            let (word, _) = text.split_once(' ')?;
+            (!word.is_empty()).then(|| word.to_string())
+        };
+        if let Some(text) = self.fold(expression) {
+            return word(&text);
+        }
+        match expression.get_inner_expression() {
+            Expression::TemplateLiteral(template) => {
+                word(template.quasis.first()?.value.raw.as_str())
+            }
+            Expression::Identifier(identifier) => {
+                let symbol = self.symbol_of(identifier)?;
+                if let Some(init) = self.constant_initializer(symbol) {
+                    return self.first_word(init, depth + 1);
+                }
+                // `let command = `kubectl port-forward`; command += ..`: appending keeps the
+                // first word.
+                if let AstKind::VariableDeclarator(declarator) =
+                    self.nodes.kind(self.scoping.symbol_declaration(symbol))
+                    && matches!(declarator.id, BindingPattern::BindingIdentifier(_))
+                    && !self.redeclared(symbol)
+                    && let Some(init) = &declarator.init
+                    && self.seen_writes(symbol).is_some_and(|writes| {
+                        writes
+                            .iter()
+                            .all(|(operator, _)| *operator == AssignmentOperator::Addition)
+                    })
+                {
+                    return self.first_word(init, depth + 1);
+                }
+                // A parameter: the same word from every call.
+                let found: RefCell<Option<String>> = RefCell::new(None);
+                let same = self.parameter_always(symbol, &|argument| {
+                    let Some(word) = self.first_word(argument, depth + 1) else {
+                        return false;
+                    };
+                    let mut found = found.borrow_mut();
+                    match found.as_deref() {
+                        Some(seen) => seen == word,
+                        None => {
+                            *found = Some(word);
+                            true
+                        }
+                    }
+                });
+                if same { found.into_inner() } else { None }
+            }
+            _ => None,
+        }
+    }
+
     /// A `new URLSearchParams(..)`, itself or a name bound once to one that is used only
     /// through its own methods (`p.set(..)`, `p.toString()`) or `String(p)`: handed to
     /// anything else, or given a property (`p.toString = () => q`), it may say anything.
@@ -2103,14 +2204,19 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// input only when the program runs code through its options; `argv_flag_injection`
     /// instead when tool input reaches such a program's argv with no literal `--` before it.
     fn argv_rules(&mut self, program: Option<&Arg<'a>>, argv: Option<&Arg<'a>>, offset: u32) {
-        if !self.is_dynamic_array(argv) {
-            return;
-        }
-        let tainted = self.arg_tainted(argv);
         let program = match program {
             Some(Arg::Expr(program)) => self.fold(program),
             _ => None,
         };
+        self.argv_rules_for(program, argv, offset);
+    }
+
+    /// [`Analyzer::argv_rules`] for a program known by name.
+    fn argv_rules_for(&mut self, program: Option<String>, argv: Option<&Arg<'a>>, offset: u32) {
+        if !self.is_dynamic_array(argv) {
+            return;
+        }
+        let tainted = self.arg_tainted(argv);
         let subcommand = self.first_argument(argv);
         let dangerous = program
             .as_deref()
@@ -2413,7 +2519,12 @@ impl<'a, 's> Analyzer<'a, 's> {
             }
             Method::Spawn | Method::SpawnSync => {
                 if first_dynamic {
-                    self.hit(Rule::SpawnDynamicFileArgs, offset, first_tainted);
+                    match self.program_from_split(first) {
+                        // `const [cmd, ...args] = command.split(" ")`, every `command` a
+                        // `kubectl ..` text: a literal program, its arguments not known.
+                        Some(program) => self.argv_rules_for(Some(program), args.get(1), offset),
+                        None => self.hit(Rule::SpawnDynamicFileArgs, offset, first_tainted),
+                    }
                 } else if !wrapper {
                     self.argv_rules(first, args.get(1), offset);
                 }
