@@ -29,7 +29,9 @@ use oxc_syntax::symbol::SymbolId;
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
-use crate::rule::{Rule, runs_code_through_options_at, shell_position, takes_value_in};
+use crate::rule::{
+    Rule, reads_subcommand, runs_code_through_options_at, shell_position, takes_value_in,
+};
 use crate::source::SourceText;
 
 /// The longest string constant folding builds (program and module names are short).
@@ -1480,16 +1482,6 @@ impl<'a, 's> Analyzer<'a, 's> {
             Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
                 part(&binary.left) && part(&binary.right)
             }
-            Expression::AwaitExpression(awaited) => part(&awaited.argument),
-            Expression::Identifier(identifier) => {
-                let Some(symbol) = self.symbol_of(identifier) else {
-                    return false;
-                };
-                if let Some(init) = self.constant_initializer(symbol) {
-                    return part(init);
-                }
-                self.parameter_always(symbol, &|argument| part(argument))
-            }
             Expression::CallExpression(call) => {
                 let callee = call.callee.get_inner_expression();
                 if self.is_global(callee, "encodeURIComponent") {
@@ -1508,13 +1500,39 @@ impl<'a, 's> Analyzer<'a, 's> {
                 {
                     return self.url_search_params(member.object());
                 }
-                self.local_function_start(callee).is_some_and(|start| {
-                    self.function_returns(start).is_some_and(|returns| {
-                        !returns.is_empty() && returns.iter().all(|value| value.is_some_and(part))
-                    })
+                self.every_source(expression, &part).unwrap_or(false)
+            }
+            _ => self.every_source(expression, &part).unwrap_or(false),
+        }
+    }
+
+    /// For a name, an `await`, or a call of a local function: whether every value it may
+    /// hold passes `test` (the initialiser of a name bound once, what every call gives a
+    /// parameter, every `return` of the function). `None` for any other expression.
+    fn every_source(
+        &self,
+        expression: &'a Expression<'a>,
+        test: &dyn Fn(&'a Expression<'a>) -> bool,
+    ) -> Option<bool> {
+        match expression.get_inner_expression() {
+            Expression::AwaitExpression(awaited) => Some(test(&awaited.argument)),
+            Expression::Identifier(identifier) => {
+                let Some(symbol) = self.symbol_of(identifier) else {
+                    return Some(false);
+                };
+                Some(match self.constant_initializer(symbol) {
+                    Some(init) => test(init),
+                    None => self.parameter_always(symbol, test),
                 })
             }
-            _ => false,
+            Expression::CallExpression(call) => Some(
+                self.local_function_start(&call.callee)
+                    .is_some_and(|start| {
+                        let returns = self.function_returns(start);
+                        !returns.is_empty() && returns.iter().all(|value| value.is_some_and(test))
+                    }),
+            ),
+            _ => None,
         }
     }
 
@@ -1538,24 +1556,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             Expression::BinaryExpression(binary) if binary.operator == BinaryOperator::Addition => {
                 next(&binary.left)
             }
-            Expression::AwaitExpression(awaited) => next(&awaited.argument),
-            Expression::Identifier(identifier) => {
-                let Some(symbol) = self.symbol_of(identifier) else {
-                    return false;
-                };
-                if let Some(init) = self.constant_initializer(symbol) {
-                    return next(init);
-                }
-                self.parameter_always(symbol, &|argument| next(argument))
-            }
-            Expression::CallExpression(call) => self
-                .local_function_start(&call.callee)
-                .is_some_and(|start| {
-                    self.function_returns(start).is_some_and(|returns| {
-                        !returns.is_empty() && returns.iter().all(|value| value.is_some_and(next))
-                    })
-                }),
-            _ => false,
+            _ => self.every_source(expression, &next).unwrap_or(false),
         }
     }
 
@@ -1745,7 +1746,7 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// What the function starting at `start` returns: each `return`'s value (`None` for a
     /// bare one), or the body of an expression-bodied arrow. A function with no `return`
     /// gives an empty list.
-    fn function_returns(&self, start: u32) -> Option<Vec<Option<&'a Expression<'a>>>> {
+    fn function_returns(&self, start: u32) -> Vec<Option<&'a Expression<'a>>> {
         let mut cache = self.returns.borrow_mut();
         let index = cache.get_or_insert_with(|| {
             let mut index: Returns<'a> = HashMap::new();
@@ -1779,7 +1780,7 @@ impl<'a, 's> Analyzer<'a, 's> {
             }
             index
         });
-        Some(index.get(&start).cloned().unwrap_or_default())
+        index.get(&start).cloned().unwrap_or_default()
     }
 
     /// A name read at a sink whose reaching assignments are all constants, though others
@@ -2217,7 +2218,10 @@ impl<'a, 's> Analyzer<'a, 's> {
             return;
         }
         let tainted = self.arg_tainted(argv);
-        let subcommand = self.first_argument(argv);
+        let subcommand = program
+            .as_deref()
+            .filter(|p| reads_subcommand(p))
+            .and_then(|_| self.first_argument(argv));
         let dangerous = program
             .as_deref()
             .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
@@ -2546,15 +2550,17 @@ impl<'a, 's> Analyzer<'a, 's> {
         }
         // A shell that runs only constants (`spawn("ls", ["-la"], { shell: true })`) injects
         // nothing, as a constant command does not.
-        let constant = args.iter().all(|arg| match arg {
-            Arg::Expr(expression) => {
-                self.is_constant(expression)
-                    || self.constant_array(expression, 0)
-                    || self.object_of(expression).is_some()
-            }
-            _ => false,
-        });
-        if (wrapper || self.has_shell_option(args)) && !constant {
+        let constant = || {
+            args.iter().all(|arg| match arg {
+                Arg::Expr(expression) => {
+                    self.is_constant(expression)
+                        || self.constant_array(expression, 0)
+                        || self.object_of(expression).is_some()
+                }
+                _ => false,
+            })
+        };
+        if (wrapper || self.has_shell_option(args)) && !constant() {
             let tainted = self.any_arg_tainted(args);
             self.hit(Rule::ShellTrueOption, offset, tainted);
         }

@@ -34,7 +34,8 @@ use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
 use crate::javascript::is_command_flag;
 use crate::python_scope::{Binding, Namespaces, Place, ScopeId, opens_scope, pattern_captures};
 use crate::rule::{
-    Rule, runs_code_through_options, runs_code_through_options_at, shell_position, takes_value_in,
+    Rule, reads_subcommand, runs_code_through_options, runs_code_through_options_at,
+    shell_position, takes_value_in,
 };
 use crate::source::SourceText;
 use crate::syntax_tree::{
@@ -152,13 +153,10 @@ struct Analyzer<'s, 't> {
     /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
     /// "log"]`, maybe grown by `+=`), in source order.
     lists: HashMap<(ScopeId, String), Vec<Node<'t>>>,
-    /// The names of `lists` bound some other way too: by `+=`, or by a list literal added
-    /// to something (`["git"] + args`).
-    grown_lists: HashSet<(ScopeId, String)>,
     /// The list literals added to a list name with `+=`, by name.
     additions: HashMap<(ScopeId, String), Vec<Node<'t>>>,
-    /// List names changed in a way not seen piece by piece (`cmd[1] = x`, `cmd = base +
-    /// extra`, `cmd += other`).
+    /// List names changed in a way not seen piece by piece (`cmd[1] = x`, `cmd = ["git"] +
+    /// args`, `cmd += other`).
     opaque_growth: HashSet<(ScopeId, String)>,
     /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
     /// `**OPTS`), in source order.
@@ -692,6 +690,22 @@ impl<'s, 't> Analyzer<'s, 't> {
             .then_some(program)
     }
 
+    /// Can input become an option among the elements after the program of any list literal
+    /// the name `key` is bound to?
+    fn bound_list_injectable(
+        &self,
+        call: Node<'_>,
+        key: &(ScopeId, String),
+        program: Option<&str>,
+        subcommand: Option<&str>,
+    ) -> bool {
+        self.lists.get(key).into_iter().flatten().any(|bound| {
+            let elements = named_children(*bound);
+            let rest = elements.get(1..).unwrap_or(&[]);
+            self.can_inject_flag(call, program, subcommand, rest)
+        })
+    }
+
     /// The pieces added to the list `key` names after it is bound, each in its order:
     /// `+= [..]` and `.extend([..])` literals, `.append(x)`; `None` when some addition is not
     /// one of these (`.insert`, `.extend(other)`).
@@ -719,7 +733,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `insert`, `+=`, a literal added to something)?
     fn grown(&self, name: Node<'_>) -> bool {
         let key = self.key_of(name);
-        self.grown_lists.contains(&key) || self.growth.get(&key).is_some_and(|g| !g.is_empty())
+        self.opaque_growth.contains(&key)
+            || self.additions.contains_key(&key)
+            || self.growth.get(&key).is_some_and(|g| !g.is_empty())
     }
 
     /// A tainted element that input can start.
@@ -1601,51 +1617,43 @@ impl<'s, 't> Analyzer<'s, 't> {
         let program = self.const_str(program);
         // The subcommand is known for a list written at the call, or for a name bound to
         // one list only and read nowhere else in its function (not grown, aliased, indexed,
-        // sliced, `insert`ed into or handed to a helper that could put an option first).
-        let subcommand = (!named || self.read_once_here(argv, call.node))
-            .then(|| rest.first().and_then(|e| self.string_literal_text(*e)))
-            .flatten();
+        // sliced, `insert`ed into or handed to a helper that could put an option first). It
+        // is looked for only for a program whose options depend on it.
+        let subcommand = program
+            .as_deref()
+            .filter(|p| reads_subcommand(p))
+            .filter(|_| !named || self.read_once_here(argv, call.node))
+            .and_then(|_| rest.first().and_then(|e| self.string_literal_text(*e)));
         let options = program
             .as_deref()
             .is_some_and(|p| runs_code_through_options_at(p, subcommand.as_deref()));
-        // A list name grown by `append`/`extend`/`+=`: the input is added after what the
-        // list was first bound to, so only a literal `--` there ends the options. A name
-        // bound once and never grown holds its literal's elements, read like the literal.
-        let injectable = if named && self.grown(argv) {
-            // Only a literal `--` in what the list was first bound to ends the options;
-            // else each piece added later (`cmd += ["-n", ns]`, `cmd.append(x)`) is read
-            // on its own, and a change not seen piece by piece can always inject.
+        let program = program.as_deref();
+        // A list name grown by `append`/`extend`/`+=`: only a literal `--` in what the list
+        // was first bound to ends the options; else that list and each piece added later
+        // (`cmd += ["-n", ns]`, `cmd.append(x)`) are read on their own, and a change not seen
+        // piece by piece can always inject. A name bound once and never grown holds its
+        // literal's elements (each list it may hold: `if`/`else` may bind two).
+        let injectable = || {
+            if !named {
+                return self.can_inject_flag(call.node, program, subcommand.as_deref(), rest);
+            }
+            let key = self.key_of(argv);
+            if !self.grown(argv) {
+                return self.bound_list_injectable(call.node, &key, program, subcommand.as_deref());
+            }
             let separated = rest
                 .iter()
                 .any(|element| self.string_literal_text(*element).as_deref() == Some("--"));
-            let key = self.key_of(argv);
             !separated
                 && (self.opaque_growth.contains(&key)
-                    || self.lists.get(&key).into_iter().flatten().any(|bound| {
-                        let elements = named_children(*bound);
-                        let rest = elements.get(1..).unwrap_or(&[]);
-                        self.can_inject_flag(call.node, program.as_deref(), None, rest)
-                    })
+                    || self.bound_list_injectable(call.node, &key, program, None)
                     || self.growth_pieces(&key).is_none_or(|pieces| {
-                        pieces.iter().any(|piece| {
-                            self.can_inject_flag(call.node, program.as_deref(), None, piece)
-                        })
+                        pieces
+                            .iter()
+                            .any(|piece| self.can_inject_flag(call.node, program, None, piece))
                     }))
-        } else if named {
-            // Each list the name may hold here (`if`/`else` may bind two).
-            self.lists
-                .get(&self.key_of(argv))
-                .into_iter()
-                .flatten()
-                .any(|bound| {
-                    let elements = named_children(*bound);
-                    let rest = elements.get(1..).unwrap_or(&[]);
-                    self.can_inject_flag(call.node, program.as_deref(), subcommand.as_deref(), rest)
-                })
-        } else {
-            self.can_inject_flag(call.node, program.as_deref(), subcommand.as_deref(), rest)
         };
-        if tainted && options && injectable {
+        if tainted && options && injectable() {
             self.hit(Rule::ArgvFlagInjection, call, tainted);
         } else {
             self.hits.push(Hit::new(
@@ -1676,16 +1684,16 @@ impl<'s, 't> Analyzer<'s, 't> {
                     .is_some_and(|value| !self.is_falsy_literal(*value));
                 // A shell that runs only constants (`subprocess.run("kubectl config view",
                 // shell=True)`) injects nothing, as a constant command does not.
-                let constant = argv.is_some_and(|argv| {
-                    self.is_literal(argv)
-                        || (matches!(argv.kind_name(), "list" | "tuple")
-                            && named_children(argv).into_iter().all(|e| self.is_literal(e)))
-                });
-                if shell && !constant {
-                    let tainted = self.any_tainted(call);
-                    self.hit(Rule::ShellTrueOption, call, tainted);
-                }
                 if shell {
+                    let constant = argv.is_some_and(|argv| {
+                        self.is_literal(argv)
+                            || (matches!(argv.kind_name(), "list" | "tuple")
+                                && named_children(argv).into_iter().all(|e| self.is_literal(e)))
+                    });
+                    if !constant {
+                        let tainted = self.any_tainted(call);
+                        self.hit(Rule::ShellTrueOption, call, tainted);
+                    }
                     // With a shell, a list's first element is the script.
                     let command = match argv {
                         Some(list) if matches!(list.kind_name(), "list" | "tuple") => {
@@ -1896,7 +1904,7 @@ pub(crate) fn analyze_with(
     let mut declarations = Vec::new();
     let mut return_statements = Vec::new();
     let mut if_statements = Vec::new();
-    // Attributes of a plain name (`box.c`).
+    // Every attribute node, for the reads of assigned attributes below (`box.c`).
     let mut attributes = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
     let attribute_field = python_field_id("attribute");
@@ -1951,13 +1959,7 @@ pub(crate) fn analyze_with(
             "assignment" | "augmented_assignment" => assignments.push(node),
             // `box.c`, `self.cmd`: read as one name where such a name is assigned
             // (see `attribute_names` below).
-            "attribute"
-                if node
-                    .field("object")
-                    .is_some_and(|object| object.kind_name() == "identifier") =>
-            {
-                attributes.push(node);
-            }
+            "attribute" => attributes.push(node),
             _ => {}
         }
     })?;
@@ -2182,7 +2184,6 @@ pub(crate) fn analyze_with(
         lists: HashMap::new(),
         dicts: HashMap::new(),
         growth: HashMap::new(),
-        grown_lists: HashSet::new(),
         additions: HashMap::new(),
         opaque_growth: HashSet::new(),
         tainted_scopes: Scopes::new(Vec::new()),
@@ -2271,8 +2272,7 @@ pub(crate) fn analyze_with(
     for assignment in &assignments {
         if let Some(list) = assignment.field("left").and_then(subscripted_name) {
             let key = analyzer.key_of(list);
-            analyzer.opaque_growth.insert(key.clone());
-            analyzer.grown_lists.insert(key);
+            analyzer.opaque_growth.insert(key);
         }
     }
     // Taint starts at the tool handlers (decorated, or registered by a call) and at the
@@ -3621,12 +3621,6 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
                 .filter_map(|(right, _)| list_literal_of(*right))
                 .collect();
             analyzer.lists.insert(key.clone(), lists);
-            if assigned
-                .iter()
-                .any(|(right, plus)| *plus || !matches!(right.kind_name(), "list" | "tuple"))
-            {
-                analyzer.grown_lists.insert(key.clone());
-            }
             for (right, plus) in &assigned {
                 if *plus && matches!(right.kind_name(), "list" | "tuple") {
                     analyzer

@@ -390,6 +390,12 @@ pub(crate) fn takes_value(program: Option<&str>, option: &str) -> bool {
     )
 }
 
+/// Does what [`runs_code_through_options_at`] or [`takes_value_in`] answer for `program`
+/// depend on its subcommand? (Callers skip finding the subcommand otherwise.)
+pub(crate) fn reads_subcommand(program: &str) -> bool {
+    matches!(program_name(program).as_str(), "docker" | "kubectl")
+}
+
 /// [`takes_value`], knowing the subcommand (the argument after the program, when it is a
 /// literal): kubectl's `-f` is `--filename` (a value) everywhere but `kubectl logs`, where
 /// it is `--follow` (no value).

@@ -7,6 +7,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::project::normalise;
+
 /// The largest config file read.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -77,7 +79,7 @@ pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
             let parsed = read_config(path)
                 .and_then(|text| own_of(&text, path.parent()?))
                 .unwrap_or_default();
-            (normalised(path), parsed)
+            (normalise(path), parsed)
         })
         .collect();
     own.iter()
@@ -110,19 +112,7 @@ pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
                 }
                 next = parent.1.extends.clone();
             }
-            let root = base.clone().unwrap_or_else(|| scope.clone());
-            let mut aliases: Vec<Alias> = table
-                .map(|table| aliases_of_table(table, &root, &scope))
-                .unwrap_or_default();
-            // `baseUrl`: a bare name is also looked up beneath it, after every pattern.
-            if let Some(base) = base {
-                aliases.push(Alias {
-                    scope: scope.clone(),
-                    prefix: String::new(),
-                    suffix: Some(String::new()),
-                    targets: vec![base.join("*").to_string_lossy().into_owned()],
-                });
-            }
+            let aliases = config_aliases(base, table, &scope);
             Some(Config { scope, aliases })
         })
         .collect()
@@ -130,11 +120,6 @@ pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
 
 /// How many `extends` steps are followed.
 const MAX_EXTENDS: usize = 8;
-
-/// A path with `.` and `..` resolved by text, as the project index writes them.
-fn normalised(path: &Path) -> PathBuf {
-    crate::project::normalise(path)
-}
 
 /// The `baseUrl`, `paths` and relative `extends` of a config's text, for a config in
 /// folder `scope`.
@@ -144,7 +129,7 @@ fn own_of(text: &str, scope: &Path) -> Option<Own> {
     let base = options
         .and_then(|options| options.get("baseUrl"))
         .and_then(|base| base.as_str())
-        .map(|base| normalised(&scope.join(base)));
+        .map(|base| normalise(&scope.join(base)));
     let paths = options
         .and_then(|options| options.get("paths"))
         .and_then(|paths| paths.as_object())
@@ -158,7 +143,7 @@ fn own_of(text: &str, scope: &Path) -> Option<Own> {
             if path.extension().is_none() {
                 path.set_extension("json");
             }
-            normalised(&path)
+            normalise(&path)
         });
     Some(Own {
         base,
@@ -171,14 +156,32 @@ fn own_of(text: &str, scope: &Path) -> Option<Own> {
 /// `compilerOptions` only).
 #[cfg(test)]
 pub(crate) fn aliases_in(text: &str, scope: &Path) -> Vec<Alias> {
-    let Some(own) = own_of(text, scope) else {
-        return Vec::new();
-    };
-    let root = own.base.clone().unwrap_or_else(|| scope.to_path_buf());
-    own.paths
-        .as_ref()
-        .map(|table| aliases_of_table(table, &root, scope))
+    own_of(text, scope)
+        .map(|own| config_aliases(own.base, own.paths.as_ref(), scope))
         .unwrap_or_default()
+}
+
+/// The aliases in force in a config's folder `scope`, from the `baseUrl` and `paths` it has
+/// or inherits: each pattern (targets beneath `baseUrl`, else beneath the folder), then,
+/// with a `baseUrl`, any bare name beneath it.
+fn config_aliases(
+    base: Option<PathBuf>,
+    table: Option<&serde_json::Map<String, serde_json::Value>>,
+    scope: &Path,
+) -> Vec<Alias> {
+    let root = base.clone().unwrap_or_else(|| scope.to_path_buf());
+    let mut aliases: Vec<Alias> = table
+        .map(|table| aliases_of_table(table, &root, scope))
+        .unwrap_or_default();
+    if let Some(base) = base {
+        aliases.push(Alias {
+            scope: scope.to_path_buf(),
+            prefix: String::new(),
+            suffix: Some(String::new()),
+            targets: vec![base.join("*").to_string_lossy().into_owned()],
+        });
+    }
+    aliases
 }
 
 /// The aliases of one `paths` table, whose targets are relative to `root`.
@@ -249,7 +252,10 @@ mod tests {
           },
         }"#;
         let aliases = aliases_in(text, Path::new("/p"));
-        assert_eq!(aliases.len(), 2, "{aliases:?}");
+        // The two patterns, then the `baseUrl` lookup of any bare name.
+        assert_eq!(aliases.len(), 3, "{aliases:?}");
+        let bare = aliases.last().expect("baseUrl");
+        assert_eq!(bare.expand("utils/x"), vec![PathBuf::from("/p/utils/x")]);
         let tilde = aliases.iter().find(|a| a.prefix == "~/").expect("~/*");
         assert_eq!(
             tilde.expand("~/services/figma.js"),

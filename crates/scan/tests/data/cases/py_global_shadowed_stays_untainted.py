@@ -1,4 +1,4 @@
-# expect: exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string
+# expect: exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string exec_dynamic_string
 import os
 from mcp.server.fastmcp import FastMCP
 mcp = FastMCP("x")
@@ -44,3 +44,6 @@ def by_match(v):
     match v:
         case str(c):
             os.system(c)
+def by_parameter(c):
+    # The parameter, not the module's `c`.
+    os.system(c)
