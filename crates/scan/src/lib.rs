@@ -176,14 +176,19 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let mut given: Vec<Inbound> = vec![Inbound::default(); outcomes.len()];
     // TypeScript `paths` aliases, for imports such as `~/services/x.js`.
     let configs = tsconfig::configs(&found.ts_configs);
+    let modules = project::Modules::new(
+        found
+            .candidates
+            .iter()
+            .map(|candidate| (candidate.path.as_path(), candidate.language)),
+        &configs,
+    );
     for _ in 0..project::MAX_ROUNDS {
         let links: Vec<project::ModuleLinks<'_>> = found
             .candidates
             .iter()
             .zip(&outcomes)
             .map(|(candidate, scanned)| project::ModuleLinks {
-                path: &candidate.path,
-                language: candidate.language,
                 // A handler in a test registers nothing a client reaches: its input taints
                 // only the test file itself.
                 outgoing: match candidate.context {
@@ -195,9 +200,9 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 dash_free_returns: &scanned.dash_free_returns,
             })
             .collect();
-        let seeds: Vec<Inbound> = project::seeds(&links, &configs)
+        let seeds: Vec<Inbound> = project::seeds(&modules, &links)
             .into_iter()
-            .zip(project::dash_free_imports(&links, &configs))
+            .zip(project::dash_free_imports(&modules, &links))
             .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
             .collect();
         let changed: Vec<usize> = seeds

@@ -27,11 +27,8 @@ pub(crate) const MAX_ROUNDS: usize = 12;
 const MAX_REEXPORT_HOPS: usize = 16;
 
 /// What one file says about its module boundary.
+/// Its path and language are in [`Modules`], at the same index.
 pub(crate) struct ModuleLinks<'a> {
-    /// The file's path as discovered (the scan root joined with the relative path).
-    pub(crate) path: &'a Path,
-    /// Its language: JS/TS and Python modules resolve differently, and never into each other.
-    pub(crate) language: Language,
     /// Tool input leaving the file.
     pub(crate) outgoing: &'a [Flow],
     /// Names it re-exports.
@@ -46,10 +43,10 @@ pub(crate) struct ModuleLinks<'a> {
 /// through re-exports, only to functions of the scan whose return values cannot start with
 /// `-` (`validate_path(p)` returning `os.path.realpath(p)`).
 pub(crate) fn dash_free_imports(
+    modules: &Modules<'_>,
     files: &[ModuleLinks<'_>],
-    configs: &[Config],
 ) -> Vec<Vec<(String, String)>> {
-    let index = Index::new(files, configs);
+    let index = Index { modules, files };
     files
         .iter()
         .enumerate()
@@ -75,7 +72,7 @@ pub(crate) fn dash_free_imports(
 
 /// Is `name` of file `target` a function whose return values cannot start with `-`, there
 /// or where the file re-exports it from?
-fn returns_dash_free(index: &Index<'_, '_>, target: usize, name: &str, hops: usize) -> bool {
+fn returns_dash_free(index: &Index<'_, '_, '_>, target: usize, name: &str, hops: usize) -> bool {
     let Some(file) = index.files.get(target) else {
         return false;
     };
@@ -98,8 +95,8 @@ fn returns_dash_free(index: &Index<'_, '_>, target: usize, name: &str, hops: usi
 }
 
 /// The seeds each file receives (by index into `files`), merged by exported name.
-pub(crate) fn seeds(files: &[ModuleLinks<'_>], configs: &[Config]) -> Vec<Vec<Flow>> {
-    let index = Index::new(files, configs);
+pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
+    let index = Index { modules, files };
     let mut merged: BTreeMap<(usize, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
     let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
     for (from, file) in files.iter().enumerate() {
@@ -182,26 +179,41 @@ pub(crate) fn seeds(files: &[ModuleLinks<'_>], configs: &[Config]) -> Vec<Vec<Fl
     out
 }
 
-/// The scan's files by normalised path, and Python modules by dotted path suffix.
-struct Index<'f, 'a> {
-    files: &'f [ModuleLinks<'a>],
+/// The scan's files by normalised path, and Python modules by dotted path suffix: what
+/// resolves a module name to a file. The files do not change between rounds, so it is built
+/// once per scan.
+pub(crate) struct Modules<'c> {
+    /// Each file's normalised path and language, by index: JS/TS and Python modules resolve
+    /// differently, and never into each other.
+    files: Vec<(PathBuf, Language)>,
     by_path: HashMap<PathBuf, usize>,
     /// `a.b.c` for `x/a/b/c.py` (and `b.c`, `c`), `a.b` for `x/a/b/__init__.py`.
     python_modules: HashMap<String, Vec<usize>>,
     /// The tree's TypeScript configs, each with its aliases most specific first.
-    configs: Vec<(&'f Path, Vec<&'f Alias>)>,
+    configs: Vec<(&'c Path, Vec<&'c Alias>)>,
+}
+
+/// [`Modules`] with what each file says in this round.
+struct Index<'m, 'f, 'a> {
+    modules: &'m Modules<'m>,
+    files: &'f [ModuleLinks<'a>],
 }
 
 /// JS/TS extensions tried for a specifier written without one.
 const JS_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
-impl<'f, 'a> Index<'f, 'a> {
-    fn new(files: &'f [ModuleLinks<'a>], configs: &'f [Config]) -> Self {
+impl<'c> Modules<'c> {
+    /// The index of `files` (path and language, in the order of the scan's files).
+    pub(crate) fn new<'p>(
+        files: impl IntoIterator<Item = (&'p Path, Language)>,
+        configs: &'c [Config],
+    ) -> Self {
         let mut by_path = HashMap::new();
         let mut python_modules: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, file) in files.iter().enumerate() {
-            let path = normalise(file.path);
-            if file.language == Language::Python {
+        let mut paths = Vec::new();
+        for (i, (path, language)) in files.into_iter().enumerate() {
+            let path = normalise(path);
+            if language == Language::Python {
                 let mut parts: Vec<String> = path
                     .components()
                     .filter_map(|c| match c {
@@ -220,7 +232,8 @@ impl<'f, 'a> Index<'f, 'a> {
                     }
                 }
             }
-            by_path.insert(path, i);
+            by_path.insert(path.clone(), i);
+            paths.push((path, language));
         }
         let configs = configs
             .iter()
@@ -230,26 +243,37 @@ impl<'f, 'a> Index<'f, 'a> {
                 (config.scope.as_path(), aliases)
             })
             .collect();
-        Index {
-            files,
+        Modules {
+            files: paths,
             by_path,
             python_modules,
             configs,
         }
     }
 
+    fn language(&self, i: usize) -> Option<Language> {
+        self.files.get(i).map(|(_, language)| *language)
+    }
+
+    fn path(&self, i: usize) -> Option<&Path> {
+        self.files.get(i).map(|(path, _)| path.as_path())
+    }
+}
+
+impl Index<'_, '_, '_> {
     /// The files (and the name there) a `name` imported from `module` by file `from` is.
     fn resolve_name(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
-        let Some(file) = self.files.get(from) else {
+        let modules = self.modules;
+        let Some(importer) = modules.path(from) else {
             return Vec::new();
         };
-        match file.language {
-            Language::JavaScript => self
-                .resolve_js(file.path, module)
+        match modules.language(from) {
+            Some(Language::JavaScript) => modules
+                .resolve_js(importer, module)
                 .map(|target| (target, name.to_string()))
                 .into_iter()
                 .collect(),
-            Language::Python => {
+            Some(Language::Python) => {
                 // `from . import git; git.run(x)` is `run` of the submodule `.git` when there is
                 // one, else `git.run` (a class method) of the package: deepest module first.
                 let parts: Vec<&str> = name.split('.').collect();
@@ -262,16 +286,19 @@ impl<'f, 'a> Index<'f, 'a> {
                         dotted.push_str(part);
                     }
                     let rest = parts.get(split..).unwrap_or(&[]).join(".");
-                    if let Some(target) = self.resolve_python(from, file.path, &dotted) {
+                    if let Some(target) = modules.resolve_python(from, importer, &dotted) {
                         return vec![(target, rest)];
                     }
                 }
                 Vec::new()
             }
-            Language::Rust => Vec::new(),
+            Some(Language::Rust) | None => Vec::new(),
         }
     }
+}
 
+impl Modules<'_> {
+    /// `importer` is normalised.
     fn resolve_js(&self, importer: &Path, specifier: &str) -> Option<usize> {
         if !(specifier.starts_with("./") || specifier.starts_with("../")) {
             return self.resolve_alias(importer, specifier);
@@ -283,7 +310,6 @@ impl<'f, 'a> Index<'f, 'a> {
     /// (`~/services/figma.js` with `"~/*": ["./src/*"]`): the most specific pattern that
     /// matches, each of its targets in turn (as TypeScript, no other pattern after it).
     fn resolve_alias(&self, importer: &Path, specifier: &str) -> Option<usize> {
-        let importer = normalise(importer);
         let (_, aliases) = self
             .configs
             .iter()
@@ -304,7 +330,7 @@ impl<'f, 'a> Index<'f, 'a> {
             self.by_path
                 .get(path)
                 .copied()
-                .filter(|i| self.files.get(*i).map(|f| f.language) == Some(Language::JavaScript))
+                .filter(|i| self.language(*i) == Some(Language::JavaScript))
         };
         if let Some(i) = found(&base) {
             return Some(i);
@@ -337,13 +363,13 @@ impl<'f, 'a> Index<'f, 'a> {
             .find_map(|extension| found(&base.join(format!("index.{extension}"))))
     }
 
+    /// `importer` is normalised.
     fn resolve_python(&self, from: usize, importer: &Path, module: &str) -> Option<usize> {
         let dots = module.len() - module.trim_start_matches('.').len();
         let rest = module.get(dots..).unwrap_or("");
-        let is_python =
-            |i: &usize| self.files.get(*i).map(|f| f.language) == Some(Language::Python);
+        let is_python = |i: &usize| self.language(*i) == Some(Language::Python);
         if dots > 0 {
-            let mut package = normalise(importer.parent()?);
+            let mut package = importer.parent()?.to_path_buf();
             for _ in 1..dots {
                 package = package.parent()?.to_path_buf();
             }
@@ -362,24 +388,28 @@ impl<'f, 'a> Index<'f, 'a> {
         // The candidate nearest the importer: the longest shared folder prefix; only one whose
         // import root (the folder the dotted name starts in) holds the importer, so `import
         // json` is never `utils/json.py`.
-        let importer = normalise(importer);
         let parts = rest.split('.').count();
         candidates
             .iter()
             .copied()
             .filter(|i| *i != from)
             .filter(|i| {
-                self.files.get(*i).is_some_and(|file| {
-                    let mut root = normalise(file.path);
-                    let package = root.file_name().is_some_and(|name| name == "__init__.py");
+                self.path(*i).is_some_and(|path| {
+                    let package = path.file_name().is_some_and(|name| name == "__init__.py");
                     let up = if package { parts + 1 } else { parts };
-                    (0..up).all(|_| root.pop()) && importer.starts_with(&root)
+                    let mut root = path;
+                    (0..up).all(|_| match root.parent() {
+                        Some(parent) => {
+                            root = parent;
+                            true
+                        }
+                        None => false,
+                    }) && importer.starts_with(root)
                 })
             })
             .max_by_key(|i| {
-                self.files.get(*i).map_or(0, |f| {
-                    normalise(f.path)
-                        .components()
+                self.path(*i).map_or(0, |path| {
+                    path.components()
                         .zip(importer.components())
                         .take_while(|(a, b)| a == b)
                         .count()
@@ -414,15 +444,26 @@ mod tests {
         language: Language,
         outgoing: &'a [Flow],
         reexports: &'a [Reexport],
-    ) -> ModuleLinks<'a> {
-        ModuleLinks {
-            path: Path::new(path),
-            language,
+    ) -> (&'a Path, Language, ModuleLinks<'a>) {
+        let links = ModuleLinks {
             outgoing,
             reexports,
             exports: &[],
             dash_free_returns: &[],
-        }
+        };
+        (Path::new(path), language, links)
+    }
+
+    fn seeds_of(files: &[(&Path, Language, ModuleLinks<'_>)]) -> Vec<Vec<Flow>> {
+        let modules = Modules::new(
+            files.iter().map(|(path, language, _)| (*path, *language)),
+            &[],
+        );
+        let links: Vec<ModuleLinks<'_>> = files
+            .iter()
+            .map(|(_, _, links)| ModuleLinks { ..*links })
+            .collect();
+        seeds(&modules, &links)
     }
 
     fn flow(module: &str, name: &str, positions: Positions) -> Flow {
@@ -452,7 +493,7 @@ mod tests {
             ),
             module("root/src/lib/git.ts", Language::JavaScript, &[], &[]),
         ];
-        let seeds = seeds(&files, &[]);
+        let seeds = seeds_of(&files);
         assert_eq!(seeds[1], vec![flow("", "runGit", 0b10)]);
         assert_eq!(seeds[2], vec![flow("", "runGit", 0b10)]);
         assert!(seeds[0].is_empty());
@@ -472,7 +513,7 @@ mod tests {
             module("r/src/pkg/shell/__init__.py", Language::Python, &[], &[]),
             module("r/src/other.py", Language::Python, &[], &[]),
         ];
-        let seeds = seeds(&files, &[]);
+        let seeds = seeds_of(&files);
         assert_eq!(seeds[1], vec![flow("", "diff", 1)]);
         assert_eq!(seeds[2], vec![flow("", "run", 1)]);
         assert_eq!(seeds[3], vec![flow("", "Runner.go", 1)]);
@@ -487,7 +528,7 @@ mod tests {
             module("r/utils/json.py", Language::Python, &[], &[]),
             module("r/other/pkg/shell.py", Language::Python, &[], &[]),
         ];
-        let seeds = seeds(&files, &[]);
+        let seeds = seeds_of(&files);
         assert!(seeds[1].is_empty(), "{:?}", seeds[1]);
         assert!(seeds[2].is_empty(), "{:?}", seeds[2]);
     }
@@ -510,7 +551,7 @@ mod tests {
             module("a.ts", Language::JavaScript, &[], &to_b),
             module("b.ts", Language::JavaScript, &[], &to_a),
         ];
-        let seeds = seeds(&files, &[]);
+        let seeds = seeds_of(&files);
         assert_eq!(seeds[1], vec![flow("", "f", 1)]);
         assert_eq!(seeds[2], vec![flow("", "f", 1)]);
     }
