@@ -2088,6 +2088,7 @@ pub(crate) fn analyze_with(
         class_of: HashMap::new(),
         classes: HashSet::new(),
         instances: HashMap::new(),
+        attribute_instances: HashMap::new(),
         bases: HashMap::new(),
     };
     for function in &named_functions {
@@ -2173,6 +2174,45 @@ pub(crate) fn analyze_with(
                 .insert(text_of(left, text).to_string(), imported);
         } else if let Some(local) = locals.class_named(class, text) {
             locals.instances.insert(text_of(left, text), local);
+        }
+    }
+    // `self.runner = Runner()` in a method: `self.runner.run(x)` in the class's methods is
+    // `Runner.run`, when no assignment of `self.runner` in the class makes an instance of
+    // another class (`self.runner = None` first does not count).
+    for assignment in &assignments {
+        let Some(left) = assignment.field("left").filter(|left| {
+            left.kind_name() == "attribute"
+                && left
+                    .field("object")
+                    .is_some_and(|object| matches!(text_of(object, text), "self" | "cls"))
+        }) else {
+            continue;
+        };
+        let (Some(attribute), Some(class)) = (
+            left.field("attribute"),
+            enclosing_function(*assignment).and_then(|method| locals.class_of.get(&method.id())),
+        ) else {
+            continue;
+        };
+        let class_called = assignment
+            .field("right")
+            .filter(|right| right.kind_name() == "call")
+            .and_then(|right| right.field("function"));
+        let local = class_called.and_then(|function| locals.class_named(function, text));
+        let imported = class_called.and_then(|function| linked.instance_of(function, text));
+        if local.is_some() || imported.is_some() {
+            let key = (*class, text_of(attribute, text));
+            let entry = locals.attribute_instances.entry(key).or_insert(local);
+            if *entry != local {
+                *entry = None;
+            }
+            let entry = linked
+                .self_instances
+                .entry(text_of(attribute, text).to_string())
+                .or_insert_with(|| imported.clone());
+            if *entry != imported {
+                *entry = None;
+            }
         }
     }
     let mut analyzer = Analyzer {
@@ -2402,6 +2442,10 @@ pub(crate) fn analyze_with(
 #[derive(Default)]
 struct Imports {
     names: HashMap<String, (String, String)>,
+    /// `self.x` attributes bound to instances of imported classes (`self.git = Git()`), by
+    /// attribute name over the whole module; `None` when another assignment of a `self.x` of
+    /// that name binds an instance of another class.
+    self_instances: HashMap<String, Option<(String, String)>>,
 }
 
 /// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`,
@@ -2452,6 +2496,11 @@ impl Imports {
                 return None;
             }
             match node.kind_name() {
+                // `self.git.diff`: the instance `self.git` holds.
+                "identifier" if matches!(text_of(node, source), "self" | "cls") => {
+                    let attribute = attributes.pop()?;
+                    break self.self_instances.get(attribute)?.clone()?;
+                }
                 "identifier" => break self.names.get(text_of(node, source))?.clone(),
                 "attribute" => {
                     attributes.push(text_of(node.field("attribute")?, source));
@@ -2700,23 +2749,46 @@ struct Locals<'s, 't> {
     classes: HashSet<&'s str>,
     /// Names bound to an instance of a module-level class (`shell = Shell()`).
     instances: HashMap<&'s str, &'s str>,
+    /// `self.x` attributes of a class (class, `x`) bound to instances of a module-level
+    /// class (`self.shell = Shell()`); `None` when another assignment binds an instance of
+    /// another class.
+    attribute_instances: HashMap<(&'s str, &'s str), Option<&'s str>>,
     /// The module-level base classes each module-level class names (`class Git(Base)`).
     bases: HashMap<&'s str, Vec<&'s str>>,
 }
 
 impl<'s, 't> Locals<'s, 't> {
     /// The function `callee`, called from `caller`, is: `f(x)` a function of the module,
-    /// `self.run(x)` / `cls.run(x)` a method of the caller's class, `Shell().run(x)` or
-    /// `shell.run(x)` (`shell = Shell()`) a method of a module-level class.
+    /// `Shell(x)` the `__init__` of a module-level class, `self.run(x)` / `cls.run(x)` a
+    /// method of the caller's class, `Shell().run(x)`, `shell.run(x)` (`shell = Shell()`) or
+    /// `self.shell.run(x)` (`self.shell = Shell()` in the caller's class) a method of a
+    /// module-level class.
     fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
         match callee.kind_name() {
-            "identifier" => self.functions.get(text_of(callee, source)).copied(),
+            "identifier" => {
+                let name = text_of(callee, source);
+                match self.functions.get(name) {
+                    Some(function) => Some(*function),
+                    None => self
+                        .class_named(callee, source)
+                        .and_then(|class| self.methods.get(&(class, "__init__")).copied()),
+                }
+            }
             "attribute" => {
                 let object = callee.field("object")?;
                 let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
                     ("identifier", name) => *self.instances.get(name)?,
                     ("call", _) => self.class_named(object.field("function")?, source)?,
+                    ("attribute", _) => {
+                        let receiver = object.field("object")?;
+                        if !matches!(text_of(receiver, source), "self" | "cls") {
+                            return None;
+                        }
+                        let class = self.class_of.get(&caller.id())?;
+                        let attribute = text_of(object.field("attribute")?, source);
+                        (*self.attribute_instances.get(&(*class, attribute))?)?
+                    }
                     _ => return None,
                 };
                 let method = text_of(callee.field("attribute")?, source);
@@ -3095,9 +3167,10 @@ fn seed_taint<'t>(
                 let Some(arguments) = call.field("arguments") else {
                     continue;
                 };
-                // `self.run(x)`: `x` is the parameter after `self`.
-                let receiver =
-                    usize::from(callee.kind_name() == "attribute" && has_receiver(target, text));
+                // `self.run(x)`, `Shell(x)` into `__init__`: `x` is the parameter after `self`.
+                let receiver = usize::from(
+                    has_receiver(target, text) && locals.class_of.contains_key(&target.id()),
+                );
                 let parameters: Vec<Vec<String>> = parameter_names(target, text)
                     .into_iter()
                     .skip(receiver)
