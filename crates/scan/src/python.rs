@@ -2089,9 +2089,15 @@ pub(crate) fn analyze_with(
         classes: HashSet::new(),
         instances: HashMap::new(),
         attribute_instances: HashMap::new(),
+        rebound: HashSet::new(),
+        rebound_in: HashSet::new(),
         bases: HashMap::new(),
     };
-    for function in &named_functions {
+    // A decorated method is no module function: a bare `run(x)` never calls it.
+    for function in named_functions
+        .iter()
+        .filter(|f| !is_method_definition(**f))
+    {
         if let Some(name) = function.field("name") {
             locals.functions.insert(text_of(name, text), *function);
         }
@@ -2155,6 +2161,22 @@ pub(crate) fn analyze_with(
         }
     }
 
+    // `Runner = print` at module level (or in a function): `Runner(x)` (there) may not make
+    // a `Runner`.
+    for assignment in &assignments {
+        if let Some(left) = assignment
+            .field("left")
+            .filter(|left| left.kind_name() == "identifier")
+            && locals.classes.contains(text_of(left, text))
+        {
+            match enclosing_function(*assignment) {
+                None => locals.rebound.insert(text_of(left, text)),
+                Some(function) => locals
+                    .rebound_in
+                    .insert((function.id(), text_of(left, text))),
+            };
+        }
+    }
     // `g = Git()`: an instance of a class of this module or imported from another one.
     for assignment in &assignments {
         let (Some(left), Some(class)) = (
@@ -2201,19 +2223,25 @@ pub(crate) fn analyze_with(
         let local = class_called.and_then(|function| locals.class_named(function, text));
         let imported = class_called.and_then(|function| linked.instance_of(function, text));
         if local.is_some() || imported.is_some() {
-            let key = (*class, text_of(attribute, text));
+            let family = locals.family(class);
+            let key = (family, text_of(attribute, text));
             let entry = locals.attribute_instances.entry(key).or_insert(local);
             if *entry != local {
                 *entry = None;
             }
             let entry = linked
                 .self_instances
-                .entry(text_of(attribute, text).to_string())
+                .entry((family.to_string(), text_of(attribute, text).to_string()))
                 .or_insert_with(|| imported.clone());
             if *entry != imported {
                 *entry = None;
             }
         }
+    }
+    for class in &locals.classes {
+        linked
+            .families
+            .insert(class.to_string(), locals.family(class).to_string());
     }
     let mut analyzer = Analyzer {
         source: text,
@@ -2443,9 +2471,11 @@ pub(crate) fn analyze_with(
 struct Imports {
     names: HashMap<String, (String, String)>,
     /// `self.x` attributes bound to instances of imported classes (`self.git = Git()`), by
-    /// attribute name over the whole module; `None` when another assignment of a `self.x` of
-    /// that name binds an instance of another class.
-    self_instances: HashMap<String, Option<(String, String)>>,
+    /// class family and attribute name; `None` when another assignment of that `self.x` in
+    /// the family binds an instance of another class.
+    self_instances: HashMap<(String, String), Option<(String, String)>>,
+    /// Each module-level class's family (`Locals::family`).
+    families: HashMap<String, String>,
 }
 
 /// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`,
@@ -2496,10 +2526,19 @@ impl Imports {
                 return None;
             }
             match node.kind_name() {
-                // `self.git.diff`: the instance `self.git` holds.
+                // `self.git.diff` in a method: the instance `self.git` holds (not `self.git(x)`,
+                // which is its `__call__`).
                 "identifier" if matches!(text_of(node, source), "self" | "cls") => {
-                    let attribute = attributes.pop()?;
-                    break self.self_instances.get(attribute)?.clone()?;
+                    let attribute: &str = attributes.pop()?;
+                    if attributes.is_empty() {
+                        return None;
+                    }
+                    let class = enclosing_method_class(node, source)?;
+                    let family = self.families.get(class).map_or(class, String::as_str);
+                    break self
+                        .self_instances
+                        .get(&(family.to_string(), attribute.to_string()))?
+                        .clone()?;
                 }
                 "identifier" => break self.names.get(text_of(node, source))?.clone(),
                 "attribute" => {
@@ -2731,12 +2770,54 @@ fn helper_arguments<'s, 't>(
     out
 }
 
-/// Whether `function`'s first parameter is `self` or `cls`.
+/// Whether `function`'s first parameter is `self` or `cls` (also typed: `self: "Runner"`).
 fn has_receiver(function: Node<'_>, source: &str) -> bool {
     function
         .field("parameters")
         .and_then(|parameters| parameters.first_named())
-        .is_some_and(|first| matches!(text_of(first, source), "self" | "cls"))
+        .is_some_and(|first| {
+            let mut names = Vec::new();
+            bound_names(first, source, &mut names);
+            names
+                .first()
+                .is_some_and(|name| name == "self" || name == "cls")
+        })
+}
+
+/// Whether `function` is defined in a class body (also under decorators).
+fn is_method_definition(function: Node<'_>) -> bool {
+    let mut parent = function.parent();
+    if parent.is_some_and(|p| p.kind_name() == "decorated_definition") {
+        parent = parent.and_then(|p| p.parent());
+    }
+    parent.is_some_and(|block| {
+        block.kind_name() == "block"
+            && block
+                .parent()
+                .is_some_and(|class| class.kind_name() == "class_definition")
+    })
+}
+
+/// The class whose method `node` is in (also inside a function nested in the method), or
+/// `None` outside every method.
+fn enclosing_method_class<'s>(node: Node<'_>, source: &'s str) -> Option<&'s str> {
+    let mut in_function = false;
+    let mut scope = node.parent();
+    while let Some(node) = scope {
+        match node.kind_name() {
+            "function_definition" | "lambda" => in_function = true,
+            "class_definition" => {
+                return if in_function {
+                    node.field("name").map(|name| text_of(name, source))
+                } else {
+                    None
+                };
+            }
+            _ => {}
+        }
+        scope = node.parent();
+    }
+    None
 }
 
 /// The module's own functions a call can reach: module-level (and decorated) functions by
@@ -2749,10 +2830,15 @@ struct Locals<'s, 't> {
     classes: HashSet<&'s str>,
     /// Names bound to an instance of a module-level class (`shell = Shell()`).
     instances: HashMap<&'s str, &'s str>,
-    /// `self.x` attributes of a class (class, `x`) bound to instances of a module-level
-    /// class (`self.shell = Shell()`); `None` when another assignment binds an instance of
-    /// another class.
+    /// `self.x` attributes of a class family ([`Locals::family`], `x`) bound to instances of
+    /// a module-level class (`self.shell = Shell()`); `None` when another assignment binds an
+    /// instance of another class.
     attribute_instances: HashMap<(&'s str, &'s str), Option<&'s str>>,
+    /// Module classes whose name is also bound by a module-level assignment (`Runner =
+    /// print`): a call of that name may not make an instance.
+    rebound: HashSet<&'s str>,
+    /// The same in a function (its node id): `Runner = print` in a handler.
+    rebound_in: HashSet<(usize, &'s str)>,
     /// The module-level base classes each module-level class names (`class Git(Base)`).
     bases: HashMap<&'s str, Vec<&'s str>>,
 }
@@ -2770,7 +2856,7 @@ impl<'s, 't> Locals<'s, 't> {
                 match self.functions.get(name) {
                     Some(function) => Some(*function),
                     None => self
-                        .class_named(callee, source)
+                        .constructed(caller, callee, source)
                         .and_then(|class| self.methods.get(&(class, "__init__")).copied()),
                 }
             }
@@ -2779,15 +2865,15 @@ impl<'s, 't> Locals<'s, 't> {
                 let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
                     ("identifier", name) => *self.instances.get(name)?,
-                    ("call", _) => self.class_named(object.field("function")?, source)?,
+                    ("call", _) => self.constructed(caller, object.field("function")?, source)?,
                     ("attribute", _) => {
                         let receiver = object.field("object")?;
                         if !matches!(text_of(receiver, source), "self" | "cls") {
                             return None;
                         }
-                        let class = self.class_of.get(&caller.id())?;
+                        let class = self.family(self.class_of.get(&caller.id())?);
                         let attribute = text_of(object.field("attribute")?, source);
-                        (*self.attribute_instances.get(&(*class, attribute))?)?
+                        (*self.attribute_instances.get(&(class, attribute))?)?
                     }
                     _ => return None,
                 };
@@ -2798,10 +2884,49 @@ impl<'s, 't> Locals<'s, 't> {
         }
     }
 
-    /// The module-level class `node` names.
+    /// The module-level class `node` names (not one whose name a module-level assignment
+    /// also binds).
     fn class_named(&self, node: Node<'_>, source: &'s str) -> Option<&'s str> {
         let name = text_of(node, source);
-        (node.kind_name() == "identifier" && self.classes.contains(name)).then_some(name)
+        (node.kind_name() == "identifier"
+            && self.classes.contains(name)
+            && !self.rebound.contains(name))
+        .then_some(name)
+    }
+
+    /// The module class a call of `callee` in `caller` makes an instance of (`Runner(x)`),
+    /// unless `caller` binds that name itself (a parameter, an assignment).
+    fn constructed(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<&'s str> {
+        let class = self.class_named(callee, source)?;
+        let shadowed = self.rebound_in.contains(&(caller.id(), class))
+            || parameter_names(caller, source)
+                .iter()
+                .flatten()
+                .any(|parameter| parameter == class);
+        (!shadowed).then_some(class)
+    }
+
+    /// A class and the module's classes it derives from, or that derive from it, share one
+    /// family, named by its root base of the module: `self` in a base class's method may be
+    /// an instance of the subclass.
+    fn family<'c>(&self, class: &'c str) -> &'c str
+    where
+        's: 'c,
+    {
+        let mut root = class;
+        let mut seen = HashSet::new();
+        while seen.insert(root) {
+            match self.bases.get(root).and_then(|bases| {
+                bases
+                    .iter()
+                    .find(|base| self.classes.contains(**base))
+                    .copied()
+            }) {
+                Some(base) => root = base,
+                None => break,
+            }
+        }
+        root
     }
 }
 
@@ -3017,22 +3142,7 @@ fn seed_taint<'t>(
     // them: every method of the class reads them tainted.
     // A class and the module's classes it derives from, or that derive from it, share
     // one family: `self` in a base class's method may be an instance of the subclass.
-    let family = |class: &str| -> String {
-        let mut root = class;
-        let mut seen = HashSet::new();
-        while seen.insert(root) {
-            match locals.bases.get(root).and_then(|bases| {
-                bases
-                    .iter()
-                    .find(|base| locals.classes.contains(**base))
-                    .copied()
-            }) {
-                Some(base) => root = base,
-                None => break,
-            }
-        }
-        root.to_string()
-    };
+    let family = |class: &str| -> String { locals.family(class).to_string() };
     let mut class_methods: HashMap<String, Vec<Node<'t>>> = HashMap::new();
     for ((class, _), method) in &locals.methods {
         class_methods

@@ -1,0 +1,11 @@
+# expect: exec_dynamic_string
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+class Runner:
+    def __init__(self, command):
+        os.system(command)
+Runner = print
+@mcp.tool()
+def go(cmd: str):
+    return Runner(cmd)

@@ -1,0 +1,3 @@
+class Mirror:
+    def diff(self, rev):
+        return rev
