@@ -2846,9 +2846,10 @@ struct Locals<'s, 't> {
 impl<'s, 't> Locals<'s, 't> {
     /// The function `callee`, called from `caller`, is: `f(x)` a function of the module,
     /// `Shell(x)` the `__init__` of a module-level class, `self.run(x)` / `cls.run(x)` a
-    /// method of the caller's class, `Shell().run(x)`, `shell.run(x)` (`shell = Shell()`) or
-    /// `self.shell.run(x)` (`self.shell = Shell()` in the caller's class) a method of a
-    /// module-level class.
+    /// method of the caller's class, `super().run(x)` one of its module bases,
+    /// `Shell().run(x)`, `shell.run(x)` (`shell = Shell()`) or `self.shell.run(x)`
+    /// (`self.shell = Shell()` in the caller's class) a method of a module-level class; a
+    /// method a class does not define is looked for in its module bases.
     fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
         match callee.kind_name() {
             "identifier" => {
@@ -2857,14 +2858,24 @@ impl<'s, 't> Locals<'s, 't> {
                     Some(function) => Some(*function),
                     None => self
                         .constructed(caller, callee, source)
-                        .and_then(|class| self.methods.get(&(class, "__init__")).copied()),
+                        .and_then(|class| self.method_of(class, "__init__", false)),
                 }
             }
             "attribute" => {
                 let object = callee.field("object")?;
+                let method = text_of(callee.field("attribute")?, source);
                 let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
                     ("identifier", name) => *self.instances.get(name)?,
+                    // `super().__init__(cmd)` in a method: a base's.
+                    ("call", _)
+                        if object
+                            .field("function")
+                            .is_some_and(|f| text_of(f, source) == "super") =>
+                    {
+                        let class = self.class_of.get(&caller.id())?;
+                        return self.method_of(class, method, true);
+                    }
                     ("call", _) => self.constructed(caller, object.field("function")?, source)?,
                     ("attribute", _) => {
                         let receiver = object.field("object")?;
@@ -2877,11 +2888,32 @@ impl<'s, 't> Locals<'s, 't> {
                     }
                     _ => return None,
                 };
-                let method = text_of(callee.field("attribute")?, source);
-                self.methods.get(&(class, method)).copied()
+                self.method_of(class, method, false)
             }
             _ => None,
         }
+    }
+
+    /// The method `name` of `class` or, when it does not define it (or `bases_only`), of
+    /// the first of its module bases that does, depth first, left to right (Python's order
+    /// for single inheritance).
+    fn method_of(&self, class: &'s str, name: &'s str, bases_only: bool) -> Option<Node<'t>> {
+        let mut stack = vec![(class, bases_only)];
+        let mut seen = HashSet::new();
+        while let Some((class, skip)) = stack.pop() {
+            if !seen.insert(class) {
+                continue;
+            }
+            if !skip && let Some(method) = self.methods.get(&(class, name)) {
+                return Some(*method);
+            }
+            for base in self.bases.get(class).into_iter().flatten().rev() {
+                if self.classes.contains(base) {
+                    stack.push((base, false));
+                }
+            }
+        }
+        None
     }
 
     /// The module-level class `node` names (not one whose name a module-level assignment
