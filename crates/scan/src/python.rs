@@ -2091,6 +2091,7 @@ pub(crate) fn analyze_with(
         attribute_instances: HashMap::new(),
         rebound: HashSet::new(),
         rebound_in: HashSet::new(),
+        families: HashMap::new(),
         bases: HashMap::new(),
     };
     // A decorated method is no module function: a bare `run(x)` never calls it.
@@ -2161,6 +2162,7 @@ pub(crate) fn analyze_with(
         }
     }
 
+    locals.find_families();
     // `Runner = print` at module level (or in a function): `Runner(x)` (there) may not make
     // a `Runner`.
     for assignment in &assignments {
@@ -2820,6 +2822,9 @@ fn enclosing_method_class<'s>(node: Node<'_>, source: &'s str) -> Option<&'s str
     None
 }
 
+/// Most classes [`Locals::method_of`] looks at for one method.
+const MAX_BASES_SEARCHED: usize = 64;
+
 /// The module's own functions a call can reach: module-level (and decorated) functions by
 /// name, the methods of module-level classes, and the class each of those methods is in.
 struct Locals<'s, 't> {
@@ -2839,6 +2844,8 @@ struct Locals<'s, 't> {
     rebound: HashSet<&'s str>,
     /// The same in a function (its node id): `Runner = print` in a handler.
     rebound_in: HashSet<(usize, &'s str)>,
+    /// Each module class's family root ([`Locals::family`]).
+    families: HashMap<&'s str, &'s str>,
     /// The module-level base classes each module-level class names (`class Git(Base)`).
     bases: HashMap<&'s str, Vec<&'s str>>,
 }
@@ -2897,11 +2904,13 @@ impl<'s, 't> Locals<'s, 't> {
     /// The method `name` of `class` or, when it does not define it (or `bases_only`), of
     /// the first of its module bases that does, depth first, left to right (Python's order
     /// for single inheritance).
+    /// At most [`MAX_BASES_SEARCHED`] classes are looked at, so a call costs the same in a
+    /// hierarchy of any depth.
     fn method_of(&self, class: &'s str, name: &'s str, bases_only: bool) -> Option<Node<'t>> {
         let mut stack = vec![(class, bases_only)];
         let mut seen = HashSet::new();
         while let Some((class, skip)) = stack.pop() {
-            if !seen.insert(class) {
+            if seen.len() >= MAX_BASES_SEARCHED || !seen.insert(class) {
                 continue;
             }
             if !skip && let Some(method) = self.methods.get(&(class, name)) {
@@ -2940,25 +2949,45 @@ impl<'s, 't> Locals<'s, 't> {
 
     /// A class and the module's classes it derives from, or that derive from it, share one
     /// family, named by its root base of the module: `self` in a base class's method may be
-    /// an instance of the subclass.
+    /// an instance of the subclass. Computed once for every class ([`Locals::find_families`]).
     fn family<'c>(&self, class: &'c str) -> &'c str
     where
         's: 'c,
     {
-        let mut root = class;
-        let mut seen = HashSet::new();
-        while seen.insert(root) {
-            match self.bases.get(root).and_then(|bases| {
-                bases
-                    .iter()
-                    .find(|base| self.classes.contains(**base))
-                    .copied()
-            }) {
-                Some(base) => root = base,
-                None => break,
+        self.families.get(class).copied().unwrap_or(class)
+    }
+
+    /// Every module class's family root, each chain of bases walked once (a class whose
+    /// root is known ends a walk), so a deep hierarchy costs linear time.
+    fn find_families(&mut self) {
+        let mut families: HashMap<&'s str, &'s str> = HashMap::new();
+        for class in &self.classes {
+            let mut path = Vec::new();
+            let mut on_path = HashSet::new();
+            let mut current = *class;
+            let root = loop {
+                if let Some(root) = families.get(current) {
+                    break *root;
+                }
+                if !on_path.insert(current) {
+                    break current;
+                }
+                path.push(current);
+                match self.bases.get(current).and_then(|bases| {
+                    bases
+                        .iter()
+                        .find(|base| self.classes.contains(**base))
+                        .copied()
+                }) {
+                    Some(base) => current = base,
+                    None => break current,
+                }
+            };
+            for class in path {
+                families.insert(class, root);
             }
         }
-        root
+        self.families = families;
     }
 }
 

@@ -870,3 +870,31 @@ fn star_re_export_rings_and_long_call_chains_end() {
         );
     }
 }
+
+#[test]
+fn python_class_hierarchies_are_linear() {
+    // 3 000 classes, each deriving from the one before, and 3 000 calls into the last one:
+    // each class's family is computed once per module and a method is looked for in at most
+    // 64 classes, so a call costs the same at any depth (it used to walk the whole chain).
+    let n = 3_000;
+    let mut classes = String::from(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\nclass C0:\n    def __init__(self, c):\n        self.c = c\n    def m(self, x):\n        return os.system(x)\n",
+    );
+    for i in 1..n {
+        classes.push_str(&format!(
+            "class C{i}(C{}):\n    def k{i}(self):\n        return self.c\n",
+            i - 1
+        ));
+    }
+    let last = n - 1;
+    let calls = format!("    C{last}(x).k{last}()\n").repeat(n);
+    let tainted = |tool_body: &str| {
+        let text = format!("{classes}@mcp.tool()\ndef go(x: str):\n{calls}{tool_body}");
+        let findings = scan::scan_text(Path::new("deep.py"), &text).expect("scans");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        findings[0].tainted_from_tool_input
+    };
+    // `m` inherited ten classes up is found; 2 999 classes up is past the search bound.
+    assert!(tainted("    C10(x).m(x)\n"));
+    assert!(!tainted(&format!("    C{last}(x).m(x)\n")));
+}
