@@ -2240,11 +2240,6 @@ pub(crate) fn analyze_with(
             }
         }
     }
-    for class in &locals.classes {
-        linked
-            .families
-            .insert(class.to_string(), locals.family(class).to_string());
-    }
     let mut analyzer = Analyzer {
         source: text,
         bindings,
@@ -2385,7 +2380,9 @@ pub(crate) fn analyze_with(
     analyzer.declaration_statements = declarations.clone();
     if !dash_free.is_empty() {
         for call in &calls {
-            if let Some(path) = call.field("function").and_then(|f| linked.path(f, text))
+            if let Some(path) = call
+                .field("function")
+                .and_then(|f| linked.path(f, text, &locals.families))
                 && dash_free.contains(&path)
             {
                 analyzer.dash_free_calls.insert(call.start_byte());
@@ -2402,7 +2399,7 @@ pub(crate) fn analyze_with(
     seed_taint(&mut analyzer, &locals, roots, &taint_nodes);
     analyzer.dash_refusals = dash_refusals(&analyzer, &locals, &calls);
     analyzer.program_pins = program_pins(&analyzer, &locals, &calls);
-    analysis.outgoing = outgoing(&analyzer, &linked, &calls);
+    analysis.outgoing = outgoing(&analyzer, &linked, &locals.families, &calls);
     analysis.dash_free_returns = (analyzer.returns.keys())
         .filter(|name| analyzer.returns_dash_free(name, 0))
         .map(|name| name.to_string())
@@ -2476,8 +2473,6 @@ struct Imports {
     /// class family and attribute name; `None` when another assignment of that `self.x` in
     /// the family binds an instance of another class.
     self_instances: HashMap<(String, String), Option<(String, String)>>,
-    /// Each module-level class's family (`Locals::family`).
-    families: HashMap<String, String>,
 }
 
 /// Most attributes and calls followed down one callee (`a.b.c(x)`, `Git().diff(x)`,
@@ -2497,28 +2492,35 @@ impl Imports {
 
     /// The module and the name there that `node` denotes: a bound name, `g.run` (`import
     /// pkg.git as g`), `git.run` (`from . import git`), `Git().diff` (a method of an imported
-    /// class); the name is empty for a module itself.
-    fn path(&self, node: Node<'_>, source: &str) -> Option<(String, String)> {
-        self.path_through(node, source, true)
+    /// class), `self.git.diff` in a method of a class whose family (`families`, as
+    /// [`Locals::families`]) binds `self.git` to an imported class; the name is empty for a
+    /// module itself.
+    fn path(
+        &self,
+        node: Node<'_>,
+        source: &str,
+        families: &HashMap<&str, &str>,
+    ) -> Option<(String, String)> {
+        self.path_through(node, source, Some(families))
     }
 
     /// The imported class a call of `callee` makes an instance of (`Git()`, `git.Git()`):
     /// a name whose last part is capitalised.
     fn instance_of(&self, callee: Node<'_>, source: &str) -> Option<(String, String)> {
-        self.path_through(callee, source, false)
-            .filter(|(_, name)| {
-                name.rsplit('.')
-                    .next()
-                    .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
-            })
+        self.path_through(callee, source, None).filter(|(_, name)| {
+            name.rsplit('.')
+                .next()
+                .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+        })
     }
 
-    /// [`Imports::path`], through one instance call (`Git().diff`) when `instances`.
+    /// [`Imports::path`]; through an instance (`Git().diff`, `self.git.diff`) only when
+    /// `families` is given.
     fn path_through(
         &self,
         mut node: Node<'_>,
         source: &str,
-        instances: bool,
+        families: Option<&HashMap<&str, &str>>,
     ) -> Option<(String, String)> {
         let mut attributes = Vec::new();
         let mut steps = 0;
@@ -2536,7 +2538,7 @@ impl Imports {
                         return None;
                     }
                     let class = enclosing_method_class(node, source)?;
-                    let family = self.families.get(class).map_or(class, String::as_str);
+                    let family = families?.get(class).copied().unwrap_or(class);
                     break self
                         .self_instances
                         .get(&(family.to_string(), attribute.to_string()))?
@@ -2547,7 +2549,7 @@ impl Imports {
                     attributes.push(text_of(node.field("attribute")?, source));
                     node = node.field("object")?;
                 }
-                "call" if instances && !attributes.is_empty() => {
+                "call" if families.is_some() && !attributes.is_empty() => {
                     break self.instance_of(node.field("function")?, source)?;
                 }
                 _ => return None,
@@ -2844,7 +2846,8 @@ struct Locals<'s, 't> {
     rebound: HashSet<&'s str>,
     /// The same in a function (its node id): `Runner = print` in a handler.
     rebound_in: HashSet<(usize, &'s str)>,
-    /// Each module class's family root ([`Locals::family`]).
+    /// Each module class's family root ([`Locals::family`]); a class that derives from no
+    /// module class is its own root.
     families: HashMap<&'s str, &'s str>,
     /// The module-level base classes each module-level class names (`class Git(Base)`).
     bases: HashMap<&'s str, Vec<&'s str>>,
@@ -3061,12 +3064,17 @@ fn seeded_parameters(
 /// modules (the tainted argument positions and keywords), and tool handlers registered from
 /// another module (`mcp.add_tool(imported)`), every parameter of which is input. One flow per
 /// imported name.
-fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -> Vec<Flow> {
+fn outgoing(
+    analyzer: &Analyzer<'_, '_>,
+    linked: &Imports,
+    families: &HashMap<&str, &str>,
+    calls: &[Node<'_>],
+) -> Vec<Flow> {
     let text = analyzer.source;
     let mut merged: BTreeMap<(String, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
     for call in calls {
         if let Some(path) = registered_handler(*call, text)
-            .and_then(|handler| linked.path(handler, text))
+            .and_then(|handler| linked.path(handler, text, families))
             .filter(|(_, name)| !name.is_empty())
         {
             merged.entry(path).or_default().0 = ALL_POSITIONS;
@@ -3084,7 +3092,7 @@ fn outgoing(analyzer: &Analyzer<'_, '_>, linked: &Imports, calls: &[Node<'_>]) -
         }
         let (Some(path), Some(arguments)) = (
             linked
-                .path(callee, text)
+                .path(callee, text, families)
                 .filter(|(_, name)| !name.is_empty()),
             call.field("arguments"),
         ) else {
@@ -3203,15 +3211,14 @@ fn seed_taint<'t>(
     // them: every method of the class reads them tainted.
     // A class and the module's classes it derives from, or that derive from it, share
     // one family: `self` in a base class's method may be an instance of the subclass.
-    let family = |class: &str| -> String { locals.family(class).to_string() };
-    let mut class_methods: HashMap<String, Vec<Node<'t>>> = HashMap::new();
+    let mut class_methods: HashMap<&str, Vec<Node<'t>>> = HashMap::new();
     for ((class, _), method) in &locals.methods {
         class_methods
-            .entry(family(class))
+            .entry(locals.family(class))
             .or_default()
             .push(*method);
     }
-    let mut class_attributes: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut class_attributes: HashMap<&str, HashSet<String>> = HashMap::new();
     // Every function a bounded number of times (each visit costs a pass over it, so the
     // whole stays linear in the file), and the whole a bounded number of visits.
     let most_rounds =
@@ -3237,8 +3244,8 @@ fn seed_taint<'t>(
             let class = locals
                 .class_of
                 .get(&function.id())
-                .map(|class| family(class));
-            if let Some(attributes) = class.as_ref().and_then(|class| class_attributes.get(class)) {
+                .map(|class| locals.family(class));
+            if let Some(attributes) = class.and_then(|class| class_attributes.get(class)) {
                 names.extend(attributes.iter().cloned());
             }
             // Bounded rounds: a chain of assignments written in reverse order would otherwise cost
