@@ -29,6 +29,7 @@ mod output;
 mod project;
 mod python;
 mod python_scope;
+mod python_tree;
 pub mod report;
 pub mod rule;
 mod rust_lang;

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use tree_sitter::Node;
+use crate::python_tree::{PyNode, PyTree, named_children, walk, walk_with_parent};
 
 use crate::error::SourceError;
 use crate::finding::{ALL_POSITIONS, Analysis, Flow, Hit, Positions, Reexport};
@@ -38,10 +38,7 @@ use crate::rule::{
     shell_position, takes_value_in,
 };
 use crate::source::SourceText;
-use crate::syntax_tree::{
-    Grammar, PythonNode, Reads, Scopes, contains, inside, named_children, parse, python_field_id,
-    text_of, walk, walk_with_parent,
-};
+use crate::syntax_tree::{Grammar, Reads, Scopes, Span, contains, inside, parse, text_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Module {
@@ -132,14 +129,14 @@ fn member(module: Module, name: &str) -> Option<Value> {
 }
 
 struct Call<'t> {
-    node: Node<'t>,
-    positional: Vec<Node<'t>>,
-    keywords: HashMap<&'t str, Node<'t>>,
+    node: PyNode<'t>,
+    positional: Vec<PyNode<'t>>,
+    keywords: HashMap<&'t str, PyNode<'t>>,
     has_splat: bool,
 }
 
 /// A call that grows a list: the method (`append`, `extend`, `insert`) and its arguments.
-type Growth<'t> = (&'static str, Vec<Node<'t>>);
+type Growth<'t> = (&'static str, Vec<PyNode<'t>>);
 
 struct Analyzer<'s, 't> {
     source: &'s str,
@@ -152,15 +149,15 @@ struct Analyzer<'s, 't> {
     constant_values: HashMap<(ScopeId, String), Vec<String>>,
     /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
     /// "log"]`, maybe grown by `+=`), in source order.
-    lists: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    lists: HashMap<(ScopeId, String), Vec<PyNode<'t>>>,
     /// The list literals added to a list name with `+=`, by name.
-    additions: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    additions: HashMap<(ScopeId, String), Vec<PyNode<'t>>>,
     /// List names changed in a way not seen piece by piece (`cmd[1] = x`, `cmd = ["git"] +
     /// args`, `cmd += other`).
     opaque_growth: HashSet<(ScopeId, String)>,
     /// Dict literals or `dict(...)` calls assigned to a name only ever bound to those (for
     /// `**OPTS`), in source order.
-    dicts: HashMap<(ScopeId, String), Vec<Node<'t>>>,
+    dicts: HashMap<(ScopeId, String), Vec<PyNode<'t>>>,
     /// `name.append(x)`, `.extend([..])`, `.insert(i, x)` calls: the method and arguments.
     growth: HashMap<(ScopeId, String), Vec<Growth<'t>>>,
     /// Per tool handler (or function reached from one): its tainted names.
@@ -172,7 +169,7 @@ struct Analyzer<'s, 't> {
     reads: Reads<'s>,
     hits: Vec<Hit>,
     /// The values module-level functions return, by name (`None` for a bare `return`).
-    returns: HashMap<&'s str, Vec<Option<Node<'t>>>>,
+    returns: HashMap<&'s str, Vec<Option<PyNode<'t>>>>,
     /// Functions whose returns are being decided (a recursive one returns no constant).
     deciding: std::cell::RefCell<HashSet<&'s str>>,
     /// Calls that hand a name to a function of this module which refuses it when it starts
@@ -182,9 +179,9 @@ struct Analyzer<'s, 't> {
     /// cannot start with `-` (see [`Inbound::dash_free`]).
     dash_free_calls: HashSet<usize>,
     /// Every `if` statement of the file, in source order (for [`Analyzer::guard_before`]).
-    if_statements: Vec<Node<'t>>,
+    if_statements: Vec<PyNode<'t>>,
     /// Every `global` and `nonlocal` statement of the file, in source order.
-    declaration_statements: Vec<Node<'t>>,
+    declaration_statements: Vec<PyNode<'t>>,
     /// The tool handlers of this file (by node id): the SDK checks their arguments against
     /// the parameters' annotations before the call.
     handlers: HashSet<usize>,
@@ -216,12 +213,12 @@ struct ProgramPin<'s> {
 }
 
 impl<'s, 't> Analyzer<'s, 't> {
-    fn text(&self, node: Node<'_>) -> &'s str {
+    fn text(&self, node: PyNode<'_>) -> &'s str {
         text_of(node, self.source)
     }
 
     /// The scope and name a read of an identifier refers to.
-    fn key_of(&self, identifier: Node<'_>) -> (ScopeId, String) {
+    fn key_of(&self, identifier: PyNode<'_>) -> (ScopeId, String) {
         let name = self.text(identifier);
         let scope = self
             .names
@@ -234,11 +231,11 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `getattr(subprocess, "run")`, `__import__("os").system`), within a bounded number of
     /// steps down the expression, so a long method chain costs no more per call than a short
     /// one.
-    fn resolve(&self, node: Node<'_>) -> Option<Value> {
+    fn resolve(&self, node: PyNode<'_>) -> Option<Value> {
         self.resolve_within(node, MAX_PATH_STEPS)
     }
 
-    fn resolve_within(&self, node: Node<'_>, steps: usize) -> Option<Value> {
+    fn resolve_within(&self, node: PyNode<'_>, steps: usize) -> Option<Value> {
         let steps = steps.checked_sub(1)?;
         match node.kind_name() {
             "identifier" => self.bindings.get(self.text(node)).copied(),
@@ -285,7 +282,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// A string known at analysis time: [`Analyzer::const_strs`] with a single value.
-    fn const_str(&self, node: Node<'_>) -> Option<String> {
+    fn const_str(&self, node: PyNode<'_>) -> Option<String> {
         let mut values = self.const_strs(node);
         if values.len() == 1 {
             values.pop()
@@ -297,7 +294,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// The strings an expression may be at analysis time: a literal, a constant name, both
     /// sides of a conditional, a `+` of those (at most [`MAX_CONSTANT_VALUES`] values, each
     /// at most [`CONSTANT_LENGTH`] long). Empty when unknown.
-    fn const_strs(&self, node: Node<'_>) -> Vec<String> {
+    fn const_strs(&self, node: PyNode<'_>) -> Vec<String> {
         match node.kind_name() {
             "identifier" => self
                 .constant_values
@@ -348,7 +345,7 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    fn string_literal_text(&self, node: Node<'_>) -> Option<String> {
+    fn string_literal_text(&self, node: PyNode<'_>) -> Option<String> {
         match node.kind_name() {
             "string" if !has_interpolation(node) => {
                 let mut content = String::new();
@@ -373,7 +370,7 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    fn is_literal(&self, node: Node<'_>) -> bool {
+    fn is_literal(&self, node: PyNode<'_>) -> bool {
         match node.kind_name() {
             "integer" | "float" | "true" | "false" | "none" => true,
             "identifier" => self.constants.contains(&self.key_of(node)),
@@ -424,7 +421,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `Path.home()`, `str(..)`, `Path(..)`, `os.path.join(..)`, `os.path.expanduser(..)` of
     /// constants, and a module-level function whose every `return` is a constant
     /// (`_get_npx_command()` returning `"npx"` or `None`).
-    fn is_literal_call(&self, call: Node<'_>) -> bool {
+    fn is_literal_call(&self, call: PyNode<'_>) -> bool {
         let (Some(callee), Some(arguments)) = (call.field("function"), call.field("arguments"))
         else {
             return false;
@@ -472,7 +469,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// `False`, `None`, `0`, `''`: the values of `shell=` that keep the shell off.
-    fn is_falsy_literal(&self, node: Node<'_>) -> bool {
+    fn is_falsy_literal(&self, node: PyNode<'_>) -> bool {
         match node.kind_name() {
             "false" | "none" => true,
             "integer" => self.text(node) == "0",
@@ -482,7 +479,7 @@ impl<'s, 't> Analyzer<'s, 't> {
         }
     }
 
-    fn mentions_taint(&self, call: Node<'_>, argument: Node<'_>) -> bool {
+    fn mentions_taint(&self, call: PyNode<'_>, argument: PyNode<'_>) -> bool {
         self.tainted_scopes
             .containing(call)
             .any(|names| self.reads.any_within(names, argument))
@@ -491,7 +488,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Where `name` is read inside `node`: the first [`MAX_GLOBAL_READS`] of them, so a
     /// check per sink stays linear.
-    fn reads_within(&self, node: Node<'_>, name: &str) -> impl Iterator<Item = usize> + '_ {
+    fn reads_within(&self, node: PyNode<'_>, name: &str) -> impl Iterator<Item = usize> + '_ {
         let offsets = self.reads.offsets_of(name);
         let first = offsets.partition_point(|offset| *offset < node.start_byte());
         let end = node.end_byte();
@@ -505,7 +502,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// Does `function` itself (not a function nested in it) read the module's `name`?
-    fn reads_module_name(&self, function: Node<'_>, name: &str) -> bool {
+    fn reads_module_name(&self, function: PyNode<'_>, name: &str) -> bool {
         let Some(names) = self.names.as_ref() else {
             return false;
         };
@@ -521,7 +518,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Does `node` read a module name that holds tool input ([`Analyzer::tainted_globals`]),
     /// where the read refers to the module's binding (not a local of the same name)?
-    fn reads_tainted_global(&self, node: Node<'_>) -> bool {
+    fn reads_tainted_global(&self, node: PyNode<'_>) -> bool {
         let Some(names) = self.names.as_ref() else {
             return false;
         };
@@ -542,10 +539,10 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// ([`takes_value`]).
     fn can_inject_flag(
         &self,
-        call: Node<'_>,
+        call: PyNode<'_>,
         program: Option<&str>,
         subcommand: Option<&str>,
-        arguments: &[Node<'_>],
+        arguments: &[PyNode<'_>],
     ) -> bool {
         let takes_value = |program, option: &str| takes_value_in(program, subcommand, option);
         let mut value_next = false;
@@ -588,7 +585,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Is the argv name `name` bound to one list only, never grown, and read only at `call`
     /// within its function?
-    fn read_once_here(&self, name: Node<'_>, call: Node<'_>) -> bool {
+    fn read_once_here(&self, name: PyNode<'_>, call: PyNode<'_>) -> bool {
         let key = self.key_of(name);
         let Some(&[list]) = self.lists.get(&key).map(Vec::as_slice) else {
             return false;
@@ -622,7 +619,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// rebinds (`f"{local_port}:{pod_port}"` with `local_port: int`)? The SDK validates
     /// the argument against the annotation, so the text is digits with at most a leading
     /// `-`: an option made of digits, which runs no code.
-    fn starts_with_int_parameter(&self, element: Node<'_>) -> bool {
+    fn starts_with_int_parameter(&self, element: PyNode<'_>) -> bool {
         let first = match element.kind_name() {
             "identifier" => Some(element),
             "string" => named_children(element)
@@ -675,7 +672,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// The program of `[prog, ..] + rest` when it is a literal that is neither a shell nor a
     /// program that runs the next argument (`["sh", "-c"] + [cmd]` stays a dynamic argv).
-    fn literal_program_of_sum(&self, argv: Node<'_>) -> Option<String> {
+    fn literal_program_of_sum(&self, argv: PyNode<'_>) -> Option<String> {
         if argv.kind_name() != "binary_operator"
             || argv.field("operator").map(|o| self.text(o)) != Some("+")
         {
@@ -694,7 +691,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// the name `key` is bound to?
     fn bound_list_injectable(
         &self,
-        call: Node<'_>,
+        call: PyNode<'_>,
         key: &(ScopeId, String),
         program: Option<&str>,
         subcommand: Option<&str>,
@@ -709,8 +706,8 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// The pieces added to the list `key` names after it is bound, each in its order:
     /// `+= [..]` and `.extend([..])` literals, `.append(x)`; `None` when some addition is not
     /// one of these (`.insert`, `.extend(other)`).
-    fn growth_pieces(&self, key: &(ScopeId, String)) -> Option<Vec<Vec<Node<'t>>>> {
-        let mut pieces: Vec<Vec<Node<'t>>> = self
+    fn growth_pieces(&self, key: &(ScopeId, String)) -> Option<Vec<Vec<PyNode<'t>>>> {
+        let mut pieces: Vec<Vec<PyNode<'t>>> = self
             .additions
             .get(key)
             .into_iter()
@@ -731,7 +728,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Is the list `name` is bound to grown after it is bound (`append`, `extend`,
     /// `insert`, `+=`, a literal added to something)?
-    fn grown(&self, name: Node<'_>) -> bool {
+    fn grown(&self, name: PyNode<'_>) -> bool {
         let key = self.key_of(name);
         self.opaque_growth.contains(&key)
             || self.additions.contains_key(&key)
@@ -739,7 +736,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// A tainted element that input can start.
-    fn injectable(&self, call: Node<'_>, element: Node<'_>) -> bool {
+    fn injectable(&self, call: PyNode<'_>, element: PyNode<'_>) -> bool {
         !self.starts_with_int_parameter(element)
             && self.mentions_taint(call, element)
             && !self.literal_prefix_keeps_input_inside(element)
@@ -753,7 +750,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// a string with literal text first (not dashes), a call of a module function (or of an
     /// imported one, [`Inbound::dash_free`]) none of whose returns can, and a local name
     /// bound in its function only to such values. `depth` bounds the chain of names.
-    fn dash_free(&self, node: Node<'_>, depth: usize) -> bool {
+    fn dash_free(&self, node: PyNode<'_>, depth: usize) -> bool {
         if depth > DASH_FREE_DEPTH {
             return false;
         }
@@ -803,7 +800,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// `Path(p)`, `pathlib.Path(p)`, and a chain of `Path` methods on one
     /// (`Path(p).expanduser()`): a `pathlib` path object.
-    fn path_object(&self, node: Node<'_>) -> bool {
+    fn path_object(&self, node: PyNode<'_>) -> bool {
         let mut node = node;
         for _ in 0..DASH_FREE_DEPTH {
             let Some(callee) = (node.kind_name() == "call")
@@ -846,7 +843,13 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// Is `name` bound in `function`, from byte `after` on, only by plain assignments of
     /// values that cannot start with `-` (no `+=`, loop, `:=`, `with .. as`, unpacking or
     /// `global`)?
-    fn bound_dash_free(&self, function: Node<'_>, name: &str, after: usize, depth: usize) -> bool {
+    fn bound_dash_free(
+        &self,
+        function: PyNode<'_>,
+        name: &str,
+        after: usize,
+        depth: usize,
+    ) -> bool {
         let key = (function.id(), name.to_string(), after);
         if let Some(known) = self.dash_free_bindings.borrow().get(&key) {
             return *known;
@@ -862,7 +865,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// [`Analyzer::bound_dash_free`], walking the function.
     fn bound_dash_free_walk(
         &self,
-        function: Node<'_>,
+        function: PyNode<'_>,
         name: &str,
         after: usize,
         depth: usize,
@@ -889,7 +892,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 return false;
             };
             self.dash_free_budget.set(budget);
-            let binds = |target: Option<Node<'_>>| {
+            let binds = |target: Option<PyNode<'_>>| {
                 target.is_some_and(|target| {
                     let mut names = Vec::new();
                     bound_names(target, self.source, &mut names);
@@ -954,7 +957,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// one by a statement of the function body's top level before `at` and after that only
     /// to such values (`app_path = validate_path(app_path)`, where `validate_path` returns
     /// `os.path.realpath(..)`).
-    fn name_dash_free(&self, at: Node<'_>, depth: usize) -> bool {
+    fn name_dash_free(&self, at: PyNode<'_>, depth: usize) -> bool {
         if at.kind_name() != "identifier" {
             return false;
         }
@@ -999,7 +1002,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// `f"{repository_uri}:{tag}"` with an untainted first `{}`: the input comes after it.
-    fn untainted_first(&self, call: Node<'_>, element: Node<'_>) -> bool {
+    fn untainted_first(&self, call: PyNode<'_>, element: PyNode<'_>) -> bool {
         element.kind_name() == "string"
             && named_children(element)
                 .into_iter()
@@ -1011,12 +1014,12 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Every element a name bound only to list and tuple literals may hold: theirs, and what
     /// `append`/`extend`/`insert` add to it. `None` for a name not known to be such a list.
-    fn list_elements(&self, name: Node<'_>) -> Option<Vec<Node<'t>>> {
+    fn list_elements(&self, name: PyNode<'_>) -> Option<Vec<PyNode<'t>>> {
         if name.kind_name() != "identifier" {
             return None;
         }
         let key = self.key_of(name);
-        let mut elements: Vec<Node<'t>> = self
+        let mut elements: Vec<PyNode<'t>> = self
             .lists
             .get(&key)?
             .iter()
@@ -1039,7 +1042,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// `f"--unified={n}"`, `"refs/" + x`: the element starts with literal text, so input
     /// cannot start it; unless that text is only dashes (`f"-{x}"` is `-c...`).
-    fn literal_prefix_keeps_input_inside(&self, argument: Node<'_>) -> bool {
+    fn literal_prefix_keeps_input_inside(&self, argument: PyNode<'_>) -> bool {
         let prefix = match argument.kind_name() {
             "string" => {
                 let mut prefix = String::new();
@@ -1073,7 +1076,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// in its body refuses, earlier in the function that makes the call; or that an earlier
     /// call there hands to a function of this module that refuses it so
     /// (`self._validate_ref(ref)`, see [`Analyzer::dash_refusals`]).
-    fn refused_when_dashed(&self, call: Node<'_>, argument: Node<'_>) -> bool {
+    fn refused_when_dashed(&self, call: PyNode<'_>, argument: PyNode<'_>) -> bool {
         if argument.kind_name() != "identifier" {
             return false;
         }
@@ -1089,7 +1092,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Whether an `if name.startswith("-")` (also after `.strip()`/`.lstrip()`) whose body
     /// raises or returns comes in `function` before byte `before`.
-    fn dash_guarded_in(&self, function: Node<'_>, name: &str, before: usize) -> bool {
+    fn dash_guarded_in(&self, function: PyNode<'_>, name: &str, before: usize) -> bool {
         let guards = [
             format!("{name}.startswith(\"-\")"),
             format!("{name}.startswith('-')"),
@@ -1108,9 +1111,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `refuses` and whose body raises or returns.
     fn guard_before(
         &self,
-        function: Node<'_>,
+        function: PyNode<'_>,
         before: usize,
-        mut refuses: impl FnMut(Node<'_>) -> bool,
+        mut refuses: impl FnMut(PyNode<'_>) -> bool,
     ) -> bool {
         inside(&self.if_statements, function)
             .iter()
@@ -1132,7 +1135,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// The programs an argv name is pinned to before the call: an `if` that raises or
     /// returns unless `name[0]` is one constant (`if not cmd or cmd[0] != "finch": raise`)
     /// or one of a literal collection of constants (`if cmd[0] not in ("git", "gh"):`).
-    fn pinned_programs(&self, call: Node<'_>, argv: Node<'_>) -> Option<Vec<String>> {
+    fn pinned_programs(&self, call: PyNode<'_>, argv: PyNode<'_>) -> Option<Vec<String>> {
         if argv.kind_name() != "identifier" {
             return None;
         }
@@ -1164,8 +1167,8 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// Whether code in `function` between bytes `from` and `to` may change what `name`
     /// holds: binds it (`cmd = ..`, `for cmd in ..`), assigns into it (`cmd[0] = ..`),
     /// calls a method on it (`cmd.insert(0, "sh")`), hands it to a call or deletes from it.
-    fn touched_between(&self, function: Node<'_>, name: &str, from: usize, to: usize) -> bool {
-        let names_it = |node: Node<'_>| {
+    fn touched_between(&self, function: PyNode<'_>, name: &str, from: usize, to: usize) -> bool {
+        let names_it = |node: PyNode<'_>| {
             let mut found = false;
             walk(node, |n| {
                 found |= n.kind_name() == "identifier" && self.text(n) == name;
@@ -1214,7 +1217,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// only to `cmd[0]` or its `os.path.basename`, maybe with a literal suffix cut after
     /// `endswith`). A `return` in the guard would only leave the check, so it must raise;
     /// and the parameter must not be rebound in the function.
-    fn helper_pinned_programs(&self, function: Node<'_>, parameter: &str) -> Option<Vec<String>> {
+    fn helper_pinned_programs(&self, function: PyNode<'_>, parameter: &str) -> Option<Vec<String>> {
         let body = function.field("body")?;
         for statement in named_children(body) {
             let mut returns = false;
@@ -1246,9 +1249,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// through, for a parameter `p` of `function` that nothing in it rebinds.
     fn programs_let_through(
         &self,
-        test: Node<'_>,
+        test: PyNode<'_>,
         parameter: &str,
-        function: Node<'_>,
+        function: PyNode<'_>,
     ) -> Option<Vec<String>> {
         if test.kind_name() != "comparison_operator" {
             return None;
@@ -1287,7 +1290,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// `p[0]` for the parameter `p` of `function`, bound there once (by the parameter).
-    fn first_of(&self, subscript: Node<'_>, parameter: &str, function: Node<'_>) -> bool {
+    fn first_of(&self, subscript: PyNode<'_>, parameter: &str, function: PyNode<'_>) -> bool {
         let (Some(value), Some(index)) = (subscript.field("value"), subscript.field("subscript"))
         else {
             return false;
@@ -1301,7 +1304,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Whether the name read at `identifier` belongs to a function scope and has one
     /// binding there.
-    fn bound_once_in_function(&self, identifier: Node<'_>) -> bool {
+    fn bound_once_in_function(&self, identifier: PyNode<'_>) -> bool {
         let Some(names) = self.names.as_ref() else {
             return false;
         };
@@ -1315,9 +1318,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// name.endswith("<N characters>")` (a literal suffix cut: `ruff.exe` is `ruff`).
     fn program_alias(
         &self,
-        alias: Node<'_>,
+        alias: PyNode<'_>,
         parameter: &str,
-        function: Node<'_>,
+        function: PyNode<'_>,
         arms: &mut Vec<String>,
     ) -> bool {
         let Some(names) = self.names.as_ref() else {
@@ -1342,9 +1345,9 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `p[0]`, `os.path.basename(p[0])`, or a conditional of one of those and a literal.
     fn first_element(
         &self,
-        value: Node<'_>,
+        value: PyNode<'_>,
         parameter: &str,
-        function: Node<'_>,
+        function: PyNode<'_>,
         arms: &mut Vec<String>,
     ) -> bool {
         match value.kind_name() {
@@ -1383,7 +1386,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// `name[:-N]` as the only statement's value inside `if name.endswith("<N chars>")`.
-    fn suffix_cut(&self, value: Node<'_>, name: &str) -> bool {
+    fn suffix_cut(&self, value: PyNode<'_>, name: &str) -> bool {
         let cut = (value.kind_name() == "subscript")
             .then(|| (value.field("value"), value.field("subscript")))
             .and_then(|(object, slice)| Some((object?, slice?)));
@@ -1431,7 +1434,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// The strings of a name bound only to literals of strings, when the file reads it
     /// nowhere but where it is bound and on the right of `in`/`not in` (so no `.add(..)`,
     /// no alias and no call can change it).
-    fn membership_only_collection(&self, name: Node<'_>) -> Option<Vec<String>> {
+    fn membership_only_collection(&self, name: PyNode<'_>) -> Option<Vec<String>> {
         let programs = self.collections.get(&self.key_of(name))?.clone();
         let mut root = name;
         while let Some(parent) = root.parent() {
@@ -1462,7 +1465,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// `name[0] != "lit"` or `name[0] not in (<literals>)`: the programs it lets through.
-    fn other_programs_refused(&self, test: Node<'_>, name: &str) -> Option<Vec<String>> {
+    fn other_programs_refused(&self, test: PyNode<'_>, name: &str) -> Option<Vec<String>> {
         if test.kind_name() != "comparison_operator" {
             return None;
         }
@@ -1505,7 +1508,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     }
 
     /// A shell command string: f-string with `{}`, or any other non-literal.
-    fn check_shell_string(&mut self, call: &Call<'_>, command: Option<Node<'_>>) {
+    fn check_shell_string(&mut self, call: &Call<'_>, command: Option<PyNode<'_>>) {
         let Some(command) = command else { return };
         let tainted = self.mentions_taint(call.node, command);
         if self.is_literal(command) {
@@ -1521,8 +1524,8 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// `[sh, '-c', <non-literal>]` in a flattened argv, maybe behind programs that run the
     /// next one (`["env", "sh", "-c", x]`, `["timeout", "5", "bash", "-c", x]`); a program
     /// or flag may be a constant name, or one of a constant's values.
-    fn is_shell_wrapper(&self, program: Node<'_>, argv: &[Node<'_>]) -> bool {
-        let elements: Vec<Node<'_>> = std::iter::once(program)
+    fn is_shell_wrapper(&self, program: PyNode<'_>, argv: &[PyNode<'_>]) -> bool {
+        let elements: Vec<PyNode<'_>> = std::iter::once(program)
             .chain(argv.iter().copied())
             .collect();
         let Some(shell) = shell_position(elements.len(), |i| {
@@ -1548,7 +1551,7 @@ impl<'s, 't> Analyzer<'s, 't> {
 
     /// Rules for an argv given as a list/tuple (or a name bound to one, maybe appended to),
     /// or anything else, whose first element is the program.
-    fn check_argv(&mut self, call: &Call<'_>, argv: Node<'_>) {
+    fn check_argv(&mut self, call: &Call<'_>, argv: PyNode<'_>) {
         let tainted = self.mentions_taint(call.node, argv);
         let (list, named) = if matches!(argv.kind_name(), "list" | "tuple") {
             (Some(argv), false)
@@ -1775,7 +1778,7 @@ fn format_prefix(format: &str) -> String {
     prefix
 }
 
-fn has_interpolation(node: Node<'_>) -> bool {
+fn has_interpolation(node: PyNode<'_>) -> bool {
     match node.kind_name() {
         "string" => named_children(node)
             .iter()
@@ -1789,7 +1792,7 @@ fn has_interpolation(node: Node<'_>) -> bool {
 }
 
 /// Names bound by an assignment target or parameter.
-fn bound_names(node: Node<'_>, source: &str, out: &mut Vec<String>) {
+fn bound_names(node: PyNode<'_>, source: &str, out: &mut Vec<String>) {
     match node.kind_name() {
         "identifier" => out.push(text_of(node, source).to_string()),
         "attribute" | "subscript" => {}
@@ -1808,7 +1811,7 @@ fn bound_names(node: Node<'_>, source: &str, out: &mut Vec<String>) {
     }
 }
 
-fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
+fn parameter_names(function: PyNode<'_>, source: &str) -> Vec<Vec<String>> {
     let Some(parameters) = function.field("parameters") else {
         return Vec::new();
     };
@@ -1824,7 +1827,7 @@ fn parameter_names(function: Node<'_>, source: &str) -> Vec<Vec<String>> {
 }
 
 /// `@mcp.tool()`, `@mcp.tool`, `@server.call_tool()`, `@app.tool(name=...)`.
-fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
+fn is_tool_decorator(decorator: PyNode<'_>, source: &str) -> bool {
     decorator
         .first_named()
         .is_some_and(|expression| is_tool_expression(expression, source))
@@ -1832,7 +1835,7 @@ fn is_tool_decorator(decorator: Node<'_>, source: &str) -> bool {
 
 /// `mcp.tool()`, `mcp.tool`, `server.call_tool()`, `app.tool(name=...)`: what decorates (or
 /// is called on) a tool handler.
-fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
+fn is_tool_expression(mut expression: PyNode<'_>, source: &str) -> bool {
     if expression.kind_name() == "call" {
         match expression.field("function") {
             Some(function) => expression = function,
@@ -1852,7 +1855,7 @@ fn is_tool_expression(mut expression: Node<'_>, source: &str) -> bool {
 }
 
 /// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
-fn registered_handler<'t>(call: Node<'t>, source: &str) -> Option<Node<'t>> {
+fn registered_handler<'t>(call: PyNode<'t>, source: &str) -> Option<PyNode<'t>> {
     let callee = call.field("function")?;
     let registers = is_tool_expression(callee, source)
         || (callee.kind_name() == "attribute"
@@ -1883,8 +1886,9 @@ pub(crate) fn analyze_with(
     dash_free: &[(String, String)],
 ) -> Result<Analysis, SourceError> {
     let text = source.text();
-    let tree = parse(Grammar::Python, text)?;
-    let root = tree.root_node();
+    // tree-sitter's tree is dropped as soon as it is copied.
+    let tree = PyTree::from_tree_sitter(&parse(Grammar::Python, text)?, text)?;
+    let root = tree.root();
     let mut analysis = Analysis::default();
 
     let mut calls = Vec::new();
@@ -1907,19 +1911,17 @@ pub(crate) fn analyze_with(
     // Every attribute node, for the reads of assigned attributes below (`box.c`).
     let mut attributes = Vec::new();
     // The `.attr` of an attribute and the `name=` of a keyword argument are not reads.
-    let attribute_field = python_field_id("attribute");
-    let name_field = python_field_id("name");
-    walk_with_parent(root, |node, parent, cursor| {
+    walk_with_parent(root, |node, parent| {
         let kind = node.kind_name();
         if opens_scope(kind) {
             scope_nodes.push(node);
         }
         match kind {
             "identifier" => {
-                let field = cursor.field_id();
+                let field = node.field_name();
                 let not_read = match parent.map(|parent| parent.kind_name()) {
-                    Some("attribute") => field.is_some() && field == attribute_field,
-                    Some("keyword_argument") => field.is_some() && field == name_field,
+                    Some("attribute") => field == Some("attribute"),
+                    Some("keyword_argument") => field == Some("name"),
                     _ => false,
                 };
                 if !not_read {
@@ -1962,7 +1964,7 @@ pub(crate) fn analyze_with(
             "attribute" => attributes.push(node),
             _ => {}
         }
-    })?;
+    });
     // Attributes of a name assigned somewhere in the file (`box.c = cmd`, `self.cmd = cmd`)
     // are names of their own for taint: each read of one is a read of that name.
     let attribute_names: HashSet<&str> = assignments
@@ -2034,8 +2036,7 @@ pub(crate) fn analyze_with(
                 imported: "*".to_string(),
             });
         }
-        let mut cursor = import.walk();
-        for name in import.children_by_field_name("name", &mut cursor) {
+        for name in import.children_by_field_name("name") {
             let (imported, local) = match name.kind_name() {
                 "aliased_import" => {
                     let imported = name.field("name").map(|n| text_of(n, text)).unwrap_or("");
@@ -2081,7 +2082,7 @@ pub(crate) fn analyze_with(
     }
     // Module-level definitions shadow imports and builtins of the same name; they and the
     // methods of module-level classes are what a seed can name.
-    let mut definitions: HashMap<&str, Node<'_>> = HashMap::new();
+    let mut definitions: HashMap<&str, PyNode<'_>> = HashMap::new();
     let mut locals = Locals {
         functions: HashMap::new(),
         methods: HashMap::new(),
@@ -2251,7 +2252,7 @@ pub(crate) fn analyze_with(
         growth: HashMap::new(),
         additions: HashMap::new(),
         opaque_growth: HashSet::new(),
-        tainted_scopes: Scopes::new(Vec::new()),
+        tainted_scopes: Scopes::new(Vec::<(PyNode<'_>, _)>::new()),
         tainted_globals: HashSet::new(),
         reads,
         hits: Vec::new(),
@@ -2497,7 +2498,7 @@ impl Imports {
     /// module itself.
     fn path(
         &self,
-        node: Node<'_>,
+        node: PyNode<'_>,
         source: &str,
         families: &HashMap<&str, &str>,
     ) -> Option<(String, String)> {
@@ -2506,7 +2507,7 @@ impl Imports {
 
     /// The imported class a call of `callee` makes an instance of (`Git()`, `git.Git()`):
     /// a name whose last part is capitalised.
-    fn instance_of(&self, callee: Node<'_>, source: &str) -> Option<(String, String)> {
+    fn instance_of(&self, callee: PyNode<'_>, source: &str) -> Option<(String, String)> {
         self.path_through(callee, source, None).filter(|(_, name)| {
             name.rsplit('.')
                 .next()
@@ -2518,7 +2519,7 @@ impl Imports {
     /// `families` is given.
     fn path_through(
         &self,
-        mut node: Node<'_>,
+        mut node: PyNode<'_>,
         source: &str,
         families: Option<&HashMap<&str, &str>>,
     ) -> Option<(String, String)> {
@@ -2568,10 +2569,10 @@ impl Imports {
 /// The function a seed names: a module-level function, `Class.method`, or a class (its
 /// `__init__`); with whether it is a method.
 fn seeded_function<'t>(
-    definitions: &HashMap<&str, Node<'t>>,
-    methods: &HashMap<(&str, &str), Node<'t>>,
+    definitions: &HashMap<&str, PyNode<'t>>,
+    methods: &HashMap<(&str, &str), PyNode<'t>>,
     name: &str,
-) -> Option<(Node<'t>, bool)> {
+) -> Option<(PyNode<'t>, bool)> {
     let (class, method) = match name.split_once('.') {
         Some((class, method)) => (class, method),
         None => {
@@ -2591,7 +2592,7 @@ fn seeded_function<'t>(
 fn dash_refusals<'s>(
     analyzer: &Analyzer<'s, '_>,
     locals: &Locals<'s, '_>,
-    calls: &[Node<'_>],
+    calls: &[PyNode<'_>],
 ) -> Vec<(usize, &'s str)> {
     let text = analyzer.source;
     let mut out = Vec::new();
@@ -2663,7 +2664,7 @@ fn dash_refusals<'s>(
 fn program_pins<'s>(
     analyzer: &Analyzer<'s, '_>,
     locals: &Locals<'s, '_>,
-    calls: &[Node<'_>],
+    calls: &[PyNode<'_>],
 ) -> Vec<ProgramPin<'s>> {
     let text = analyzer.source;
     let mut out = Vec::new();
@@ -2723,10 +2724,10 @@ fn program_pins<'s>(
 /// The plain names a call hands to the parameters of `function`, by position or keyword,
 /// as (parameter, argument); none past a `*args` or `**kwargs`.
 fn helper_arguments<'s, 't>(
-    call: Node<'t>,
-    function: Node<'_>,
+    call: PyNode<'t>,
+    function: PyNode<'_>,
     text: &'s str,
-) -> Vec<(&'s str, Node<'t>)> {
+) -> Vec<(&'s str, PyNode<'t>)> {
     let mut out = Vec::new();
     let Some(arguments) = call.field("arguments") else {
         return out;
@@ -2775,7 +2776,7 @@ fn helper_arguments<'s, 't>(
 }
 
 /// Whether `function`'s first parameter is `self` or `cls` (also typed: `self: "Runner"`).
-fn has_receiver(function: Node<'_>, source: &str) -> bool {
+fn has_receiver(function: PyNode<'_>, source: &str) -> bool {
     function
         .field("parameters")
         .and_then(|parameters| parameters.first_named())
@@ -2789,7 +2790,7 @@ fn has_receiver(function: Node<'_>, source: &str) -> bool {
 }
 
 /// Whether `function` is defined in a class body (also under decorators).
-fn is_method_definition(function: Node<'_>) -> bool {
+fn is_method_definition(function: PyNode<'_>) -> bool {
     let mut parent = function.parent();
     if parent.is_some_and(|p| p.kind_name() == "decorated_definition") {
         parent = parent.and_then(|p| p.parent());
@@ -2804,7 +2805,7 @@ fn is_method_definition(function: Node<'_>) -> bool {
 
 /// The class whose method `node` is in (also inside a function nested in the method), or
 /// `None` outside every method.
-fn enclosing_method_class<'s>(node: Node<'_>, source: &'s str) -> Option<&'s str> {
+fn enclosing_method_class<'s>(node: PyNode<'_>, source: &'s str) -> Option<&'s str> {
     let mut in_function = false;
     let mut scope = node.parent();
     while let Some(node) = scope {
@@ -2830,8 +2831,8 @@ const MAX_BASES_SEARCHED: usize = 64;
 /// The module's own functions a call can reach: module-level (and decorated) functions by
 /// name, the methods of module-level classes, and the class each of those methods is in.
 struct Locals<'s, 't> {
-    functions: HashMap<&'s str, Node<'t>>,
-    methods: HashMap<(&'s str, &'s str), Node<'t>>,
+    functions: HashMap<&'s str, PyNode<'t>>,
+    methods: HashMap<(&'s str, &'s str), PyNode<'t>>,
     class_of: HashMap<usize, &'s str>,
     /// The module-level classes.
     classes: HashSet<&'s str>,
@@ -2860,7 +2861,12 @@ impl<'s, 't> Locals<'s, 't> {
     /// `Shell().run(x)`, `shell.run(x)` (`shell = Shell()`) or `self.shell.run(x)`
     /// (`self.shell = Shell()` in the caller's class) a method of a module-level class; a
     /// method a class does not define is looked for in its module bases.
-    fn callee(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<Node<'t>> {
+    fn callee(
+        &self,
+        caller: PyNode<'_>,
+        callee: PyNode<'_>,
+        source: &'s str,
+    ) -> Option<PyNode<'t>> {
         match callee.kind_name() {
             "identifier" => {
                 let name = text_of(callee, source);
@@ -2909,7 +2915,7 @@ impl<'s, 't> Locals<'s, 't> {
     /// for single inheritance).
     /// At most [`MAX_BASES_SEARCHED`] classes are looked at, so a call costs the same in a
     /// hierarchy of any depth.
-    fn method_of(&self, class: &'s str, name: &'s str, bases_only: bool) -> Option<Node<'t>> {
+    fn method_of(&self, class: &'s str, name: &'s str, bases_only: bool) -> Option<PyNode<'t>> {
         let mut stack = vec![(class, bases_only)];
         let mut seen = HashSet::new();
         while let Some((class, skip)) = stack.pop() {
@@ -2930,7 +2936,7 @@ impl<'s, 't> Locals<'s, 't> {
 
     /// The module-level class `node` names (not one whose name a module-level assignment
     /// also binds).
-    fn class_named(&self, node: Node<'_>, source: &'s str) -> Option<&'s str> {
+    fn class_named(&self, node: PyNode<'_>, source: &'s str) -> Option<&'s str> {
         let name = text_of(node, source);
         (node.kind_name() == "identifier"
             && self.classes.contains(name)
@@ -2940,7 +2946,12 @@ impl<'s, 't> Locals<'s, 't> {
 
     /// The module class a call of `callee` in `caller` makes an instance of (`Runner(x)`),
     /// unless `caller` binds that name itself (a parameter, an assignment).
-    fn constructed(&self, caller: Node<'_>, callee: Node<'_>, source: &'s str) -> Option<&'s str> {
+    fn constructed(
+        &self,
+        caller: PyNode<'_>,
+        callee: PyNode<'_>,
+        source: &'s str,
+    ) -> Option<&'s str> {
         let class = self.class_named(callee, source)?;
         let shadowed = self.rebound_in.contains(&(caller.id(), class))
             || parameter_names(caller, source)
@@ -2998,7 +3009,7 @@ impl<'s, 't> Locals<'s, 't> {
 /// the `self` or `cls` of a method; `*args` when a position at or past it is tainted), those
 /// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
 fn seeded_parameters(
-    function: Node<'_>,
+    function: PyNode<'_>,
     source: &str,
     method: bool,
     seed: &Flow,
@@ -3068,7 +3079,7 @@ fn outgoing(
     analyzer: &Analyzer<'_, '_>,
     linked: &Imports,
     families: &HashMap<&str, &str>,
-    calls: &[Node<'_>],
+    calls: &[PyNode<'_>],
 ) -> Vec<Flow> {
     let text = analyzer.source;
     let mut merged: BTreeMap<(String, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
@@ -3098,7 +3109,7 @@ fn outgoing(
         ) else {
             continue;
         };
-        let tainted = |node: Node<'_>| analyzer.mentions_taint(*call, node);
+        let tainted = |node: PyNode<'_>| analyzer.mentions_taint(*call, node);
         let mut positions: Positions = 0;
         let mut keywords = BTreeSet::new();
         // Past a `*args`, a positional argument's position is unknown: it may be any later one.
@@ -3173,19 +3184,19 @@ const MAX_GLOBAL_READS: usize = 64;
 /// module-level functions (one set of tainted names per function).
 /// The nodes [`seed_taint`] follows taint through, in source order.
 struct TaintNodes<'a, 't> {
-    assignments: &'a [Node<'t>],
-    flows: &'a [Node<'t>],
-    calls: &'a [Node<'t>],
+    assignments: &'a [PyNode<'t>],
+    flows: &'a [PyNode<'t>],
+    calls: &'a [PyNode<'t>],
     /// `global` and `nonlocal` statements.
-    declarations: &'a [Node<'t>],
+    declarations: &'a [PyNode<'t>],
     /// Every function definition.
-    functions: &'a [Node<'t>],
+    functions: &'a [PyNode<'t>],
 }
 
 fn seed_taint<'t>(
     analyzer: &mut Analyzer<'_, '_>,
     locals: &Locals<'_, 't>,
-    roots: Vec<(Node<'t>, HashSet<String>)>,
+    roots: Vec<(PyNode<'t>, HashSet<String>)>,
     nodes: &TaintNodes<'_, 't>,
 ) {
     let TaintNodes {
@@ -3196,7 +3207,7 @@ fn seed_taint<'t>(
         functions,
     } = *nodes;
     let text = analyzer.source;
-    let mut tainted: HashMap<usize, (Node<'t>, HashSet<String>)> = HashMap::new();
+    let mut tainted: HashMap<usize, (PyNode<'t>, HashSet<String>)> = HashMap::new();
     let mut queue = Vec::new();
     for (function, names) in roots {
         let entry = tainted
@@ -3211,7 +3222,7 @@ fn seed_taint<'t>(
     // them: every method of the class reads them tainted.
     // A class and the module's classes it derives from, or that derive from it, share
     // one family: `self` in a base class's method may be an instance of the subclass.
-    let mut class_methods: HashMap<&str, Vec<Node<'t>>> = HashMap::new();
+    let mut class_methods: HashMap<&str, Vec<PyNode<'t>>> = HashMap::new();
     for ((class, _), method) in &locals.methods {
         class_methods
             .entry(locals.family(class))
@@ -3431,11 +3442,11 @@ fn seed_taint<'t>(
 
 /// The nodes that bind names, for [`record_bindings`].
 struct Bound<'a, 't> {
-    assignments: &'a [Node<'t>],
-    flows: &'a [Node<'t>],
-    scope_nodes: &'a [Node<'t>],
+    assignments: &'a [PyNode<'t>],
+    flows: &'a [PyNode<'t>],
+    scope_nodes: &'a [PyNode<'t>],
     /// Every name an import statement binds, with the statement.
-    imports: &'a [(Node<'t>, String)],
+    imports: &'a [(PyNode<'t>, String)],
 }
 
 /// Record every binding of every name in its scope.
@@ -3532,16 +3543,16 @@ const REFLECTIVE: [&str; 8] = [
 fn record_reflective_writes(
     analyzer: &Analyzer<'_, '_>,
     names: &mut Namespaces<'_>,
-    assignments: &[Node<'_>],
-    calls: &[Node<'_>],
+    assignments: &[PyNode<'_>],
+    calls: &[PyNode<'_>],
 ) -> bool {
     let text = analyzer.source;
-    let reflective = |node: Node<'_>| {
+    let reflective = |node: PyNode<'_>| {
         let written = text_of(node, text);
         !(written.starts_with("self.") || written.starts_with("cls."))
             && REFLECTIVE.iter().any(|word| written.contains(word))
     };
-    let is_self = |node: Node<'_>| matches!(text_of(node, text), "self" | "cls");
+    let is_self = |node: PyNode<'_>| matches!(text_of(node, text), "self" | "cls");
     let mut unknown = false;
     for assignment in assignments {
         let Some(left) = assignment.field("left") else {
@@ -3676,9 +3687,9 @@ fn harmless_star_module(module: &str) -> bool {
 /// handler defined and registered inside a set-up function, also under an `if` or `try`):
 /// Python binds such a name in the whole function, so a module-level function of that name
 /// is not the one registered. The last such `def` before the call, else the first.
-fn nested_definition<'t>(call: Node<'t>, name: &str, text: &str) -> Option<Node<'t>> {
+fn nested_definition<'t>(call: PyNode<'t>, name: &str, text: &str) -> Option<PyNode<'t>> {
     let body = enclosing_function(call)?.field("body")?;
-    let mut found: Vec<Node<'t>> = Vec::new();
+    let mut found: Vec<PyNode<'t>> = Vec::new();
     let mut stack = vec![body];
     while let Some(node) = stack.pop() {
         for child in named_children(node) {
@@ -3706,7 +3717,7 @@ fn nested_definition<'t>(call: Node<'t>, name: &str, text: &str) -> Option<Node<
         .copied()
 }
 
-fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
+fn enclosing_function(node: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut scope = node.parent();
     while let Some(node) = scope {
         if node.kind_name() == "function_definition" {
@@ -3719,7 +3730,7 @@ fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
 
 /// The tests of a condition joined by `or` (through parentheses): `if a or (b or c)` is
 /// taken when any of `a`, `b`, `c` holds.
-fn disjuncts(condition: Node<'_>) -> Vec<Node<'_>> {
+fn disjuncts(condition: PyNode<'_>) -> Vec<PyNode<'_>> {
     let mut out = Vec::new();
     let mut stack = vec![condition];
     while let Some(node) = stack.pop() {
@@ -3739,7 +3750,7 @@ fn disjuncts(condition: Node<'_>) -> Vec<Node<'_>> {
     out
 }
 
-fn called_lambda(call: Node<'_>) -> Option<Node<'_>> {
+fn called_lambda(call: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut function = call.field("function")?;
     while function.kind_name() == "parenthesized_expression" {
         function = function.first_named()?;
@@ -3749,7 +3760,7 @@ fn called_lambda(call: Node<'_>) -> Option<Node<'_>> {
 
 /// The names a flow target binds: the captures of a `case` pattern, else the names of an
 /// assignment target.
-fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
+fn flow_targets(target: PyNode<'_>, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     if target.kind_name() == "case_pattern" {
         pattern_captures(target, text, &mut out);
@@ -3760,7 +3771,7 @@ fn flow_targets(target: Node<'_>, text: &str) -> Vec<String> {
 }
 
 /// The name of `cmd[2]` or `cmd[1:]` as an assignment target.
-fn subscripted_name(left: Node<'_>) -> Option<Node<'_>> {
+fn subscripted_name(left: PyNode<'_>) -> Option<PyNode<'_>> {
     (left.kind_name() == "subscript")
         .then(|| left.field("value"))
         .flatten()
@@ -3769,7 +3780,7 @@ fn subscripted_name(left: Node<'_>) -> Option<Node<'_>> {
 
 /// The list literal an assignment's right side starts with: `["git", "log"]`, or the
 /// leftmost list of `["git"] + extra` (which holds the program).
-fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
+fn list_literal_of(right: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut left = right;
     while left.kind_name() == "binary_operator" {
         left = left.field("left")?;
@@ -3779,7 +3790,7 @@ fn list_literal_of(right: Node<'_>) -> Option<Node<'_>> {
 
 /// A name that may be a constant (in its scope), with the values assigned to it and whether
 /// each is a `+=`.
-type Candidate<'t> = ((ScopeId, String), Vec<(Node<'t>, bool)>);
+type Candidate<'t> = ((ScopeId, String), Vec<(PyNode<'t>, bool)>);
 
 /// Drop from `analyzer.constants` every candidate one of whose assignments is not a constant
 /// given the others, until none is left to drop. A name dropped sends the candidates that read
@@ -3844,7 +3855,7 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
     let mut candidates = Vec::new();
     let mut collections = Vec::new();
     for (scope, name, bindings) in names.all() {
-        let mut assigned: Vec<(Node<'_>, bool)> = Vec::new();
+        let mut assigned: Vec<(PyNode<'_>, bool)> = Vec::new();
         let mut looped = false;
         let mut followed = true;
         for binding in bindings {
@@ -3884,7 +3895,7 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
                 }
             }
         }
-        let is_dict = |right: Node<'_>| {
+        let is_dict = |right: PyNode<'_>| {
             right.kind_name() == "dictionary"
                 || (right.kind_name() == "call"
                     && right
@@ -3973,7 +3984,7 @@ const CONSTANT_LENGTH: usize = 4096;
 /// The (target, source) pairs of a binding that is not an assignment: `for t in s`,
 /// `[.. for t in s]`, `t := s`, `s as t` (`with`, `except`, `case`), and every capture of a
 /// `match s:` case pattern.
-fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
+fn flow_parts(node: PyNode<'_>) -> Vec<(PyNode<'_>, PyNode<'_>)> {
     let field = |name| node.field(name);
     match node.kind_name() {
         "for_statement" | "for_in_clause" => {
@@ -4026,13 +4037,13 @@ fn flow_parts(node: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
 impl<'s, 't> Analyzer<'s, 't> {
     /// A value a constant name may hold: strings, numbers and conditionals of them (a
     /// literal list is not a command string).
-    fn const_like(&self, node: Node<'_>) -> bool {
+    fn const_like(&self, node: PyNode<'_>) -> bool {
         !matches!(node.kind_name(), "list" | "tuple" | "dictionary")
     }
 
     /// `**OPTS` (a dict literal or `dict(...)` bound to the name, or written inline): its
     /// string keys and values.
-    fn splat_options(&self, node: Node<'t>) -> Option<Vec<(&'s str, Node<'t>)>> {
+    fn splat_options(&self, node: PyNode<'t>) -> Option<Vec<(&'s str, PyNode<'t>)>> {
         let dict = match node.kind_name() {
             "identifier" => *self
                 .dicts
@@ -4078,7 +4089,7 @@ impl<'s, 't> Analyzer<'s, 't> {
     /// A call that is no sink itself: `[sh, "-c", <non-literal>]` among its arguments
     /// (kubernetes `stream(..., command=[...])`), or `repo.git.<command>(<tainted>)` on a
     /// GitPython repository (`git.Repo(...)`), whose arguments become options.
-    fn check_other_call(&mut self, node: Node<'_>, callee: Node<'_>, repos: &HashSet<&str>) {
+    fn check_other_call(&mut self, node: PyNode<'_>, callee: PyNode<'_>, repos: &HashSet<&str>) {
         let Some(arguments) = node.field("arguments") else {
             return;
         };

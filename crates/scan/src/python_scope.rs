@@ -11,9 +11,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tree_sitter::Node;
+use crate::python_tree::{PyNode, named_children};
 
-use crate::syntax_tree::{PythonNode, Scopes, named_children, text_of};
+use crate::syntax_tree::{Scopes, text_of};
 
 /// A scope: its node's id (the module's is the root's).
 pub(crate) type ScopeId = usize;
@@ -46,9 +46,9 @@ pub(crate) fn opens_scope(kind: &str) -> bool {
 #[derive(Clone, Copy)]
 pub(crate) enum Binding<'t> {
     /// `name = right`, or `name += right` when `plus`.
-    Assign { right: Node<'t>, plus: bool },
+    Assign { right: PyNode<'t>, plus: bool },
     /// `for name in [..]`: each element of a list or tuple literal in turn.
-    Each(Node<'t>),
+    Each(PyNode<'t>),
     /// Any binding whose value the analyser does not follow.
     Other,
 }
@@ -77,9 +77,9 @@ impl<'t> Namespaces<'t> {
     /// The scopes of a file (`scope_nodes`: every node that [`opens_scope`]), with the
     /// `global` and `nonlocal` statements applied.
     pub(crate) fn new(
-        root: Node<'t>,
-        scope_nodes: &[Node<'t>],
-        declarations: &[Node<'t>],
+        root: PyNode<'t>,
+        scope_nodes: &[PyNode<'t>],
+        declarations: &[PyNode<'t>],
         source: &str,
     ) -> Self {
         let scopes = Scopes::new(
@@ -140,7 +140,13 @@ impl<'t> Namespaces<'t> {
     }
 
     /// Record a binding of `name` made by the node `at`.
-    pub(crate) fn bind(&mut self, at: Node<'_>, name: String, binding: Binding<'t>, place: Place) {
+    pub(crate) fn bind(
+        &mut self,
+        at: PyNode<'_>,
+        name: String,
+        binding: Binding<'t>,
+        place: Place,
+    ) {
         let mut target = self.root;
         for &(id, kind) in self.scopes.containing(at) {
             match place {
@@ -163,7 +169,7 @@ impl<'t> Namespaces<'t> {
     }
 
     /// The scope a read of `name` at `at` refers to.
-    pub(crate) fn scope_of_read(&self, at: Node<'_>, name: &str) -> ScopeId {
+    pub(crate) fn scope_of_read(&self, at: PyNode<'_>, name: &str) -> ScopeId {
         for (depth, &(id, kind)) in self.scopes.containing(at).enumerate() {
             // A class body's names are not seen from the functions inside it.
             if kind == ScopeKind::Class && depth > 0 {
@@ -204,7 +210,7 @@ impl<'t> Namespaces<'t> {
 /// The names a `case` pattern captures: bare names and `as` targets, not the class of a
 /// class pattern (`Point(..)`), the keyword of a keyword pattern (`x=..`), a dotted value
 /// pattern (`Color.RED`) or the wildcard `_`.
-pub(crate) fn pattern_captures(node: Node<'_>, source: &str, out: &mut Vec<String>) {
+pub(crate) fn pattern_captures(node: PyNode<'_>, source: &str, out: &mut Vec<String>) {
     match node.kind_name() {
         "dotted_name" => {
             let parts = named_children(node);

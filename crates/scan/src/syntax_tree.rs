@@ -3,7 +3,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::num::NonZeroU16;
 use std::sync::LazyLock;
 
 use tree_sitter::{Language, Node, Parser, Tree, TreeCursor};
@@ -34,13 +33,13 @@ impl Grammar {
     }
 }
 
-/// The kind and field names of the Python grammar, read once. `Node::kind` measures and
-/// checks a C string on every call and `Node::child_by_field_name` searches the grammar's
-/// field names with `strncmp`; on a large Python tree the two were a tenth of the analysis.
+/// The kind and field names of the Python grammar, read once (`Node::kind` measures and
+/// checks a C string on every call).
 struct GrammarNames {
     /// Indexed by `Node::kind_id`.
     kinds: Vec<Box<str>>,
-    fields: hashbrown::HashMap<Box<str>, NonZeroU16>,
+    /// Indexed by field id (0 is no field).
+    fields: Vec<Box<str>>,
 }
 
 impl GrammarNames {
@@ -49,10 +48,8 @@ impl GrammarNames {
             kinds: (0..u16::try_from(language.node_kind_count()).unwrap_or(u16::MAX))
                 .map(|id| language.node_kind_for_id(id).unwrap_or("").into())
                 .collect(),
-            fields: (1..=u16::try_from(language.field_count()).unwrap_or(u16::MAX))
-                .filter_map(|id| {
-                    Some((language.field_name_for_id(id)?.into(), NonZeroU16::new(id)?))
-                })
+            fields: (0..=u16::try_from(language.field_count()).unwrap_or(u16::MAX))
+                .map(|id| language.field_name_for_id(id).unwrap_or("").into())
                 .collect(),
         }
     }
@@ -61,41 +58,36 @@ impl GrammarNames {
 static PYTHON_NAMES: LazyLock<GrammarNames> =
     LazyLock::new(|| GrammarNames::of(&Grammar::Python.language()));
 
-/// `kind` and `child_by_field_name` for nodes of a Python tree, through [`GrammarNames`].
-/// Only for Python nodes: the ids of another grammar mean other names.
-pub(crate) trait PythonNode<'t> {
-    /// The node's kind, as `Node::kind` names it.
-    fn kind_name(&self) -> &'t str;
-    /// The child in field `name`, as `Node::child_by_field_name` finds it.
-    fn field(&self, name: &str) -> Option<Node<'t>>;
-    /// The first named child that is not an extra (a comment, or the `\` of a line
-    /// continuation, which tree-sitter keeps as a child wherever it stands: `f(\<newline> x)`
-    /// would otherwise make the continuation the first argument).
-    fn first_named(&self) -> Option<Node<'t>>;
+/// The kind of a node of a Python tree, as `Node::kind` names it. Only for Python nodes: the
+/// ids of another grammar mean other names.
+pub(crate) fn python_kind_name(node: Node<'_>) -> &'static str {
+    PYTHON_NAMES
+        .kinds
+        .get(usize::from(node.kind_id()))
+        .map_or("", |kind| kind)
 }
 
-impl<'t> PythonNode<'t> for Node<'t> {
-    fn kind_name(&self) -> &'t str {
-        match PYTHON_NAMES.kinds.get(usize::from(self.kind_id())) {
-            Some(kind) => kind,
-            None => self.kind(),
-        }
-    }
-
-    fn field(&self, name: &str) -> Option<Node<'t>> {
-        self.child_by_field_id(python_field_id(name)?.get())
-    }
-
-    fn first_named(&self) -> Option<Node<'t>> {
-        let mut cursor = self.walk();
-        self.named_children(&mut cursor)
-            .find(|child| !child.is_extra())
-    }
+/// The name of the Python grammar's field `id`, as `TreeCursor::field_id` gives it.
+pub(crate) fn python_field_name(id: Option<std::num::NonZeroU16>) -> Option<&'static str> {
+    let index = usize::from(id?.get());
+    PYTHON_NAMES.fields.get(index).map(|name| &**name)
 }
 
-/// The id of the Python grammar's field `name`, as `TreeCursor::field_id` gives it.
-pub(crate) fn python_field_id(name: &str) -> Option<NonZeroU16> {
-    PYTHON_NAMES.fields.get(name).copied()
+/// A node's byte range, for the helpers below that serve tree-sitter's nodes (Rust) and
+/// [`crate::python_tree::PyNode`] (Python) alike.
+pub(crate) trait Span {
+    fn start_byte(&self) -> usize;
+    fn end_byte(&self) -> usize;
+}
+
+impl Span for Node<'_> {
+    fn start_byte(&self) -> usize {
+        Node::start_byte(self)
+    }
+
+    fn end_byte(&self) -> usize {
+        Node::end_byte(self)
+    }
 }
 
 /// Parse `text`. A tree with syntax errors is an `Err` naming the first error's line.
@@ -219,7 +211,7 @@ pub(crate) struct Scopes<T> {
 
 impl<T> Scopes<T> {
     /// Index `scopes` (in any order).
-    pub(crate) fn new(mut items: Vec<(Node<'_>, T)>) -> Self {
+    pub(crate) fn new(mut items: Vec<(impl Span, T)>) -> Self {
         items.sort_by_key(|(node, _)| (node.start_byte(), std::cmp::Reverse(node.end_byte())));
         let mut scopes: Vec<(usize, usize, Option<usize>, T)> = Vec::with_capacity(items.len());
         let mut open: Vec<usize> = Vec::new();
@@ -241,7 +233,7 @@ impl<T> Scopes<T> {
     }
 
     /// The values of the scopes that contain `node`, innermost first.
-    pub(crate) fn containing(&self, node: Node<'_>) -> impl Iterator<Item = &T> {
+    pub(crate) fn containing(&self, node: impl Span) -> impl Iterator<Item = &T> {
         let (start, end) = (node.start_byte(), node.end_byte());
         let after = self.scopes.partition_point(|scope| scope.0 <= start);
         let mut next = after.checked_sub(1);
@@ -313,7 +305,7 @@ impl<'s> Reads<'s> {
     }
 
     /// Whether `node` reads one of `names`.
-    pub(crate) fn any_within(&self, names: &HashSet<String>, node: Node<'_>) -> bool {
+    pub(crate) fn any_within(&self, names: &HashSet<String>, node: impl Span) -> bool {
         let (start, end) = (node.start_byte(), node.end_byte());
         // Many names (a function whose every local is tainted) and a small node: the reads
         // inside the node are fewer, and each is one look-up.
@@ -339,7 +331,7 @@ impl<'s> Reads<'s> {
 
 /// The items of `sorted` (in source order) that start inside `outer`, found by binary search
 /// (filter with [`contains`] for the ones that also end inside it).
-pub(crate) fn inside<'n, 't>(sorted: &'n [Node<'t>], outer: Node<'_>) -> &'n [Node<'t>] {
+pub(crate) fn inside<N: Span>(sorted: &[N], outer: impl Span) -> &[N] {
     let first = sorted.partition_point(|node| node.start_byte() < outer.start_byte());
     let last = sorted.partition_point(|node| node.start_byte() < outer.end_byte());
     sorted.get(first..last.max(first)).unwrap_or(&[])
@@ -374,8 +366,8 @@ fn depth_within(root: Node<'_>, limit: usize) -> Result<(), Node<'_>> {
 }
 
 /// The source text of a node (empty if the range is somehow not on a char boundary).
-pub(crate) fn text_of<'s>(node: Node<'_>, source: &'s str) -> &'s str {
-    source.get(node.byte_range()).unwrap_or("")
+pub(crate) fn text_of(node: impl Span, source: &str) -> &str {
+    source.get(node.start_byte()..node.end_byte()).unwrap_or("")
 }
 
 /// Named children, skipping extras: comments, and the `\` of a Python line continuation.
@@ -387,6 +379,6 @@ pub(crate) fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
 }
 
 /// Whether `node` lies inside `outer` (inclusive).
-pub(crate) fn contains(outer: Node<'_>, node: Node<'_>) -> bool {
+pub(crate) fn contains(outer: impl Span, node: impl Span) -> bool {
     outer.start_byte() <= node.start_byte() && node.end_byte() <= outer.end_byte()
 }
