@@ -383,9 +383,8 @@ fn scan_file_links(
     let Ok(text) = String::from_utf8(bytes) else {
         return (failed("not valid UTF-8".to_string()), identity);
     };
-    let tokens = source::estimated_tokens(&text);
     let token_limit = token_limit(candidate.language);
-    if tokens > token_limit {
+    if let Some(tokens) = source::tokens_over(&text, token_limit) {
         return (
             skipped(format!(
                 "more tokens than the scanner parses ({tokens} > {token_limit}); its syntax tree would not fit the memory bound"
@@ -558,9 +557,8 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             limit: HARD_MAX_FILE_SIZE,
         });
     }
-    let tokens = source::estimated_tokens(text);
     let token_limit = token_limit(language);
-    if tokens > token_limit {
+    if let Some(tokens) = source::tokens_over(text, token_limit) {
         return Err(SourceError::TooManyTokens {
             tokens,
             limit: token_limit,

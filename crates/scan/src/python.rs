@@ -25,7 +25,9 @@
 //!   `function_constructor_near_child_process`;
 //! - `subprocess.run/call/check_call/check_output` without `timeout=` → `missing_timeout`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use hashbrown::{HashMap, HashSet};
 
 use crate::python_tree::{PyNode, PyTree, named_children, walk, walk_with_parent};
 

@@ -9,7 +9,7 @@
 //! one binds in the enclosing function), `global` (the binding is the module's) and `nonlocal`
 //! (the enclosing functions' name is bound by something unseen).
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use crate::python_tree::{PyNode, named_children};
 

@@ -9,7 +9,7 @@
 //! A file that defines its own `struct Command`/`enum Command` makes a bare `Command::new`
 //! not a sink. Functions marked `#[tool]` (rmcp) seed the taint.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use tree_sitter::Node;
 

@@ -109,6 +109,16 @@ impl<'s> SourceText<'s> {
     }
 }
 
+/// `Some(count)` when `text` has more than `limit` tokens by [`estimated_tokens`]. A token
+/// takes one byte at least, so a text of `limit` bytes or fewer is not counted (the count
+/// was a twentieth of the scan of a large Python project).
+pub(crate) fn tokens_over(text: &str, limit: usize) -> Option<usize> {
+    if text.len() <= limit {
+        return None;
+    }
+    Some(estimated_tokens(text)).filter(|tokens| *tokens > limit)
+}
+
 /// A cheap upper estimate of a text's token count: runs of word characters plus every other
 /// non-space character. A syntax tree costs roughly 100 to 300 bytes per token (measured), so
 /// the count bounds a file's memory where its size does not (`a=1;` repeated is 4 tokens per 4
@@ -164,6 +174,17 @@ impl Pragmas {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_no_longer_than_the_limit_is_never_over_it() {
+        // The densest texts: one token per byte.
+        for text in ["a=1;", ";;;;", "(((()))", "x y z", "é=é;", ""] {
+            assert!(estimated_tokens(text) <= text.len(), "{text:?}");
+            assert_eq!(tokens_over(text, text.len()), None, "{text:?}");
+        }
+        assert_eq!(tokens_over(";;;;", 3), Some(4));
+        assert_eq!(tokens_over("abcd", 3), None, "four bytes but one token");
+    }
 
     #[test]
     fn position_counts_utf16_columns_and_one_based_lines() {

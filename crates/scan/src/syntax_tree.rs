@@ -1,8 +1,8 @@
 //! tree-sitter plumbing shared by the Python and Rust analysers: one parser per thread per
 //! language, a pre-order walk, and the first syntax error.
 
+use hashbrown::HashSet;
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use tree_sitter::{Language, Node, Parser, Tree, TreeCursor};
