@@ -28,6 +28,7 @@ mod nesting;
 mod output;
 mod project;
 mod python;
+mod python_ruff;
 mod python_scope;
 mod python_tree;
 pub mod report;
