@@ -296,15 +296,25 @@ impl<'a> Converter<'a> {
             .find(|token| !is_trivia(token.kind()))
     }
 
-    /// The last token of `kind` before `at` (searching back at most a few tokens).
+    /// The keyword (or `:`) of `kind` that a block starting at `at` follows: the last token
+    /// before `at` other than comments, newlines, indents and (unless looked for) `:`.
     fn keyword_before(&self, at: usize, kind: TokenKind) -> Option<&'a Token> {
         let index = self.tokens.partition_point(|token| end(token) <= at);
         self.tokens
             .get(..index)?
             .iter()
             .rev()
-            .take(64)
-            .find(|token| token.kind() == kind)
+            .find(|token| {
+                !matches!(
+                    token.kind(),
+                    TokenKind::Comment
+                        | TokenKind::NonLogicalNewline
+                        | TokenKind::Newline
+                        | TokenKind::Indent
+                        | TokenKind::Dedent
+                ) && (kind == TokenKind::Colon || token.kind() != TokenKind::Colon)
+            })
+            .filter(|token| token.kind() == kind)
     }
 
     /// The first token of one of `kinds` at or after `at`.
@@ -315,6 +325,15 @@ impl<'a> Converter<'a> {
             .iter()
             .take(64)
             .find(|token| kinds.contains(&token.kind()))
+    }
+
+    /// The end of the comment right after `at` (on its line), else `at`.
+    fn line_comment_end(&self, at: usize) -> usize {
+        let index = self.tokens.partition_point(|token| start(token) < at);
+        match self.tokens.get(index) {
+            Some(token) if token.kind() == TokenKind::Comment => end(token),
+            _ => at,
+        }
     }
 
     /// The end of a list of expressions ending at `last`, with its trailing comma if any.
@@ -498,6 +517,22 @@ impl<'a> Converter<'a> {
                         Ok(outer_end)
                     }
                 }
+            }
+            Stmt::Assign(node) if self.type_call_root(node).is_some() => {
+                // `type(x).a = b`: tree-sitter reads a type alias statement, `type` then the
+                // "type" `(x).a`.
+                let (Some(target), Some(call)) = (node.targets.first(), self.type_call_root(node))
+                else {
+                    return Ok(to);
+                };
+                let value_end = self.outer(&node.value, ANY).1;
+                self.open("type_alias_statement", None, from)?;
+                self.open("type", Some("left"), start(&call.arguments))?;
+                self.type_call_chain(target, None, call)?;
+                self.close(self.outer(target, ANY).1)?;
+                self.type_(&node.value, Some("right"))?;
+                self.close(value_end)?;
+                Ok(value_end)
             }
             Stmt::Assign(node) => {
                 let first_start = node
@@ -753,29 +788,30 @@ impl<'a> Converter<'a> {
             }
             Stmt::With(node) => {
                 self.open("with_statement", None, from)?;
-                let (clause_start, clause_end) = self.with_clause_range(node);
+                let (clause_start, clause_end, parenthesized) = self.with_clause_range(node);
                 self.open("with_clause", None, clause_start)?;
-                for item in &node.items {
-                    let item_start = self.outer(&item.context_expr, ANY).0;
-                    match &item.optional_vars {
-                        Some(vars) => {
-                            let item_end = self.outer(vars, ANY).1;
-                            self.open("with_item", None, item_start)?;
-                            self.open("as_pattern", Some("value"), item_start)?;
-                            self.expression(&item.context_expr, None, ANY)?;
-                            let (vars_start, vars_end) = self.outer(vars, ANY);
-                            self.open("as_pattern_target", Some("alias"), vars_start)?;
-                            self.expression(vars, None, ANY)?;
-                            self.close(vars_end)?;
-                            self.close(item_end)?;
-                            self.close(item_end)?;
-                        }
-                        None => {
-                            let item_end = self.outer(&item.context_expr, ANY).1;
-                            self.open("with_item", None, item_start)?;
-                            self.expression(&item.context_expr, Some("value"), ANY)?;
-                            self.close(item_end)?;
-                        }
+                if let (true, [item]) = (parenthesized, node.items.as_slice()) {
+                    // `with (a as b):` is, to tree-sitter, one item: a parenthesized
+                    // expression (a tuple with a trailing comma) around an `as_pattern`.
+                    let comma = self
+                        .previous_token(clause_end.saturating_sub(1))
+                        .is_some_and(|token| token.kind() == TokenKind::Comma);
+                    let kind = if comma {
+                        "tuple"
+                    } else {
+                        "parenthesized_expression"
+                    };
+                    self.open("with_item", None, clause_start)?;
+                    self.open(kind, Some("value"), clause_start)?;
+                    self.with_item(item, None)?;
+                    self.close(clause_end)?;
+                    self.close(clause_end)?;
+                } else {
+                    for item in &node.items {
+                        let (item_start, item_end) = self.with_item_range(item);
+                        self.open("with_item", None, item_start)?;
+                        self.with_item(item, Some("value"))?;
+                        self.close(item_end)?;
                     }
                 }
                 self.close(clause_end)?;
@@ -819,22 +855,10 @@ impl<'a> Converter<'a> {
                 }
                 let first_case = node.cases.first().map_or(to, start);
                 // The block starts with its indent, right after the `:` (or the comment
-                // after it).
+                // on its line).
                 let block_start = self
-                    .tokens
-                    .get(..self.tokens.partition_point(|token| end(token) <= first_case))
-                    .and_then(|before| {
-                        before.iter().rev().find(|token| {
-                            !matches!(
-                                token.kind(),
-                                TokenKind::Newline
-                                    | TokenKind::NonLogicalNewline
-                                    | TokenKind::Indent
-                                    | TokenKind::Dedent
-                            )
-                        })
-                    })
-                    .map_or(first_case, end);
+                    .keyword_before(first_case, TokenKind::Colon)
+                    .map_or(first_case, |colon| self.line_comment_end(end(colon)));
                 self.open("block", Some("body"), block_start)?;
                 let mut last_end = block_start;
                 for case in &node.cases {
@@ -849,6 +873,86 @@ impl<'a> Converter<'a> {
         }
     }
 
+    /// The call `type(x)` at the root of the only target of `type(x).a = b`, which
+    /// tree-sitter parses as a type alias statement.
+    fn type_call_root<'n>(&self, node: &'n ast::StmtAssign) -> Option<&'n ast::ExprCall> {
+        let [target] = node.targets.as_slice() else {
+            return None;
+        };
+        if matches!(
+            &*node.value,
+            Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Starred(_)
+        ) || matches!(&*node.value, Expr::Tuple(tuple) if !tuple.parenthesized)
+        {
+            return None;
+        }
+        let mut expr = match target {
+            Expr::Attribute(attribute) => &*attribute.value,
+            Expr::Subscript(subscript) => &*subscript.value,
+            _ => return None,
+        };
+        loop {
+            match expr {
+                Expr::Attribute(attribute) => expr = &attribute.value,
+                Expr::Subscript(subscript) => expr = &subscript.value,
+                Expr::Call(call) => {
+                    let simple = call.arguments.keywords.is_empty()
+                        && matches!(&*call.arguments.args, [arg] if !matches!(arg, Expr::Starred(_)))
+                        && matches!(&*call.func, Expr::Name(name) if name.id.as_str() == "type")
+                        && start(&*call.func) == start(node)
+                        && self
+                            .previous_token(end(&call.arguments).saturating_sub(1))
+                            .is_none_or(|token| token.kind() != TokenKind::Comma);
+                    return simple.then_some(call);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The target of `type(x).a = b` as tree-sitter reads it: `(x).a`.
+    fn type_call_chain(&mut self, expr: &Expr, field: Field, root: &ast::ExprCall) -> Step {
+        let from = start(&root.arguments);
+        match expr {
+            Expr::Attribute(attribute) => {
+                self.open("attribute", field, from)?;
+                self.type_call_chain(&attribute.value, Some("object"), root)?;
+                self.leaf(
+                    "identifier",
+                    Some("attribute"),
+                    start(&attribute.attr),
+                    end(&attribute.attr),
+                )?;
+                self.close(end(expr))
+            }
+            Expr::Subscript(subscript) => {
+                self.open("subscript", field, from)?;
+                self.type_call_chain(&subscript.value, Some("value"), root)?;
+                match &*subscript.slice {
+                    Expr::Tuple(tuple) if !tuple.parenthesized => {
+                        for element in &tuple.elts {
+                            self.expression(element, Some("subscript"), ANY)?;
+                        }
+                    }
+                    slice => self.expression(slice, Some("subscript"), ANY)?,
+                }
+                self.close(end(expr))
+            }
+            _ => {
+                let to = end(&root.arguments);
+                let inside = Bound {
+                    lo: from + 1,
+                    hi: to.saturating_sub(1),
+                };
+                self.open("parenthesized_expression", field, from)?;
+                for arg in &root.arguments.args {
+                    self.expression(arg, None, inside)?;
+                }
+                self.close(to)
+            }
+        }
+    }
+
     fn else_clause(&mut self, body: &[Stmt], field: Field) -> Result<usize, SourceError> {
         let first = body.first().map_or(0, start);
         let keyword = self
@@ -860,16 +964,43 @@ impl<'a> Converter<'a> {
         Ok(clause_end)
     }
 
-    fn with_clause_range(&self, node: &ast::StmtWith) -> (usize, usize) {
+    fn with_item_range(&self, item: &ast::WithItem) -> (usize, usize) {
+        let from = self.outer(&item.context_expr, ANY).0;
+        let to = match &item.optional_vars {
+            Some(vars) => self.outer(vars, ANY).1,
+            None => self.outer(&item.context_expr, ANY).1,
+        };
+        (from, to)
+    }
+
+    /// A with item's expression: `a as b` is an `as_pattern`.
+    fn with_item(&mut self, item: &ast::WithItem, field: Field) -> Step {
+        match &item.optional_vars {
+            Some(vars) => {
+                let (item_start, item_end) = self.with_item_range(item);
+                self.open("as_pattern", field, item_start)?;
+                self.expression(&item.context_expr, None, ANY)?;
+                let (vars_start, vars_end) = self.outer(vars, ANY);
+                self.open("as_pattern_target", Some("alias"), vars_start)?;
+                self.expression(vars, None, ANY)?;
+                self.close(vars_end)?;
+                self.close(item_end)
+            }
+            None => self.expression(&item.context_expr, field, ANY),
+        }
+    }
+
+    /// The range of a with statement's items, and whether parentheses of the statement
+    /// (not of an item) enclose them.
+    fn with_clause_range(&self, node: &ast::StmtWith) -> (usize, usize, bool) {
         let first = node
             .items
             .first()
-            .map_or(start(node), |item| self.outer(&item.context_expr, ANY).0);
-        let last = node.items.last().map_or(first, |item| match &item.optional_vars {
-            Some(vars) => self.outer(vars, ANY).1,
-            None => self.outer(&item.context_expr, ANY).1,
-        });
-        // `with (a as b, c):`: the parentheses are the clause's.
+            .map_or(start(node), |item| self.with_item_range(item).0);
+        let last = node
+            .items
+            .last()
+            .map_or(first, |item| self.with_item_range(item).1);
         let after_keyword = self
             .keyword_after(start(node), &[TokenKind::With])
             .map_or(first, end);
@@ -883,9 +1014,9 @@ impl<'a> Converter<'a> {
                     TokenKind::Comma => self.next_token(end(close)).unwrap_or(close),
                     _ => close,
                 };
-                (start(open), end(close))
+                (start(open), end(close), true)
             }
-            _ => (first, last),
+            _ => (first, last, false),
         }
     }
 
@@ -900,7 +1031,8 @@ impl<'a> Converter<'a> {
 
     fn decorators(&mut self, decorators: &[ast::Decorator]) -> Step {
         for decorator in decorators {
-            let decorator_end = self.outer(&decorator.expression, ANY).1;
+            // The decorator takes in a comment before its newline.
+            let decorator_end = self.line_comment_end(self.outer(&decorator.expression, ANY).1);
             self.open("decorator", None, start(decorator))?;
             self.expression(&decorator.expression, None, ANY)?;
             self.close(decorator_end)?;
@@ -1012,30 +1144,143 @@ impl<'a> Converter<'a> {
         })
     }
 
-    /// Whether tree-sitter reads `expr` (in a `type`) as a form only types have: `list[str]`
-    /// is a `generic_type`, and a `|` with one on either side a `union_type` (`int | None`
-    /// stays a `binary_operator`).
-    fn is_type_form(&self, expr: &Expr) -> bool {
-        if !self.parentheses(start(expr), end(expr), ANY).is_empty() {
-            return false;
-        }
+    /// Whether tree-sitter reads `expr` (in a `type`) as a `generic_type`: `list[str]`, not
+    /// `typing.List[str]` nor `(list)[str]`.
+    fn is_generic(&self, expr: &Expr) -> bool {
         match expr {
-            Expr::Subscript(subscript) => matches!(&*subscript.value, Expr::Name(_))
-                && self.parentheses(start(&*subscript.value), end(&*subscript.value), ANY)
-                    .is_empty(),
-            Expr::BinOp(binary) => {
-                binary.op == ast::Operator::BitOr
-                    && (self.is_type_form(&binary.left) || self.is_type_form(&binary.right))
+            Expr::Subscript(subscript) => {
+                matches!(&*subscript.value, Expr::Name(_))
+                    && self.parentheses(start(expr), end(expr), ANY).is_empty()
+                    && self
+                        .parentheses(start(&*subscript.value), end(&*subscript.value), ANY)
+                        .is_empty()
             }
             _ => false,
         }
+    }
+
+    /// The operands of a `|` chain, left to right (ruff nests it to the left; a
+    /// parenthesized operand is one operand).
+    fn union_operands<'e>(&self, expr: &'e Expr) -> Vec<&'e Expr> {
+        let mut operands = Vec::new();
+        let mut node = expr;
+        loop {
+            match node {
+                Expr::BinOp(binary)
+                    if binary.op == ast::Operator::BitOr
+                        && (std::ptr::eq(node, expr)
+                            || self.parentheses(start(node), end(node), ANY).is_empty()) =>
+                {
+                    operands.push(&*binary.right);
+                    node = &binary.left;
+                }
+                _ => {
+                    operands.push(node);
+                    break;
+                }
+            }
+        }
+        operands.reverse();
+        operands
+    }
+
+    /// `a | b | c` in a `type` whose first operand is a `generic_type`. tree-sitter nests
+    /// the leading `generic_type`s in `union_type`s to the left; at the first operand that
+    /// is not one, the rest is read as an expression (`binary_operator`s), the right side of
+    /// a last `union_type`: `list[str] | set[str] | int | None` is
+    /// `union_type(union_type(list[str], set[str]), int | None)`.
+    fn union(&mut self, operands: &[&Expr]) -> Step {
+        let generics = operands
+            .iter()
+            .take_while(|operand| self.is_generic(operand))
+            .count();
+        let (prefix, rest) = operands.split_at(generics.min(operands.len()));
+        let (Some(first), Some(last)) = (operands.first(), operands.last()) else {
+            return Ok(());
+        };
+        if rest.is_empty() {
+            return self.union_prefix(prefix);
+        }
+        let from = self.outer(first, ANY).0;
+        let to = self.outer(last, ANY).1;
+        self.open("union_type", None, from)?;
+        match prefix {
+            [one] => self.type_(one, None)?,
+            _ => {
+                let prefix_end = prefix.last().map_or(to, |op| self.outer(op, ANY).1);
+                self.open("type", None, from)?;
+                self.union_prefix(prefix)?;
+                self.close(prefix_end)?;
+            }
+        }
+        match rest {
+            [one] => self.type_(one, None)?,
+            _ => {
+                let rest_start = rest.first().map_or(to, |op| self.outer(op, ANY).0);
+                self.open("type", None, rest_start)?;
+                self.binary_chain(rest)?;
+                self.close(to)?;
+            }
+        }
+        self.close(to)
+    }
+
+    /// The inside of the `type` of `generic | generic | ...`: `union_type`s nested to the
+    /// left.
+    fn union_prefix(&mut self, operands: &[&Expr]) -> Step {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            let Some((last, init)) = operands.split_last() else {
+                return Ok(());
+            };
+            let Some(first) = init.first() else {
+                return self.type_form(last);
+            };
+            let from = self.outer(first, ANY).0;
+            let to = self.outer(last, ANY).1;
+            self.open("union_type", None, from)?;
+            match init {
+                [one] => self.type_(one, None)?,
+                _ => {
+                    let init_end = init.last().map_or(to, |op| self.outer(op, ANY).1);
+                    self.open("type", None, from)?;
+                    self.union_prefix(init)?;
+                    self.close(init_end)?;
+                }
+            }
+            self.type_(last, None)?;
+            self.close(to)
+        })
+    }
+
+    /// `a | b | c` as left-nested `binary_operator`s over `operands`.
+    fn binary_chain(&mut self, operands: &[&Expr]) -> Step {
+        let Some(first) = operands.first() else {
+            return Ok(());
+        };
+        let from = self.outer(first, ANY).0;
+        let ends: Vec<usize> = operands.iter().map(|op| self.outer(op, ANY).1).collect();
+        let levels = operands.len().saturating_sub(1);
+        for level in (0..levels).rev() {
+            let field = if level + 1 == levels { None } else { Some("left") };
+            self.open("binary_operator", field, from)?;
+        }
+        self.expression(first, Some("left"), ANY)?;
+        for (index, operand) in operands.iter().enumerate().skip(1) {
+            let previous_end = ends.get(index - 1).copied().unwrap_or(from);
+            if let Some(token) = self.next_token(previous_end) {
+                self.anonymous("|", Some("operator"), start(token), end(token))?;
+            }
+            self.expression(operand, Some("right"), ANY)?;
+            self.close(ends.get(index).copied().unwrap_or(from))?;
+        }
+        Ok(())
     }
 
     /// The inside of a `type` (without parentheses).
     fn type_form(&mut self, expr: &Expr) -> Step {
         let (from, to) = (start(expr), end(expr));
         match expr {
-            Expr::Subscript(subscript) if self.is_type_form(expr) => {
+            Expr::Subscript(subscript) if self.is_generic(expr) => {
                 self.open("generic_type", None, from)?;
                 self.leaf(
                     "identifier",
@@ -1058,11 +1303,13 @@ impl<'a> Converter<'a> {
                 self.close(to)?;
                 self.close(to)
             }
-            Expr::BinOp(binary) if self.is_type_form(expr) => {
-                self.open("union_type", None, from)?;
-                self.type_(&binary.left, None)?;
-                self.type_(&binary.right, None)?;
-                self.close(to)
+            Expr::BinOp(binary) if binary.op == ast::Operator::BitOr => {
+                let operands = self.union_operands(expr);
+                if operands.first().is_some_and(|op| self.is_generic(op)) {
+                    self.union(&operands)
+                } else {
+                    self.expression(expr, None, ANY)
+                }
             }
             Expr::Starred(starred) if matches!(&*starred.value, Expr::Name(_)) => {
                 self.open("splat_type", None, from)?;
@@ -1990,9 +2237,41 @@ impl<'a> Converter<'a> {
                 }
             }
         }
-        self.string_content(at, content_end, raw, bytes_string, format)?;
-        self.leaf("string_end", None, content_end, to)?;
+        // tree-sitter-python's scanner takes a last run of a raw string that is only
+        // backslashes and what they escape into the string's end.
+        let end_start = if raw && self.only_raw_escapes(at, content_end, quote) {
+            at
+        } else {
+            self.string_content(at, content_end, raw, bytes_string, format)?;
+            content_end
+        };
+        self.leaf("string_end", None, end_start, to)?;
         self.close(to)
+    }
+
+    /// Whether `from..to` (raw string content) is only `\\x` steps, which the scanner
+    /// does not count as content.
+    fn only_raw_escapes(&self, from: usize, to: usize, quote: u8) -> bool {
+        let bytes = self.bytes;
+        let mut at = from;
+        while at < to {
+            if bytes.get(at) != Some(&b'\\') {
+                return false;
+            }
+            at += 1;
+            if matches!(bytes.get(at), Some(byte) if *byte == quote || *byte == b'\\') {
+                at += 1;
+            }
+            if bytes.get(at) == Some(&b'\r') {
+                at += 1;
+                if bytes.get(at) == Some(&b'\n') {
+                    at += 1;
+                }
+            } else if bytes.get(at) == Some(&b'\n') {
+                at += 1;
+            }
+        }
+        from < to
     }
 
     fn string_content(
@@ -2015,7 +2294,11 @@ impl<'a> Converter<'a> {
                 self.leaf("escape_interpolation", None, at, at + 2)?;
                 at += 2;
             } else if byte == b'\\' && raw {
-                at += 2;
+                // The scanner steps over a backslash and an escaped quote or backslash.
+                at += 1;
+                if matches!(bytes.get(at), Some(b'\\' | b'\'' | b'"')) {
+                    at += 1;
+                }
             } else if byte == b'\\' {
                 if bytes_string && matches!(bytes.get(at + 1), Some(b'N' | b'u' | b'U')) {
                     at += 2;
