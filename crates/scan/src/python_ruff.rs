@@ -27,6 +27,7 @@ use ruff_python_ast::{self as ast, Expr, Pattern, PySourceType, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use crate::error::SourceError;
+use crate::nesting::MAX_TREE_DEPTH;
 use crate::python_tree::{Builder, PyTree};
 
 type Step = Result<(), SourceError>;
@@ -54,6 +55,12 @@ const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 /// [`SourceError::Syntax`] (the first error's line); a tree deeper than
 /// [`crate::nesting::MAX_TREE_DEPTH`] is [`SourceError::TooDeep`].
 pub(crate) fn tree_from_ruff(text: &str) -> Result<PyTree, SourceError> {
+    if text.len() >= PRECHECK_BYTES {
+        nesting_lower_bound(text, MAX_TREE_DEPTH).map_err(|line| SourceError::TooDeep {
+            line,
+            limit: MAX_TREE_DEPTH,
+        })?;
+    }
     let parsed = ruff_python_parser::parse_unchecked_source(text, PySourceType::Python);
     let result = match parsed.errors().first() {
         Some(error) => Err(SourceError::Syntax {
@@ -63,6 +70,51 @@ pub(crate) fn tree_from_ruff(text: &str) -> Result<PyTree, SourceError> {
     };
     dismantle(parsed.into_syntax());
     result
+}
+
+/// From this size on, a file's nesting is bounded from its tokens before ruff parses it.
+/// ruff's parser recurses once per bracket or prefix operator, on a stack it grows on the
+/// heap, and keeps about 2 KB per level (measured: a million `(` take 2 GB, tree-sitter 0.6
+/// GB); a smaller file cannot reach much (64 KiB of `(`: about 128 MB) and skips the extra
+/// lexing.
+const PRECHECK_BYTES: usize = 64 * 1024;
+
+/// `Err(line)` when the tokens of `text` alone show a tree deeper than `limit`: open
+/// brackets each nest at least one node (less one: the parentheses of `with (` and
+/// `from x import (` make none), and of a run of prefix operators (`- - -`, `not not`,
+/// `await`) all but two are nested unary nodes, inside the open brackets. A lower bound of
+/// tree-sitter's depth, so a file refused here is one the tree-sitter path refuses too. The
+/// line counts logical and non-logical newlines (not those inside strings).
+fn nesting_lower_bound(text: &str, limit: usize) -> Result<(), usize> {
+    let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
+    let (mut brackets, mut run, mut line) = (0usize, 0usize, 1usize);
+    loop {
+        match lexer.next_token() {
+            TokenKind::EndOfFile => return Ok(()),
+            TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
+                brackets += 1;
+                run = 0;
+            }
+            TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                brackets = brackets.saturating_sub(1);
+                run = 0;
+            }
+            TokenKind::Minus
+            | TokenKind::Plus
+            | TokenKind::Tilde
+            | TokenKind::Not
+            | TokenKind::Await => run += 1,
+            TokenKind::Newline | TokenKind::NonLogicalNewline => {
+                line += 1;
+                run = 0;
+            }
+            TokenKind::Comment => {}
+            _ => run = 0,
+        }
+        if brackets.saturating_sub(1) + run.saturating_sub(2) > limit {
+            return Err(line);
+        }
+    }
 }
 
 /// The 1-based line of byte `offset`.
@@ -87,7 +139,9 @@ struct Dismantler;
 
 impl Transformer for Dismantler {
     fn visit_stmt(&self, stmt: &mut Stmt) {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || transformer::walk_stmt(self, stmt));
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            transformer::walk_stmt(self, stmt)
+        });
         *stmt = Stmt::Pass(ast::StmtPass {
             node_index: ast::AtomicNodeIndex::default(),
             range: TextRange::default(),
@@ -95,7 +149,9 @@ impl Transformer for Dismantler {
     }
 
     fn visit_expr(&self, expr: &mut Expr) {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || transformer::walk_expr(self, expr));
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            transformer::walk_expr(self, expr)
+        });
         *expr = leaf_expr();
     }
 
@@ -110,20 +166,15 @@ impl Transformer for Dismantler {
         });
     }
 
-    fn visit_interpolated_string_element(
-        &self,
-        element: &mut ast::InterpolatedStringElement,
-    ) {
+    fn visit_interpolated_string_element(&self, element: &mut ast::InterpolatedStringElement) {
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
             transformer::walk_interpolated_string_element(self, element);
         });
-        *element = ast::InterpolatedStringElement::Literal(
-            ast::InterpolatedStringLiteralElement {
-                node_index: ast::AtomicNodeIndex::default(),
-                range: TextRange::default(),
-                value: Box::from(""),
-            },
-        );
+        *element = ast::InterpolatedStringElement::Literal(ast::InterpolatedStringLiteralElement {
+            node_index: ast::AtomicNodeIndex::default(),
+            range: TextRange::default(),
+            value: Box::from(""),
+        });
     }
 }
 
@@ -317,14 +368,24 @@ impl<'a> Converter<'a> {
             .filter(|token| token.kind() == kind)
     }
 
-    /// The first token of one of `kinds` at or after `at`.
+    /// The first token at or after `at` other than comments, newlines, indents (and `async`
+    /// unless looked for), if it is one of `kinds`.
     fn keyword_after(&self, at: usize, kinds: &[TokenKind]) -> Option<&'a Token> {
         let index = self.tokens.partition_point(|token| start(token) < at);
         self.tokens
             .get(index..)?
             .iter()
-            .take(64)
-            .find(|token| kinds.contains(&token.kind()))
+            .find(|token| {
+                !matches!(
+                    token.kind(),
+                    TokenKind::Comment
+                        | TokenKind::NonLogicalNewline
+                        | TokenKind::Newline
+                        | TokenKind::Indent
+                        | TokenKind::Dedent
+                ) && (kinds.contains(&TokenKind::Async) || token.kind() != TokenKind::Async)
+            })
+            .filter(|token| kinds.contains(&token.kind()))
     }
 
     /// The end of the comment right after `at` (on its line), else `at`.
@@ -685,7 +746,10 @@ impl<'a> Converter<'a> {
             }
             Stmt::TypeAlias(node) => {
                 self.open("type_alias_statement", None, from)?;
-                let left_end = node.type_params.as_ref().map_or(end(&*node.name), |p| end(&**p));
+                let left_end = node
+                    .type_params
+                    .as_ref()
+                    .map_or(end(&*node.name), |p| end(&**p));
                 self.open("type", Some("left"), start(&*node.name))?;
                 if let Some(params) = &node.type_params {
                     self.open("generic_type", None, start(&*node.name))?;
@@ -1022,11 +1086,8 @@ impl<'a> Converter<'a> {
 
     fn definition_start(&self, decorators: &[ast::Decorator], fallback: usize) -> usize {
         let after = decorators.last().map_or(fallback, end);
-        self.keyword_after(
-            after,
-            &[TokenKind::Def, TokenKind::Async, TokenKind::Class],
-        )
-        .map_or(fallback, start)
+        self.keyword_after(after, &[TokenKind::Def, TokenKind::Async, TokenKind::Class])
+            .map_or(fallback, start)
     }
 
     fn decorators(&mut self, decorators: &[ast::Decorator]) -> Step {
@@ -1130,10 +1191,7 @@ impl<'a> Converter<'a> {
     fn type_(&mut self, expr: &Expr, field: Field) -> Step {
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
             let pairs = self.parentheses(start(expr), end(expr), ANY);
-            let (from, to) = pairs
-                .last()
-                .copied()
-                .unwrap_or((start(expr), end(expr)));
+            let (from, to) = pairs.last().copied().unwrap_or((start(expr), end(expr)));
             self.open("type", field, from)?;
             if pairs.is_empty() {
                 self.type_form(expr)?;
@@ -1261,7 +1319,11 @@ impl<'a> Converter<'a> {
         let ends: Vec<usize> = operands.iter().map(|op| self.outer(op, ANY).1).collect();
         let levels = operands.len().saturating_sub(1);
         for level in (0..levels).rev() {
-            let field = if level + 1 == levels { None } else { Some("left") };
+            let field = if level + 1 == levels {
+                None
+            } else {
+                Some("left")
+            };
             self.open("binary_operator", field, from)?;
         }
         self.expression(first, Some("left"), ANY)?;
@@ -1597,12 +1659,7 @@ impl<'a> Converter<'a> {
                 for keyword in &class.arguments.keywords {
                     self.open("case_pattern", None, start(keyword))?;
                     self.open("keyword_pattern", None, start(keyword))?;
-                    self.leaf(
-                        "identifier",
-                        None,
-                        start(&keyword.attr),
-                        end(&keyword.attr),
-                    )?;
+                    self.leaf("identifier", None, start(&keyword.attr), end(&keyword.attr))?;
                     self.simple_pattern(&keyword.pattern)?;
                     self.close(end(keyword))?;
                     self.close(end(keyword))?;
@@ -1811,9 +1868,12 @@ impl<'a> Converter<'a> {
                     && literal.contains(['.', 'e', 'E']);
                 self.leaf(if float { "float" } else { "integer" }, field, from, to)
             }
-            Expr::BooleanLiteral(literal) => {
-                self.leaf(if literal.value { "true" } else { "false" }, field, from, to)
-            }
+            Expr::BooleanLiteral(literal) => self.leaf(
+                if literal.value { "true" } else { "false" },
+                field,
+                from,
+                to,
+            ),
             Expr::NoneLiteral(_) => self.leaf("none", field, from, to),
             Expr::EllipsisLiteral(_) => self.leaf("ellipsis", field, from, to),
             Expr::StringLiteral(string) => {
@@ -1879,7 +1939,10 @@ impl<'a> Converter<'a> {
             }
             Expr::Slice(slice) => {
                 self.open("slice", field, from)?;
-                for part in [&slice.lower, &slice.upper, &slice.step].into_iter().flatten() {
+                for part in [&slice.lower, &slice.upper, &slice.step]
+                    .into_iter()
+                    .flatten()
+                {
                     self.expression(part, None, ANY)?;
                 }
                 self.close(to)
@@ -1999,7 +2062,11 @@ impl<'a> Converter<'a> {
                     .collect();
                 let levels = values.len().saturating_sub(1);
                 for level in (0..levels).rev() {
-                    let level_field = if level + 1 == levels { field } else { Some("left") };
+                    let level_field = if level + 1 == levels {
+                        field
+                    } else {
+                        Some("left")
+                    };
                     self.open("boolean_operator", level_field, left_start)?;
                 }
                 self.expression(first, Some("left"), ANY)?;
@@ -2389,13 +2456,12 @@ fn continuations(
             .unwrap_or_default()
             .iter()
             .skip_while(|byte| matches!(byte, b' ' | b'\t' | b'\x0c'))
-            .skip_while(|byte| {
-                matches!(
+            .find(|byte| {
+                !matches!(
                     byte,
                     b'f' | b'F' | b't' | b'T' | b'r' | b'R' | b'b' | b'B' | b'u' | b'U'
                 )
-            })
-            .next();
+            });
         if matches!(next, Some(b'"' | b'\'' | b'`')) {
             continue;
         }
@@ -2467,7 +2533,15 @@ mod tests {
 
     /// A node as the comparison sees it: kind, field, range, and its parent's kind and
     /// range.
-    type Item = (&'static str, &'static str, usize, usize, &'static str, usize, usize);
+    type Item = (
+        &'static str,
+        &'static str,
+        usize,
+        usize,
+        &'static str,
+        usize,
+        usize,
+    );
 
     struct Shape {
         nodes: Vec<Item>,
@@ -2510,8 +2584,8 @@ mod tests {
     }
 
     fn compare(text: &str) -> Outcome {
-        let sitter = parse(Grammar::Python, text)
-            .and_then(|tree| PyTree::from_tree_sitter(&tree, text));
+        let sitter =
+            parse(Grammar::Python, text).and_then(|tree| PyTree::from_tree_sitter(&tree, text));
         let ruff = tree_from_ruff(text);
         match (sitter, ruff) {
             (Ok(sitter), Ok(ruff)) => {
@@ -2538,7 +2612,11 @@ mod tests {
                     }
                 }
                 for extra in sitter.extras.symmetric_difference(&ruff.extras) {
-                    let side = if sitter.extras.contains(extra) { '-' } else { '+' };
+                    let side = if sitter.extras.contains(extra) {
+                        '-'
+                    } else {
+                        '+'
+                    };
                     differences.push((side, (extra.0, "", extra.1, extra.2, "", 0, 0)));
                 }
                 if differences.is_empty() {
@@ -2721,7 +2799,9 @@ mod tests {
                             println!(
                                 "{}{}{} [{}..{}] {:?}",
                                 "  ".repeat(depth),
-                                node.field_name().map(|f| format!("{f}: ")).unwrap_or_default(),
+                                node.field_name()
+                                    .map(|f| format!("{f}: "))
+                                    .unwrap_or_default(),
                                 node.kind_name(),
                                 node.start_byte(),
                                 node.end_byte(),
@@ -2764,8 +2844,17 @@ mod tests {
                 "lists",
                 format!("{}x{}\n", "[".repeat(DEPTH), "]".repeat(DEPTH)),
             ),
-            // The same, broken at the end: ruff's AST is built, then refused.
+            // The same, broken at the end.
             ("not, broken", format!("{}x)\n", "not ".repeat(DEPTH))),
+            // Forms the token pre-check does not count: ruff builds the deep AST, the
+            // conversion stops at the bound, the AST is taken apart before it is dropped.
+            ("powers", format!("{}x\n", "x**".repeat(DEPTH))),
+            ("lambdas", format!("{}x\n", "lambda:".repeat(DEPTH))),
+            (
+                "conditionals",
+                format!("{}x\n", "x if x else ".repeat(DEPTH)),
+            ),
+            ("powers, broken", format!("{}x)\n", "x**".repeat(DEPTH))),
         ];
         for (name, text) in cases {
             let started = Instant::now();
@@ -2779,6 +2868,41 @@ mod tests {
                 "{name}: {result:?}"
             );
         }
+    }
+
+    /// `PYTREE_DEEP=depth PYTREE_DEEP_FORM=-`: one deep file (`-` chains, `not` chains,
+    /// `(`, `[`), for measuring time and memory past the bound.
+    #[test]
+    #[ignore = "one deep file of PYTREE_DEEP levels"]
+    fn ruff_tree_deep_file() {
+        let depth: usize = std::env::var("PYTREE_DEEP")
+            .ok()
+            .and_then(|depth| depth.parse().ok())
+            .unwrap_or(1_000_000);
+        let form = std::env::var("PYTREE_DEEP_FORM").unwrap_or_else(|_| "-".into());
+        let text = match form.as_str() {
+            "(" => format!("{}x{}\n", "(".repeat(depth), ")".repeat(depth)),
+            "[" => format!("{}x{}\n", "[".repeat(depth), "]".repeat(depth)),
+            "not" => format!("{}x\n", "not ".repeat(depth)),
+            other => format!("{}x\n", other.repeat(depth)),
+        };
+        let started = Instant::now();
+        let result = if std::env::var("PYTREE_DEEP_PARSER").is_ok_and(|parser| parser == "ts") {
+            std::thread::Builder::new()
+                .stack_size(crate::nesting::ANALYSIS_STACK_BYTES)
+                .spawn(move || {
+                    parse(Grammar::Python, &text)
+                        .and_then(|tree| PyTree::from_tree_sitter(&tree, &text))
+                        .map(|_| ())
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        } else {
+            on_analysis_stack(text)
+        };
+        println!("{form} x {depth}: {result:?} in {:?}", started.elapsed());
+        assert!(result.is_err());
     }
 
     /// `PYTREE_DIFF_DIRS=... cargo test --release -p scan --lib ruff_tree_speed -- --ignored
@@ -2800,8 +2924,8 @@ mod tests {
             let (mut sitter_nodes, mut ruff_nodes) = (0usize, 0usize);
             for text in &texts {
                 let started = Instant::now();
-                if let Ok(tree) =
-                    parse(Grammar::Python, text).and_then(|tree| PyTree::from_tree_sitter(&tree, text))
+                if let Ok(tree) = parse(Grammar::Python, text)
+                    .and_then(|tree| PyTree::from_tree_sitter(&tree, text))
                 {
                     walk(tree.root(), |_| sitter_nodes += 1);
                 }
