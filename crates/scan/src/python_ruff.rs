@@ -193,6 +193,21 @@ fn end(node: &impl Ranged) -> usize {
     node.range().end().to_usize()
 }
 
+/// The end of a comment as tree-sitter reads it (`#.*`): with the `\r` of a `\r\n`.
+fn comment_end(bytes: &[u8], token: &Token) -> usize {
+    let to = end(token);
+    let carriage_returns = bytes
+        .get(to..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| **byte == b'\r')
+        .count();
+    match bytes.get(to + carriage_returns) {
+        Some(b'\n') | None => to + carriage_returns,
+        Some(_) => to,
+    }
+}
+
 fn is_trivia(kind: TokenKind) -> bool {
     matches!(kind, TokenKind::Comment | TokenKind::NonLogicalNewline)
 }
@@ -249,6 +264,13 @@ impl Part<'_> {
     }
 }
 
+/// A node of a `^`/`&` run regrouped by tree-sitter's precedences: an operand, or an
+/// operator over two groups (indexes into the arena).
+enum Group<'e> {
+    Operand(&'e Expr),
+    Binary(usize, ast::Operator, usize),
+}
+
 /// A comprehension's body: one expression, or the key and value of a dict comprehension.
 enum Body<'e> {
     One(&'e Expr),
@@ -273,7 +295,7 @@ impl<'a> Converter<'a> {
         for token in tokens {
             continuations(bytes, gap_start, start(token), &mut extras);
             if token.kind() == TokenKind::Comment {
-                extras.push((start(token), end(token), "comment"));
+                extras.push((start(token), comment_end(bytes, token), "comment"));
             }
             gap_start = gap_start.max(end(token));
         }
@@ -392,7 +414,7 @@ impl<'a> Converter<'a> {
     fn line_comment_end(&self, at: usize) -> usize {
         let index = self.tokens.partition_point(|token| start(token) < at);
         match self.tokens.get(index) {
-            Some(token) if token.kind() == TokenKind::Comment => end(token),
+            Some(token) if token.kind() == TokenKind::Comment => comment_end(self.bytes, token),
             _ => at,
         }
     }
@@ -405,9 +427,27 @@ impl<'a> Converter<'a> {
         }
     }
 
+    /// Whether a `(` may stand right before `from`: false when the text before it on its
+    /// line, blanks skipped, ends with anything else (no comment can stand between). Spares
+    /// most expressions the token searches.
+    fn may_follow_paren(&self, from: usize) -> bool {
+        let before = self.bytes.get(..from).unwrap_or_default();
+        match before
+            .iter()
+            .rev()
+            .find(|byte| !matches!(byte, b' ' | b'\t' | b'\x0c'))
+        {
+            Some(b'(' | b'\n' | b'\r' | b'\\') => true,
+            Some(_) | None => false,
+        }
+    }
+
     /// The parentheses around `from..to` inside `bound`, innermost first.
     fn parentheses(&self, from: usize, to: usize, bound: Bound) -> Vec<(usize, usize)> {
         let mut pairs = Vec::new();
+        if !self.may_follow_paren(from) {
+            return pairs;
+        }
         let (mut from, mut to) = (from, to);
         while let (Some(open), Some(close)) = (self.previous_token(from), self.next_token(to)) {
             if open.kind() != TokenKind::Lpar
@@ -428,6 +468,9 @@ impl<'a> Converter<'a> {
     fn outer(&self, expr: &Expr, bound: Bound) -> (usize, usize) {
         let (from, to) = (start(expr), end(expr));
         let mut outer = (from, to);
+        if !self.may_follow_paren(from) {
+            return outer;
+        }
         let (mut from, mut to) = (from, to);
         while let (Some(open), Some(close)) = (self.previous_token(from), self.next_token(to)) {
             if open.kind() != TokenKind::Lpar
@@ -496,9 +539,13 @@ impl<'a> Converter<'a> {
             .and_then(|rest| rest.first())
         {
             match token.kind() {
-                TokenKind::Semi | TokenKind::Comment => {
+                TokenKind::Semi => {
                     block_end = end(token);
                     at = end(token);
+                }
+                TokenKind::Comment => {
+                    block_end = comment_end(bytes, token);
+                    at = block_end;
                 }
                 _ => break,
             }
@@ -558,6 +605,33 @@ impl<'a> Converter<'a> {
     fn statement_inner(&mut self, stmt: &Stmt) -> Result<usize, SourceError> {
         let (from, to) = (start(stmt), end(stmt));
         match stmt {
+            Stmt::Expr(node) if self.print_chevron(&node.value, from).is_some() => {
+                // `print >> f, x` is valid Python 3 (a tuple), but to tree-sitter a Python 2
+                // print statement.
+                let (elements, chevron): (&[Expr], _) = match &*node.value {
+                    Expr::Tuple(tuple) => {
+                        (tuple.elts.get(1..).unwrap_or_default(), tuple.elts.first())
+                    }
+                    value => (&[], Some(value)),
+                };
+                let Some(Expr::BinOp(chevron)) = chevron else {
+                    return Ok(to);
+                };
+                let statement_end = match elements.last() {
+                    Some(last) => self.with_trailing_comma(self.outer(last, ANY).1),
+                    None => self.with_trailing_comma(self.outer(&chevron.right, ANY).1),
+                };
+                let operator = self.next_token(end(&*chevron.left)).map_or(from, start);
+                self.open("print_statement", None, from)?;
+                self.open("chevron", None, operator)?;
+                self.expression(&chevron.right, None, ANY)?;
+                self.close(self.outer(&chevron.right, ANY).1)?;
+                for element in elements {
+                    self.expression(element, Some("argument"), ANY)?;
+                }
+                self.close(statement_end)?;
+                Ok(statement_end)
+            }
             Stmt::Expr(node) => {
                 let value = &*node.value;
                 match value {
@@ -565,7 +639,7 @@ impl<'a> Converter<'a> {
                         let (list_start, list_end) = self.list_range(&tuple.elts, ANY);
                         self.open("expression_statement", None, list_start)?;
                         for element in &tuple.elts {
-                            self.expression(element, None, ANY)?;
+                            self.element(element, None)?;
                         }
                         self.close(list_end)?;
                         Ok(list_end)
@@ -662,7 +736,13 @@ impl<'a> Converter<'a> {
             Stmt::Delete(node) => {
                 self.open("delete_statement", None, from)?;
                 match node.targets.as_slice() {
-                    [one] => self.expressions(one, None)?,
+                    [one]
+                        if self
+                            .next_token(self.outer(one, ANY).1)
+                            .is_none_or(|token| token.kind() != TokenKind::Comma) =>
+                    {
+                        self.expressions(one, None)?;
+                    }
                     targets => {
                         let (list_start, list_end) = self.list_range(targets, ANY);
                         self.open("expression_list", None, list_start)?;
@@ -934,6 +1014,26 @@ impl<'a> Converter<'a> {
                 Ok(block_end)
             }
             Stmt::IpyEscapeCommand(_) => Ok(to),
+        }
+    }
+
+    /// `print >> f` (alone or first of a bare tuple) at the start of an expression
+    /// statement starting at `from`.
+    fn print_chevron<'e>(&self, value: &'e Expr, from: usize) -> Option<&'e ast::ExprBinOp> {
+        let first = match value {
+            Expr::Tuple(tuple) if !tuple.parenthesized => tuple.elts.first()?,
+            value => value,
+        };
+        match first {
+            Expr::BinOp(binary)
+                if binary.op == ast::Operator::RShift
+                    && matches!(&*binary.left, Expr::Name(name) if name.id.as_str() == "print")
+                    && start(&*binary.left) == from
+                    && self.parentheses(start(first), end(first), ANY).is_empty() =>
+            {
+                Some(binary)
+            }
+            _ => None,
         }
     }
 
@@ -1373,6 +1473,9 @@ impl<'a> Converter<'a> {
                     self.expression(expr, None, ANY)
                 }
             }
+            Expr::Starred(ast::ExprStarred { value, .. }) if !matches!(&**value, Expr::Name(_)) => {
+                self.element(expr, None)
+            }
             Expr::Starred(starred) if matches!(&*starred.value, Expr::Name(_)) => {
                 self.open("splat_type", None, from)?;
                 self.leaf("identifier", None, start(&*starred.value), to)?;
@@ -1551,7 +1654,7 @@ impl<'a> Converter<'a> {
     fn case(&mut self, case: &ast::MatchCase) -> Result<usize, SourceError> {
         self.open("case_clause", Some("alternative"), start(case))?;
         match &case.pattern {
-            Pattern::MatchSequence(sequence) if !self.bracketed(start(&case.pattern)) => {
+            Pattern::MatchSequence(sequence) if !self.bracketed(sequence) => {
                 for pattern in &sequence.patterns {
                     self.case_pattern(pattern, None)?;
                 }
@@ -1572,8 +1675,19 @@ impl<'a> Converter<'a> {
         Ok(case_end)
     }
 
-    fn bracketed(&self, at: usize) -> bool {
-        matches!(self.bytes.get(at), Some(b'[' | b'('))
+    /// Whether a sequence pattern has its own brackets (`case a, b:` has none, nor has
+    /// `case (a), b:`).
+    fn bracketed(&self, sequence: &ast::PatternMatchSequence) -> bool {
+        match sequence.patterns.first() {
+            None => true,
+            Some(first) => {
+                let first_start = self
+                    .parentheses(start(first), end(first), ANY)
+                    .last()
+                    .map_or(start(first), |pair| pair.0);
+                start(sequence) < first_start
+            }
+        }
     }
 
     /// A pattern as tree-sitter's `case_pattern` (parentheses make `tuple_pattern`s).
@@ -1586,32 +1700,40 @@ impl<'a> Converter<'a> {
             let (from, to) = (start(pattern), end(pattern));
             // Innermost first.
             let pairs = self.parentheses(from, to, bound);
-            let outer = pairs.last().map_or(from, |pair| pair.0);
-            self.open("case_pattern", field, outer)?;
-            for index in (0..pairs.len()).rev() {
-                let open = pairs.get(index).map_or(from, |pair| pair.0);
-                let inner = index
-                    .checked_sub(1)
-                    .and_then(|inner| pairs.get(inner))
-                    .map_or(from, |pair| pair.0);
-                self.open("tuple_pattern", None, open)?;
-                self.open("case_pattern", None, inner)?;
-            }
-            self.simple_pattern(pattern)?;
-            let mut inner_end = to;
-            for &(_, close) in &pairs {
-                self.close(inner_end)?;
-                self.close(close)?;
-                inner_end = close;
-            }
-            self.close(inner_end)
+            let (outer_from, outer_to) = pairs.last().copied().unwrap_or((from, to));
+            self.open("case_pattern", field, outer_from)?;
+            self.parenthesized_pattern(pattern, &pairs)?;
+            self.close(outer_to)
         })
+    }
+
+    /// A simple pattern in its parentheses (`pairs`, innermost first): each pair is a
+    /// `tuple_pattern` around a `case_pattern`.
+    fn parenthesized_pattern(&mut self, pattern: &Pattern, pairs: &[(usize, usize)]) -> Step {
+        let (from, to) = (start(pattern), end(pattern));
+        for index in (0..pairs.len()).rev() {
+            let open = pairs.get(index).map_or(from, |pair| pair.0);
+            let inner = index
+                .checked_sub(1)
+                .and_then(|inner| pairs.get(inner))
+                .map_or(from, |pair| pair.0);
+            self.open("tuple_pattern", None, open)?;
+            self.open("case_pattern", None, inner)?;
+        }
+        self.simple_pattern(pattern)?;
+        let mut inner_end = to;
+        for &(_, close) in pairs {
+            self.close(inner_end)?;
+            self.close(close)?;
+            inner_end = close;
+        }
+        Ok(())
     }
 
     fn simple_pattern(&mut self, pattern: &Pattern) -> Step {
         let (from, to) = (start(pattern), end(pattern));
         match pattern {
-            Pattern::MatchValue(value) => self.pattern_value(&value.value),
+            Pattern::MatchValue(value) => self.pattern_value(&value.value, None),
             Pattern::MatchSingleton(singleton) => {
                 let kind = match singleton.value {
                     ast::Singleton::None => "none",
@@ -1688,9 +1810,23 @@ impl<'a> Converter<'a> {
                 _ => Ok(()),
             },
             Pattern::MatchOr(or) => {
+                // The alternatives of a union are simple patterns, parentheses included.
+                let pairs: Vec<Vec<(usize, usize)>> = or
+                    .patterns
+                    .iter()
+                    .map(|pattern| self.parentheses(start(pattern), end(pattern), ANY))
+                    .collect();
+                let from = pairs
+                    .first()
+                    .and_then(|pairs| pairs.last())
+                    .map_or(from, |pair| pair.0);
+                let to = pairs
+                    .last()
+                    .and_then(|pairs| pairs.last())
+                    .map_or(to, |pair| pair.1);
                 self.open("union_pattern", None, from)?;
-                for pattern in &or.patterns {
-                    self.simple_pattern(pattern)?;
+                for (pattern, pairs) in or.patterns.iter().zip(&pairs) {
+                    self.parenthesized_pattern(pattern, pairs)?;
                 }
                 self.close(to)
             }
@@ -1704,22 +1840,29 @@ impl<'a> Converter<'a> {
                 self.pattern_name_parts(value)?;
                 self.close(end(value))
             }
-            _ => self.expression(value, field, ANY),
+            Expr::UnaryOp(ast::ExprUnaryOp {
+                op: ast::UnaryOp::USub,
+                ..
+            })
+            | Expr::BinOp(_) => self.pattern_value(value, field),
+            _ => self.bare(value, field),
         }
     }
 
-    fn pattern_value(&mut self, value: &Expr) -> Step {
+    /// A literal pattern: `-1` is `-` and an `integer` (no `unary_operator`), `1 + 2j` a
+    /// `complex_pattern`.
+    fn pattern_value(&mut self, value: &Expr, field: Field) -> Step {
         match value {
             Expr::UnaryOp(unary) if unary.op == ast::UnaryOp::USub => {
-                self.expression(&unary.operand, None, ANY)
+                self.bare(&unary.operand, field)
             }
             Expr::BinOp(binary) => {
-                self.open("complex_pattern", None, start(value))?;
-                self.pattern_value(&binary.left)?;
-                self.pattern_value(&binary.right)?;
+                self.open("complex_pattern", field, start(value))?;
+                self.pattern_value(&binary.left, None)?;
+                self.pattern_value(&binary.right, None)?;
                 self.close(end(value))
             }
-            _ => self.pattern_value_field(value, None),
+            _ => self.pattern_value_field(value, field),
         }
     }
 
@@ -1772,7 +1915,7 @@ impl<'a> Converter<'a> {
                 let (from, to) = self.list_range(&tuple.elts, ANY);
                 self.open("expression_list", field, from)?;
                 for element in &tuple.elts {
-                    self.expression(element, None, ANY)?;
+                    self.element(element, None)?;
                 }
                 self.close(to)
             }
@@ -1830,6 +1973,134 @@ impl<'a> Converter<'a> {
                 self.close(close)?;
             }
             Ok(())
+        })
+    }
+
+    /// Whether a list or set ending at `to` has one element and no trailing comma (where
+    /// tree-sitter reads a starred element as [`Converter::element`] does).
+    fn lone_element(&self, elements: &[Expr], to: usize) -> bool {
+        match elements {
+            [one] => self
+                .next_token(self.outer(one, ANY).1)
+                .is_none_or(|token| token.kind() != TokenKind::Comma || end(token) > to),
+            _ => false,
+        }
+    }
+
+    /// A positional argument of `print` after the first: tree-sitter (which also knows
+    /// Python 2's print statement) reads `*a.b()` as the call of `*a.b`.
+    fn print_argument(&mut self, arg: &Expr, inside: Bound) -> Step {
+        if let Expr::Starred(starred) = arg
+            && let Expr::Call(call) = &*starred.value
+            && matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_))
+            && self.splat_chain_root(&call.func)
+            && self
+                .parentheses(start(&*call.func), end(&*call.func), ANY)
+                .is_empty()
+        {
+            let (from, to) = (start(arg), end(arg));
+            self.open("call", None, from)?;
+            self.open("list_splat", Some("function"), from)?;
+            self.expression(&call.func, None, ANY)?;
+            self.close(end(&*call.func))?;
+            self.argument_list(&call.arguments, Some("arguments"))?;
+            return self.close(to);
+        }
+        self.expression(arg, None, inside)
+    }
+
+    /// An element of a bare tuple or subscript (or the lone element of a list or set).
+    /// There tree-sitter reads `*a.b()` as the call of `(*a).b` (its `list_splat` of an
+    /// identifier is a primary expression); in argument lists, parenthesized tuples and
+    /// longer lists `*` takes the whole expression.
+    fn element(&mut self, expr: &Expr, field: Field) -> Step {
+        self.element_within(expr, field, ANY)
+    }
+
+    fn element_within(&mut self, expr: &Expr, field: Field, bound: Bound) -> Step {
+        match expr {
+            Expr::Starred(starred)
+                if !matches!(&*starred.value, Expr::Name(_))
+                    && self.splat_chain_root(&starred.value) =>
+            {
+                self.splat_chain(&starred.value, field, start(expr))
+            }
+            _ => self.expression(expr, field, bound),
+        }
+    }
+
+    /// Whether `expr` is attributes, calls and subscripts on an identifier, no parentheses.
+    fn splat_chain_root(&self, expr: &Expr) -> bool {
+        let mut node = expr;
+        loop {
+            if !self.parentheses(start(node), end(node), ANY).is_empty() {
+                return false;
+            }
+            node = match node {
+                Expr::Attribute(attribute) => &attribute.value,
+                Expr::Call(call) => &call.func,
+                Expr::Subscript(subscript) => &subscript.value,
+                Expr::Name(_) => return true,
+                _ => return false,
+            };
+        }
+    }
+
+    /// `*a.b()` as tree-sitter reads it in [`Converter::element`]: every link starts at
+    /// the `*`, the identifier is a `list_splat`.
+    fn splat_chain(&mut self, expr: &Expr, field: Field, star: usize) -> Step {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            let to = end(expr);
+            match expr {
+                Expr::Attribute(attribute) => {
+                    self.open("attribute", field, star)?;
+                    self.splat_chain(&attribute.value, Some("object"), star)?;
+                    self.leaf(
+                        "identifier",
+                        Some("attribute"),
+                        start(&attribute.attr),
+                        end(&attribute.attr),
+                    )?;
+                    self.close(to)
+                }
+                Expr::Call(call) => {
+                    self.open("call", field, star)?;
+                    self.splat_chain(&call.func, Some("function"), star)?;
+                    let arguments = &call.arguments;
+                    match (&*arguments.args, arguments.keywords.is_empty()) {
+                        ([Expr::Generator(generator)], true) if !generator.parenthesized => {
+                            self.comprehension(
+                                "generator_expression",
+                                Some("arguments"),
+                                start(arguments),
+                                end(arguments),
+                                Body::One(&generator.elt),
+                                &generator.generators,
+                            )?;
+                        }
+                        _ => self.argument_list(arguments, Some("arguments"))?,
+                    }
+                    self.close(to)
+                }
+                Expr::Subscript(subscript) => {
+                    self.open("subscript", field, star)?;
+                    self.splat_chain(&subscript.value, Some("value"), star)?;
+                    match &*subscript.slice {
+                        Expr::Tuple(tuple) if !tuple.parenthesized => {
+                            for element in &tuple.elts {
+                                self.element(element, Some("subscript"))?;
+                            }
+                        }
+                        slice => self.element(slice, Some("subscript"))?,
+                    }
+                    self.close(to)
+                }
+                _ => {
+                    self.open("list_splat", field, star)?;
+                    self.expression(expr, None, ANY)?;
+                    self.close(to)
+                }
+            }
         })
     }
 
@@ -1930,10 +2201,10 @@ impl<'a> Converter<'a> {
                 match &*subscript.slice {
                     Expr::Tuple(tuple) if !tuple.parenthesized => {
                         for element in &tuple.elts {
-                            self.expression(element, Some("subscript"), ANY)?;
+                            self.element(element, Some("subscript"))?;
                         }
                     }
-                    slice => self.expression(slice, Some("subscript"), ANY)?,
+                    slice => self.element(slice, Some("subscript"))?,
                 }
                 self.close(to)
             }
@@ -1962,7 +2233,11 @@ impl<'a> Converter<'a> {
                             &generator.generators,
                         )?;
                     }
-                    _ => self.argument_list(arguments, Some("arguments"))?,
+                    _ => {
+                        let print =
+                            matches!(&*call.func, Expr::Name(name) if name.id.as_str() == "print");
+                        self.argument_list_of(arguments, Some("arguments"), print)?;
+                    }
                 }
                 self.close(to)
             }
@@ -1973,15 +2248,25 @@ impl<'a> Converter<'a> {
             }
             Expr::List(list) => {
                 self.open("list", field, from)?;
+                let lone = self.lone_element(&list.elts, to);
                 for element in &list.elts {
-                    self.expression(element, None, ANY)?;
+                    if lone {
+                        self.element(element, None)?;
+                    } else {
+                        self.expression(element, None, ANY)?;
+                    }
                 }
                 self.close(to)
             }
             Expr::Set(set) => {
                 self.open("set", field, from)?;
+                let lone = self.lone_element(&set.elts, to);
                 for element in &set.elts {
-                    self.expression(element, None, ANY)?;
+                    if lone {
+                        self.element(element, None)?;
+                    } else {
+                        self.expression(element, None, ANY)?;
+                    }
                 }
                 self.close(to)
             }
@@ -1994,7 +2279,11 @@ impl<'a> Converter<'a> {
                 };
                 self.open(kind, field, from)?;
                 for element in &tuple.elts {
-                    self.expression(element, None, ANY)?;
+                    if tuple.parenthesized {
+                        self.expression(element, None, ANY)?;
+                    } else {
+                        self.element(element, None)?;
+                    }
                 }
                 self.close(to)
             }
@@ -2090,6 +2379,11 @@ impl<'a> Converter<'a> {
                 self.expression(&named.value, Some("value"), ANY)?;
                 self.close(to)
             }
+            Expr::BinOp(binary)
+                if matches!(binary.op, ast::Operator::BitXor | ast::Operator::BitAnd) =>
+            {
+                self.bitwise(expr, field)
+            }
             Expr::BinOp(binary) => {
                 self.open("binary_operator", field, from)?;
                 self.expression(&binary.left, Some("left"), ANY)?;
@@ -2183,6 +2477,96 @@ impl<'a> Converter<'a> {
         }
     }
 
+    /// A run of `^` and `&`: tree-sitter-python gives `^` the higher precedence (Python
+    /// gives it to `&`), so `a ^ b & c` is `(a ^ b) & c` in its tree. The run is flattened
+    /// (without recursion) and grouped again by tree-sitter's precedences.
+    fn bitwise(&mut self, expr: &Expr, field: Field) -> Step {
+        // In-order operands and operators of the unparenthesized `^`/`&` nodes under `expr`.
+        let mut operands: Vec<&Expr> = Vec::new();
+        let mut operators: Vec<ast::Operator> = Vec::new();
+        let mut pending: Vec<Result<&Expr, ast::Operator>> = vec![Ok(expr)];
+        while let Some(item) = pending.pop() {
+            match item {
+                Err(op) => operators.push(op),
+                Ok(node) => match node {
+                    Expr::BinOp(binary)
+                        if matches!(binary.op, ast::Operator::BitXor | ast::Operator::BitAnd)
+                            && (std::ptr::eq(node, expr)
+                                || self.parentheses(start(node), end(node), ANY).is_empty()) =>
+                    {
+                        pending.push(Ok(&binary.right));
+                        pending.push(Err(binary.op));
+                        pending.push(Ok(&binary.left));
+                    }
+                    _ => operands.push(node),
+                },
+            }
+        }
+        // Shunting-yard, both left-associative, `^` (16) above `&` (15).
+        let precedence = |op: ast::Operator| if op == ast::Operator::BitXor { 16 } else { 15 };
+        let mut arena: Vec<(Group<'_>, usize, usize)> = Vec::new();
+        let mut values: Vec<usize> = Vec::new();
+        let mut stack: Vec<ast::Operator> = Vec::new();
+        let reduce = |arena: &mut Vec<(Group<'_>, usize, usize)>, values: &mut Vec<usize>, op| {
+            if let (Some(right), Some(left)) = (values.pop(), values.pop()) {
+                let from = arena.get(left).map_or(0, |group| group.1);
+                let to = arena.get(right).map_or(0, |group| group.2);
+                arena.push((Group::Binary(left, op, right), from, to));
+                values.push(arena.len() - 1);
+            }
+        };
+        for (index, operand) in operands.iter().enumerate() {
+            let (from, to) = self.outer(operand, ANY);
+            arena.push((Group::Operand(operand), from, to));
+            values.push(arena.len() - 1);
+            if let Some(&op) = operators.get(index) {
+                while let Some(&top) = stack.last() {
+                    if precedence(top) < precedence(op) {
+                        break;
+                    }
+                    stack.pop();
+                    reduce(&mut arena, &mut values, top);
+                }
+                stack.push(op);
+            }
+        }
+        while let Some(top) = stack.pop() {
+            reduce(&mut arena, &mut values, top);
+        }
+        match values.last() {
+            Some(&root) => self.bitwise_group(&arena, root, field),
+            None => Ok(()),
+        }
+    }
+
+    /// Emit group `index` of [`Converter::bitwise`]'s arena (group, start, end).
+    fn bitwise_group(
+        &mut self,
+        arena: &[(Group<'_>, usize, usize)],
+        index: usize,
+        field: Field,
+    ) -> Step {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || match arena.get(index) {
+            Some((Group::Operand(operand), _, _)) => self.expression(operand, field, ANY),
+            Some(&(Group::Binary(left, op, right), from, to)) => {
+                let left_end = arena.get(left).map_or(from, |group| group.2);
+                self.open("binary_operator", field, from)?;
+                self.bitwise_group(arena, left, Some("left"))?;
+                if let Some(token) = self.next_token(left_end) {
+                    self.anonymous(
+                        binary_operator(op),
+                        Some("operator"),
+                        start(token),
+                        end(token),
+                    )?;
+                }
+                self.bitwise_group(arena, right, Some("right"))?;
+                self.close(to)
+            }
+            None => Ok(()),
+        })
+    }
+
     fn double_star(&mut self, value: &Expr) -> Step {
         let (value_start, value_end) = self.outer(value, ANY);
         let star = self
@@ -2195,14 +2579,24 @@ impl<'a> Converter<'a> {
     }
 
     fn argument_list(&mut self, arguments: &ast::Arguments, field: Field) -> Step {
+        self.argument_list_of(arguments, field, false)
+    }
+
+    /// `print`: whether the arguments are those of a call to `print` (tree-sitter reads them
+    /// as a print statement's would be, [`Converter::element`]).
+    fn argument_list_of(&mut self, arguments: &ast::Arguments, field: Field, print: bool) -> Step {
         let (from, to) = (start(arguments), end(arguments));
         let inside = Bound {
             lo: from + 1,
             hi: to.saturating_sub(1),
         };
         self.open("argument_list", field, from)?;
-        for argument in arguments.iter_source_order() {
+        for (index, argument) in arguments.iter_source_order().enumerate() {
+            let first = index == 0;
             match argument {
+                ast::ArgOrKeyword::Arg(arg) if print && !first => {
+                    self.print_argument(arg, inside)?;
+                }
                 ast::ArgOrKeyword::Arg(arg) => self.expression(arg, None, inside)?,
                 ast::ArgOrKeyword::Keyword(keyword) => match &keyword.arg {
                     Some(name) => {
@@ -2921,6 +3315,8 @@ mod tests {
         for round in 0..3 {
             let mut sitter = Duration::ZERO;
             let mut ruff = Duration::ZERO;
+            let mut ruff_parse = Duration::ZERO;
+            let mut ruff_dismantle = Duration::ZERO;
             let (mut sitter_nodes, mut ruff_nodes) = (0usize, 0usize);
             for text in &texts {
                 let started = Instant::now();
@@ -2935,9 +3331,23 @@ mod tests {
                     walk(tree.root(), |_| ruff_nodes += 1);
                 }
                 ruff += started.elapsed();
+                let started = Instant::now();
+                let parsed = ruff_python_parser::parse_unchecked_source(
+                    text,
+                    ruff_python_ast::PySourceType::Python,
+                );
+                drop(parsed);
+                ruff_parse += started.elapsed();
+                let started = Instant::now();
+                let parsed = ruff_python_parser::parse_unchecked_source(
+                    text,
+                    ruff_python_ast::PySourceType::Python,
+                );
+                super::dismantle(parsed.into_syntax());
+                ruff_dismantle += started.elapsed();
             }
             println!(
-                "round {round}: {} files, {} MB: tree-sitter + from_tree_sitter {sitter:?} ({sitter_nodes} nodes), ruff + tree_from_ruff {ruff:?} ({ruff_nodes} nodes)",
+                "round {round}: {} files, {} MB: tree-sitter + from_tree_sitter {sitter:?} ({sitter_nodes} nodes), ruff + tree_from_ruff {ruff:?} ({ruff_nodes} nodes; ruff's parse alone {ruff_parse:?}, parse and dismantle {ruff_dismantle:?})",
                 texts.len(),
                 bytes / 1_000_000,
             );
