@@ -2692,7 +2692,11 @@ impl<'a> Converter<'a> {
         if let Part::Interpolated(_, elements) = part {
             for element in elements.iter() {
                 if let ast::InterpolatedStringElement::Interpolation(interpolation) = element {
-                    self.string_content(at, start(interpolation), raw, bytes_string, format)?;
+                    self.string_content(
+                        (at, start(interpolation)),
+                        (raw, bytes_string, format),
+                        Some(quote),
+                    )?;
                     self.interpolation(interpolation, "interpolation")?;
                     at = end(interpolation);
                 }
@@ -2703,7 +2707,7 @@ impl<'a> Converter<'a> {
         let end_start = if raw && self.only_raw_escapes(at, content_end, quote) {
             at
         } else {
-            self.string_content(at, content_end, raw, bytes_string, format)?;
+            self.string_content((at, content_end), (raw, bytes_string, format), None)?;
             content_end
         };
         self.leaf("string_end", None, end_start, to)?;
@@ -2735,13 +2739,13 @@ impl<'a> Converter<'a> {
         from < to
     }
 
+    /// The content `from..to` of a string (`raw`, `bytes_string`, `format`), up to an
+    /// interpolation when `interpolation_quote` (the string's quote) is given.
     fn string_content(
         &mut self,
-        from: usize,
-        to: usize,
-        raw: bool,
-        bytes_string: bool,
-        format: bool,
+        (from, to): (usize, usize),
+        (raw, bytes_string, format): (bool, bool, bool),
+        interpolation_quote: Option<u8>,
     ) -> Step {
         if from >= to {
             return Ok(());
@@ -2749,11 +2753,18 @@ impl<'a> Converter<'a> {
         self.open("string_content", None, from)?;
         let bytes = self.bytes;
         let mut at = from;
+        // In a raw f-string the scanner gives up on a run of backslash steps that a brace
+        // ends; tree-sitter's lexer then reads them as escape sequences.
+        let mut run_start = from;
         while at < to {
             let byte = bytes.get(at).copied().unwrap_or(0);
+            if raw && format && matches!(byte, b'{' | b'}') {
+                self.raw_run_escapes(run_start, at, interpolation_quote.unwrap_or(0))?;
+            }
             if format && matches!(byte, b'{' | b'}') && bytes.get(at + 1) == Some(&byte) {
                 self.leaf("escape_interpolation", None, at, at + 2)?;
                 at += 2;
+                run_start = at;
             } else if byte == b'\\' && raw {
                 // The scanner steps over a backslash and an escaped quote or backslash.
                 at += 1;
@@ -2773,7 +2784,29 @@ impl<'a> Converter<'a> {
                 at += 1;
             }
         }
+        if let (true, true, Some(quote)) = (raw, format, interpolation_quote) {
+            self.raw_run_escapes(run_start, to, quote)?;
+        }
         self.close(to)
+    }
+
+    /// The escape sequences of `from..to` in a raw f-string when the run is only backslash
+    /// steps (see [`Converter::string_content`]).
+    fn raw_run_escapes(&mut self, from: usize, to: usize, quote: u8) -> Step {
+        if from >= to || !self.only_raw_escapes(from, to, quote) {
+            return Ok(());
+        }
+        let mut at = from;
+        while at < to {
+            match escape_len(self.bytes, at, to) {
+                Some(len) if self.bytes.get(at) == Some(&b'\\') => {
+                    self.leaf("escape_sequence", None, at, at + len)?;
+                    at += len;
+                }
+                _ => at += 1,
+            }
+        }
+        Ok(())
     }
 
     fn interpolation(&mut self, element: &ast::InterpolatedElement, kind: &'static str) -> Step {
