@@ -1140,18 +1140,51 @@ impl<'a> Converter<'a> {
     /// A with item's expression: `a as b` is an `as_pattern`.
     fn with_item(&mut self, item: &ast::WithItem, field: Field) -> Step {
         match &item.optional_vars {
-            Some(vars) => {
-                let (item_start, item_end) = self.with_item_range(item);
-                self.open("as_pattern", field, item_start)?;
-                self.expression(&item.context_expr, None, ANY)?;
-                let (vars_start, vars_end) = self.outer(vars, ANY);
-                self.open("as_pattern_target", Some("alias"), vars_start)?;
-                self.expression(vars, None, ANY)?;
-                self.close(vars_end)?;
-                self.close(item_end)
-            }
+            Some(vars) => self.as_pattern(&item.context_expr, vars, field),
             None => self.expression(&item.context_expr, field, ANY),
         }
+    }
+
+    /// `expr as vars`. tree-sitter binds `as` tighter than a conditional expression or a
+    /// lambda: `a if b else c as d` is `a if b else (c as d)`.
+    fn as_pattern(&mut self, expr: &Expr, vars: &Expr, field: Field) -> Step {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            let bare = self.parentheses(start(expr), end(expr), ANY).is_empty();
+            let (expr_start, _) = self.outer(expr, ANY);
+            let (vars_start, vars_end) = self.outer(vars, ANY);
+            match expr {
+                Expr::If(if_) if bare => {
+                    self.open("conditional_expression", field, expr_start)?;
+                    self.expression(&if_.body, None, ANY)?;
+                    self.expression(&if_.test, None, ANY)?;
+                    self.as_pattern(&if_.orelse, vars, None)?;
+                    self.close(vars_end)
+                }
+                Expr::Lambda(lambda) if bare => {
+                    self.open("lambda", field, expr_start)?;
+                    self.lambda_parameters(lambda)?;
+                    self.as_pattern(&lambda.body, vars, Some("body"))?;
+                    self.close(vars_end)
+                }
+                _ => {
+                    self.open("as_pattern", field, expr_start)?;
+                    self.expression(expr, None, ANY)?;
+                    self.open("as_pattern_target", Some("alias"), vars_start)?;
+                    self.expression(vars, None, ANY)?;
+                    self.close(vars_end)?;
+                    self.close(vars_end)
+                }
+            }
+        })
+    }
+
+    fn lambda_parameters(&mut self, lambda: &ast::ExprLambda) -> Step {
+        if let Some(params) = &lambda.parameters {
+            self.open("lambda_parameters", Some("parameters"), start(&**params))?;
+            self.parameters(params)?;
+            self.close(end(&**params))?;
+        }
+        Ok(())
     }
 
     /// The range of a with statement's items, and whether parentheses of the statement
@@ -2417,11 +2450,7 @@ impl<'a> Converter<'a> {
             }
             Expr::Lambda(lambda) => {
                 self.open("lambda", field, from)?;
-                if let Some(params) = &lambda.parameters {
-                    self.open("lambda_parameters", Some("parameters"), start(&**params))?;
-                    self.parameters(params)?;
-                    self.close(end(&**params))?;
-                }
+                self.lambda_parameters(lambda)?;
                 self.expression(&lambda.body, Some("body"), ANY)?;
                 self.close(to)
             }
