@@ -533,22 +533,22 @@ impl<'a> Converter<'a> {
         let mut block_end = last;
         let mut at = last;
         // `;` and a comment on the line of the last statement.
-        while let Some(token) = self
-            .tokens
-            .get(self.tokens.partition_point(|token| start(token) < at)..)
-            .and_then(|rest| rest.first())
-        {
+        let next = self.tokens.partition_point(|token| start(token) < at);
+        for token in self.tokens.get(next..).unwrap_or_default() {
+            // (`last` may end inside a `\r\n` newline token: the next line is not this one.)
+            if bytes
+                .get(at..start(token))
+                .is_some_and(|gap| gap.contains(&b'\n'))
+            {
+                break;
+            }
             match token.kind() {
-                TokenKind::Semi => {
-                    block_end = end(token);
-                    at = end(token);
-                }
-                TokenKind::Comment => {
-                    block_end = comment_end(bytes, token);
-                    at = block_end;
-                }
+                TokenKind::Semi => block_end = end(token),
+                // With the `\r` of a `\r\n`, inside the newline token.
+                TokenKind::Comment => block_end = comment_end(bytes, token),
                 _ => break,
             }
+            at = end(token);
         }
         let line_start = bytes
             .get(..first)
