@@ -1,7 +1,7 @@
 //! A second way to build a [`PyTree`]: from ruff's Python parser (`ruff_python_parser`)
 //! instead of tree-sitter-python.
 //!
-//! ruff parses about ten times faster than tree-sitter-python, but its AST is not
+//! ruff parses several times faster than tree-sitter-python, but its AST is not
 //! tree-sitter's tree: it drops parentheses, keeps `a and b and c` as one node, has no
 //! `block`, `expression_statement`, `string_start` or `argument_list`, and tells targets
 //! from loads by a context flag where tree-sitter has `pattern_list` and `tuple_pattern`.
@@ -11,15 +11,28 @@
 //! positions and operators come from the tokens; the content of strings (escape sequences,
 //! `{{`) and the trailing comment lines a block takes in are read from the text.
 //!
+//! Where tree-sitter's grammar reads Python otherwise than Python does, its reading is
+//! reproduced: `list[str] | None` in an annotation is a `union_type` of a `generic_type`,
+//! `type(x).a = b` a type alias statement, `^` binds tighter than `&`, `as` tighter than a
+//! conditional expression, `*a.b()` in a bare tuple, a subscript or a lone list element is
+//! the call of `(*a).b`, `print >> f, x` a print statement, `with (a as b):` a
+//! parenthesized `as_pattern`, a raw string's closing run of `\\` belongs to its
+//! `string_end`. Known remaining difference: `f"{x:=10}"` (tree-sitter: a named expression;
+//! Python and ruff: `x` with the format spec `=10`). Python 2 code (`print "x"`, `exec`)
+//! only tree-sitter accepts.
+//!
 //! Named nodes match; of the anonymous ones only those standing in a field (operators) are
 //! emitted. Comments and line continuations are emitted as extras, each under the innermost
 //! node open where it stands (tree-sitter may hang them one level higher or lower; the
 //! analysis only reads their text).
 //!
-//! Depth: ruff's parser grows its own stack; the conversion recurses once per AST level and
-//! stops at the [`Builder`]'s bound ([`crate::nesting::MAX_TREE_DEPTH`]); ruff's AST, which
-//! can be deeper than any stack (`not not not ... x`), is taken apart bottom-up on a growing
-//! stack before it is dropped ([`dismantle`]).
+//! Depth: a file of 64 KiB or more is first bounded from its tokens
+//! ([`nesting_lower_bound`]: brackets and prefix-operator runs, where ruff's recursive parser
+//! costs most); ruff's parser grows its own stack; the conversion recurses once per AST level
+//! (on a growing stack too) and stops at the [`Builder`]'s bound
+//! ([`crate::nesting::MAX_TREE_DEPTH`]); ruff's AST, which can be deeper than any stack
+//! (`x**x**...`), is taken apart bottom-up on a growing stack before it is dropped
+//! ([`dismantle`]).
 
 use ruff_python_ast::token::{Token, TokenKind};
 use ruff_python_ast::visitor::transformer::{self, Transformer};
