@@ -28,9 +28,6 @@ mod nesting;
 mod output;
 mod project;
 mod python;
-// Not read by the analysis yet: the ruff-built tree is proved equal to tree-sitter's first
-// (its tests), then the analysis can switch.
-#[cfg_attr(not(test), allow(dead_code))]
 mod python_ruff;
 mod python_scope;
 mod python_tree;

@@ -225,6 +225,49 @@ fn is_trivia(kind: TokenKind) -> bool {
     matches!(kind, TokenKind::Comment | TokenKind::NonLogicalNewline)
 }
 
+/// Comments and the tokens of line structure, which [`Converter::keyword_before`] and
+/// [`Converter::keyword_after`] look past.
+fn is_layout(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::Comment
+            | TokenKind::NonLogicalNewline
+            | TokenKind::Newline
+            | TokenKind::Indent
+            | TokenKind::Dedent
+    )
+}
+
+/// The comment lines from `line` on (blank lines skipped, up to the first other line): for
+/// each, the smallest indentation width of the run so far and the comment's end.
+fn comment_run(bytes: &[u8], mut line: usize) -> Vec<(usize, usize)> {
+    let mut run = Vec::new();
+    let mut smallest = usize::MAX;
+    loop {
+        let rest = bytes.get(line..).unwrap_or_default();
+        let blank = rest
+            .iter()
+            .take_while(|byte| matches!(byte, b' ' | b'\t' | b'\x0c' | b'\r'))
+            .count();
+        match rest.get(blank) {
+            Some(b'\n') => line += blank + 1,
+            Some(b'#') => {
+                smallest = smallest.min(indent_width(rest.get(..blank).unwrap_or_default()));
+                let comment_end = rest
+                    .iter()
+                    .position(|byte| *byte == b'\n')
+                    .map_or(bytes.len(), |newline| line + newline);
+                run.push((smallest, comment_end));
+                if comment_end >= bytes.len() {
+                    return run;
+                }
+                line = comment_end + 1;
+            }
+            _ => return run,
+        }
+    }
+}
+
 /// The column of an indentation as tree-sitter-python's scanner counts it.
 fn indent_width(indent: &[u8]) -> usize {
     indent.iter().fold(0, |width, byte| match byte {
@@ -297,6 +340,16 @@ struct Converter<'a> {
     /// Comments and line continuations: start, end, kind; in source order.
     extras: Vec<(usize, usize, &'static str)>,
     next_extra: usize,
+    /// The indices of the tokens that are not trivia ([`is_trivia`]), in order: the token
+    /// searches are binary searches in it, not walks over runs of comments (a file of a
+    /// million comment lines inside nested parentheses made them quadratic).
+    significant: Vec<usize>,
+    /// The indices of the tokens other than comments, newlines, indents and dedents.
+    structural: Vec<usize>,
+    /// The comment lines after a line that ends a block, by the offset of the first line
+    /// after it: each line's indentation width, as the smallest so far, and its end. Nested
+    /// blocks that end on the same line share it, so the lines are read once.
+    comment_runs: hashbrown::HashMap<usize, Vec<(usize, usize)>>,
     builder: Builder,
 }
 
@@ -313,12 +366,21 @@ impl<'a> Converter<'a> {
             gap_start = gap_start.max(end(token));
         }
         continuations(bytes, gap_start, bytes.len(), &mut extras);
+        let indices_where = |keep: fn(TokenKind) -> bool| -> Vec<usize> {
+            (tokens.iter().enumerate())
+                .filter(|(_, token)| keep(token.kind()))
+                .map(|(index, _)| index)
+                .collect()
+        };
         Converter {
             text,
             bytes,
             tokens,
             extras,
             next_extra: 0,
+            significant: indices_where(|kind| !is_trivia(kind)),
+            structural: indices_where(|kind| !is_layout(kind)),
+            comment_runs: hashbrown::HashMap::new(),
             builder: Builder::new(text),
         }
     }
@@ -363,63 +425,60 @@ impl<'a> Converter<'a> {
 
     // --- tokens ---------------------------------------------------------------------------
 
+    /// The first token of `among` (indices of tokens, in order) starting at or after `at`.
+    fn first_from(&self, among: &[usize], at: usize) -> Option<(usize, &'a Token)> {
+        let index = self.tokens.partition_point(|token| start(token) < at);
+        let first = among.partition_point(|token| *token < index);
+        among
+            .get(first..)?
+            .iter()
+            .find_map(|token| Some((*token, self.tokens.get(*token)?)))
+    }
+
+    /// The last token of `among` ending at or before `at`, and its place in `among`.
+    fn last_before(&self, among: &[usize], at: usize) -> Option<(usize, &'a Token)> {
+        let index = self.tokens.partition_point(|token| end(token) <= at);
+        let place = among
+            .partition_point(|token| *token < index)
+            .checked_sub(1)?;
+        Some((place, self.tokens.get(*among.get(place)?)?))
+    }
+
     /// The first token that is not trivia starting at or after `at`.
     fn next_token(&self, at: usize) -> Option<&'a Token> {
-        let index = self.tokens.partition_point(|token| start(token) < at);
-        self.tokens
-            .get(index..)?
-            .iter()
-            .find(|token| !is_trivia(token.kind()))
+        self.first_from(&self.significant, at)
+            .map(|(_, token)| token)
     }
 
     /// The last token that is not trivia ending at or before `at`.
     fn previous_token(&self, at: usize) -> Option<&'a Token> {
-        let index = self.tokens.partition_point(|token| end(token) <= at);
-        self.tokens
-            .get(..index)?
-            .iter()
-            .rev()
-            .find(|token| !is_trivia(token.kind()))
+        self.last_before(&self.significant, at)
+            .map(|(_, token)| token)
     }
 
     /// The keyword (or `:`) of `kind` that a block starting at `at` follows: the last token
     /// before `at` other than comments, newlines, indents and (unless looked for) `:`.
     fn keyword_before(&self, at: usize, kind: TokenKind) -> Option<&'a Token> {
-        let index = self.tokens.partition_point(|token| end(token) <= at);
-        self.tokens
-            .get(..index)?
+        let (place, _) = self.last_before(&self.structural, at)?;
+        self.structural
+            .get(..=place)?
             .iter()
             .rev()
-            .find(|token| {
-                !matches!(
-                    token.kind(),
-                    TokenKind::Comment
-                        | TokenKind::NonLogicalNewline
-                        | TokenKind::Newline
-                        | TokenKind::Indent
-                        | TokenKind::Dedent
-                ) && (kind == TokenKind::Colon || token.kind() != TokenKind::Colon)
-            })
+            .filter_map(|index| self.tokens.get(*index))
+            .find(|token| kind == TokenKind::Colon || token.kind() != TokenKind::Colon)
             .filter(|token| token.kind() == kind)
     }
 
     /// The first token at or after `at` other than comments, newlines, indents (and `async`
     /// unless looked for), if it is one of `kinds`.
     fn keyword_after(&self, at: usize, kinds: &[TokenKind]) -> Option<&'a Token> {
-        let index = self.tokens.partition_point(|token| start(token) < at);
-        self.tokens
-            .get(index..)?
+        let (first, _) = self.first_from(&self.structural, at)?;
+        let place = self.structural.partition_point(|index| *index < first);
+        self.structural
+            .get(place..)?
             .iter()
-            .find(|token| {
-                !matches!(
-                    token.kind(),
-                    TokenKind::Comment
-                        | TokenKind::NonLogicalNewline
-                        | TokenKind::Newline
-                        | TokenKind::Indent
-                        | TokenKind::Dedent
-                ) && (kinds.contains(&TokenKind::Async) || token.kind() != TokenKind::Async)
-            })
+            .filter_map(|index| self.tokens.get(*index))
+            .find(|token| kinds.contains(&TokenKind::Async) || token.kind() != TokenKind::Async)
             .filter(|token| kinds.contains(&token.kind()))
     }
 
@@ -440,19 +499,10 @@ impl<'a> Converter<'a> {
         }
     }
 
-    /// Whether a `(` may stand right before `from`: false when the text before it on its
-    /// line, blanks skipped, ends with anything else (no comment can stand between). Spares
-    /// most expressions the token searches.
+    /// Whether a `(` stands right before `from` (trivia skipped).
     fn may_follow_paren(&self, from: usize) -> bool {
-        let before = self.bytes.get(..from).unwrap_or_default();
-        match before
-            .iter()
-            .rev()
-            .find(|byte| !matches!(byte, b' ' | b'\t' | b'\x0c'))
-        {
-            Some(b'(' | b'\n' | b'\r' | b'\\') => true,
-            Some(_) | None => false,
-        }
+        self.previous_token(from)
+            .is_some_and(|token| token.kind() == TokenKind::Lpar)
     }
 
     /// The parentheses around `from..to` inside `bound`, innermost first.
@@ -541,7 +591,7 @@ impl<'a> Converter<'a> {
     /// Where a block whose first statement starts at `first` and whose last statement ends
     /// at `last` ends: after a trailing `;`, a comment on the same line and, for an indented
     /// block, the comment lines after it indented at least as deep as the block.
-    fn block_end(&self, first: usize, last: usize) -> usize {
+    fn block_end(&mut self, first: usize, last: usize) -> usize {
         let bytes = self.bytes;
         let mut block_end = last;
         let mut at = last;
@@ -575,38 +625,22 @@ impl<'a> Converter<'a> {
             return block_end;
         }
         let block_indent = indent_width(indent);
-        // The comment lines after the block's last line.
-        let mut line = match bytes
+        // The comment lines after the block's last line, as deep as the block at least.
+        let line = match bytes
             .get(at..)
             .and_then(|rest| rest.iter().position(|byte| *byte == b'\n'))
         {
             Some(newline) => at + newline + 1,
             None => return block_end,
         };
-        loop {
-            let rest = bytes.get(line..).unwrap_or_default();
-            let blank = rest
-                .iter()
-                .take_while(|byte| matches!(byte, b' ' | b'\t' | b'\x0c' | b'\r'))
-                .count();
-            match rest.get(blank) {
-                Some(b'\n') => line += blank + 1,
-                Some(b'#') => {
-                    if indent_width(rest.get(..blank).unwrap_or_default()) < block_indent {
-                        return block_end;
-                    }
-                    let comment_end = rest
-                        .iter()
-                        .position(|byte| *byte == b'\n')
-                        .map_or(bytes.len(), |newline| line + newline);
-                    block_end = comment_end;
-                    if comment_end >= bytes.len() {
-                        return block_end;
-                    }
-                    line = comment_end + 1;
-                }
-                _ => return block_end,
-            }
+        let run = self
+            .comment_runs
+            .entry(line)
+            .or_insert_with(|| comment_run(bytes, line));
+        let taken = run.partition_point(|(indent, _)| *indent >= block_indent);
+        match taken.checked_sub(1).and_then(|last| run.get(last)) {
+            Some((_, comment_end)) => *comment_end,
+            None => block_end,
         }
     }
 
@@ -2043,6 +2077,10 @@ impl<'a> Converter<'a> {
             && self
                 .parentheses(start(&*call.func), end(&*call.func), ANY)
                 .is_empty()
+            // `*(os.popen(cmd))` splats the whole call.
+            && self
+                .parentheses(start(&*starred.value), end(&*starred.value), ANY)
+                .is_empty()
         {
             let (from, to) = (start(arg), end(arg));
             self.open("call", None, from)?;
@@ -2620,10 +2658,14 @@ impl<'a> Converter<'a> {
             hi: to.saturating_sub(1),
         };
         self.open("argument_list", field, from)?;
+        // tree-sitter's print-statement reading holds for positional arguments after the
+        // first, and only before any keyword (`print(k=1, *f(a))` splats the call).
+        let mut keyword_seen = false;
         for (index, argument) in arguments.iter_source_order().enumerate() {
             let first = index == 0;
+            keyword_seen |= matches!(argument, ast::ArgOrKeyword::Keyword(_));
             match argument {
-                ast::ArgOrKeyword::Arg(arg) if print && !first => {
+                ast::ArgOrKeyword::Arg(arg) if print && !first && !keyword_seen => {
                     self.print_argument(arg, inside)?;
                 }
                 ast::ArgOrKeyword::Arg(arg) => self.expression(arg, None, inside)?,

@@ -8,8 +8,11 @@
 //! an index. A node's subtree is the contiguous run of slots after it, so a walk is a loop over
 //! a range and a node's children are found by skipping whole subtrees.
 //!
-//! [`PyTree::from_tree_sitter`] copies a tree-sitter tree, node for node. It also bounds the
-//! tree's depth ([`MAX_TREE_DEPTH`]): every recursive helper of the analysis may rely on it.
+//! Two builders make it: `python_ruff::tree_from_ruff` from ruff's parser (the one the
+//! analysis uses), and [`PyTree::from_tree_sitter`], which copies a tree-sitter-python tree
+//! node for node (the reference the first is tested against, and the parser of a file ruff
+//! rejects). Both bound the tree's depth ([`MAX_TREE_DEPTH`], in [`Builder::open`]): every
+//! recursive helper of the analysis may rely on it.
 
 use std::fmt;
 

@@ -230,6 +230,35 @@ fn nested_python_calls_are_linear() {
 }
 
 #[test]
+fn python_gaps_and_comment_runs_are_linear() {
+    // The Python tree is built from ruff's tokens: the parentheses around each of 10 000
+    // nested attributes that start at one offset are looked for across a gap of a million
+    // comment lines (or two million blanks), and the comment lines after 400 nested blocks
+    // that end on one line are matched to each block. Each is a binary search or a run read
+    // once; walking the gap for each node took minutes.
+    let tool = "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n";
+    let chain = ".strip()".repeat(10_000);
+    let comments = format!(
+        "{tool}    x = (\n{}cmd{chain})\n    os.system(x)\n",
+        "#\n".repeat(1_000_000)
+    );
+    assert_tainted("gap.py", &comments, "exec_dynamic_string");
+    let blanks = format!(
+        "{tool}    x = ({}cmd{chain})\n    os.system(x)\n",
+        " ".repeat(2_000_000)
+    );
+    assert_tainted("blanks.py", &blanks, "exec_dynamic_string");
+    let depth = 400;
+    let mut blocks = tool.to_string();
+    for level in 1..=depth {
+        blocks.push_str(&format!("{}if cmd:\n", "\t".repeat(level)));
+    }
+    blocks.push_str(&format!("{}os.system(cmd)\n", "\t".repeat(depth + 1)));
+    blocks.push_str(&format!("{}#\n", "\t".repeat(depth + 1)).repeat(4_000));
+    assert_tainted("blocks.py", &blocks, "exec_dynamic_string");
+}
+
+#[test]
 fn python_taint_across_files_is_linear() {
     // A handler making 5 000 method calls into an imported class of 5 000 methods, through
     // 10 000 nested calls of an imported function and along a 10 000-link method chain: each
