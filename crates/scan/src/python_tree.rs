@@ -9,18 +9,21 @@
 //! a range and a node's children are found by skipping whole subtrees.
 //!
 //! Two builders make it: `python_ruff::tree_from_ruff` from ruff's parser (the one the
-//! analysis uses), and [`PyTree::from_tree_sitter`], which copies a tree-sitter-python tree
-//! node for node (the reference the first is tested against, and the parser of a file ruff
-//! rejects). Both bound the tree's depth ([`MAX_TREE_DEPTH`], in [`Builder::open`]): every
+//! analysis uses), and `PyTree::from_tree_sitter` (tests only), which copies a
+//! tree-sitter-python tree node for node: the reference the first is tested against. Both
+//! bound the tree's depth ([`MAX_TREE_DEPTH`], in [`Builder::open`]): every
 //! recursive helper of the analysis may rely on it.
 
 use std::fmt;
 
+#[cfg(test)]
 use tree_sitter::Tree;
 
 use crate::error::SourceError;
 use crate::nesting::MAX_TREE_DEPTH;
-use crate::syntax_tree::{Span, python_field_name, python_kind_name};
+use crate::syntax_tree::Span;
+#[cfg(test)]
+use crate::syntax_tree::{python_field_name, python_kind_name};
 
 /// No parent (the root's).
 const NONE: usize = usize::MAX;
@@ -58,6 +61,7 @@ pub(crate) struct Point {
 impl PyTree {
     /// Copy a tree-sitter-python tree of `text`. `Err` with [`SourceError::TooDeep`] at the
     /// first node deeper than [`MAX_TREE_DEPTH`].
+    #[cfg(test)]
     pub(crate) fn from_tree_sitter(tree: &Tree, text: &str) -> Result<PyTree, SourceError> {
         let mut builder = Builder::new(text);
         let mut cursor = tree.walk();

@@ -3,6 +3,7 @@
 
 use hashbrown::HashSet;
 use std::cell::RefCell;
+#[cfg(test)]
 use std::sync::LazyLock;
 
 use tree_sitter::{Language, Node, Parser, Tree, TreeCursor};
@@ -11,6 +12,7 @@ use crate::error::SourceError;
 use crate::nesting::MAX_TREE_DEPTH;
 
 thread_local! {
+    #[cfg(test)]
     static PYTHON: RefCell<Option<Parser>> = const { RefCell::new(None) };
     static RUST: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
@@ -18,7 +20,9 @@ thread_local! {
 /// A tree-sitter grammar we parse with.
 #[derive(Clone, Copy)]
 pub(crate) enum Grammar {
-    /// tree-sitter-python.
+    /// tree-sitter-python: the reference the ruff-built tree is tested against
+    /// (`python_ruff`'s tests); the analysis parses Python with ruff.
+    #[cfg(test)]
     Python,
     /// tree-sitter-rust.
     Rust,
@@ -27,12 +31,14 @@ pub(crate) enum Grammar {
 impl Grammar {
     fn language(self) -> Language {
         match self {
+            #[cfg(test)]
             Grammar::Python => tree_sitter_python::LANGUAGE.into(),
             Grammar::Rust => tree_sitter_rust::LANGUAGE.into(),
         }
     }
 }
 
+#[cfg(test)]
 /// The kind and field names of the Python grammar, read once (`Node::kind` measures and
 /// checks a C string on every call).
 struct GrammarNames {
@@ -42,6 +48,7 @@ struct GrammarNames {
     fields: Vec<Box<str>>,
 }
 
+#[cfg(test)]
 impl GrammarNames {
     fn of(language: &Language) -> GrammarNames {
         GrammarNames {
@@ -55,11 +62,13 @@ impl GrammarNames {
     }
 }
 
+#[cfg(test)]
 static PYTHON_NAMES: LazyLock<GrammarNames> =
     LazyLock::new(|| GrammarNames::of(&Grammar::Python.language()));
 
 /// The kind of a node of a Python tree, as `Node::kind` names it. Only for Python nodes: the
 /// ids of another grammar mean other names.
+#[cfg(test)]
 pub(crate) fn python_kind_name(node: Node<'_>) -> &'static str {
     PYTHON_NAMES
         .kinds
@@ -68,6 +77,7 @@ pub(crate) fn python_kind_name(node: Node<'_>) -> &'static str {
 }
 
 /// The name of the Python grammar's field `id`, as `TreeCursor::field_id` gives it.
+#[cfg(test)]
 pub(crate) fn python_field_name(id: Option<std::num::NonZeroU16>) -> Option<&'static str> {
     let index = usize::from(id?.get());
     PYTHON_NAMES.fields.get(index).map(|name| &**name)
@@ -97,6 +107,7 @@ impl Span for Node<'_> {
 /// recurses may look at the tree before that walk has returned `Ok`.
 pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
     let slot = match grammar {
+        #[cfg(test)]
         Grammar::Python => &PYTHON,
         Grammar::Rust => &RUST,
     };

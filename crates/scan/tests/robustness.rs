@@ -230,6 +230,16 @@ fn nested_python_calls_are_linear() {
 }
 
 #[test]
+fn python_2_statements_are_a_syntax_error_of_that_file() {
+    // tree-sitter-python took `print "x"`; ruff's parser, as CPython 3, does not.
+    let text = "import os\nprint \"x\"\nos.system(input())\n";
+    assert!(matches!(
+        scan::scan_text(Path::new("old.py"), text),
+        Err(scan::error::SourceError::Syntax { line: 2 })
+    ));
+}
+
+#[test]
 fn python_gaps_and_comment_runs_are_linear() {
     // The Python tree is built from ruff's tokens: the parentheses around each of 10 000
     // nested attributes that start at one offset are looked for across a gap of a million

@@ -1,8 +1,0 @@
-# expect: exec_dynamic_string+
-import os
-from mcp.server.fastmcp import FastMCP
-mcp = FastMCP("x")
-@mcp.tool()
-def go(cmd: str):
-    print "running", cmd
-    os.system(cmd)
