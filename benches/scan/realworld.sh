@@ -90,9 +90,15 @@ printf "\n%-28s %8s %8s\n" tool "wall s" ratio
 printf "%-28s %8.2f %8s\n" "safe-mcp scan (all trees)" "$t_all" "1.0"
 if command -v semgrep >/dev/null; then
   export SEMGREP_SEND_METRICS=off SEMGREP_ENABLE_VERSION_CHECK=0
+  # The same files as ours: semgrep's default ignores (tests/, *.min.js, files over 1 MB, ...)
+  # are replaced by our own skips, or it would read under half the lines.
+  printf 'node_modules/\n.git/\n' > "$work/trees/.semgrepignore"
   t=$(cd "$work/trees" && timed semgrep scan --metrics=off --disable-version-check --no-git-ignore \
-    --config "$here/semgrep-rules.yml" --json --timeout 0 --output "$work/semgrep.json" .)
-  printf "%-28s %8.2f %8.1fx\n" "semgrep (same rules)" "$t" "$(echo "$t / $t_all" | bc -l)"
+    --config "$here/semgrep-rules.yml" --json --timeout 0 --max-target-bytes 8388608 \
+    --output "$work/semgrep.json" .)
+  rm -f "$work/trees/.semgrepignore"
+  printf "%-28s %8.2f %8.1fx  (%s files)\n" "semgrep (same rules)" "$t" "$(echo "$t / $t_all" | bc -l)" \
+    "$(jq '.paths.scanned | length' "$work/semgrep.json")"
 else
   echo "semgrep: not installed (pip install semgrep), not timed"
 fi

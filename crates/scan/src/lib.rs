@@ -593,7 +593,8 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
 }
 
 /// Most tokens (as `source::estimated_tokens` counts them) a file may have to be parsed: a syntax tree
-/// costs about 100 bytes per token with oxc and 250 to 300 with tree-sitter (measured), so
+/// costs about 100 bytes per token with oxc, 165 with ruff and the Python tree, and 250 to 300
+/// with tree-sitter (measured), so
 /// either bound keeps one file's tree near 500 MB at worst. Real code averages four bytes or
 /// more per token: an 8 MiB bundle is about 2 million.
 pub const fn token_limit(language: Language) -> usize {

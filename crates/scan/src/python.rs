@@ -1890,7 +1890,7 @@ pub(crate) fn analyze_with(
     let text = source.text();
     // ruff's parser, ten times faster than tree-sitter's, whose tree `python_ruff` reproduces
     // node for node. A file ruff rejects is a syntax error, Python 2's `print "x"` included:
-    // tree-sitter-python would take that one, but its parse grows with the square of the
+    // tree-sitter-python would take that one, but its parse is superlinear in the
     // indentation depth (a 7.5 MB file of 1 000 nested blocks ran past 200 s), and CPython 3
     // runs no such file.
     let tree = crate::python_ruff::tree_from_ruff(text)?;
