@@ -644,6 +644,25 @@ impl<'a> Converter<'a> {
         }
     }
 
+    /// A `def` or `class` starting at `from`: with decorators, inside a
+    /// `decorated_definition` whose field `definition` it is (starting at its keyword).
+    fn decorated(
+        &mut self,
+        decorators: &[ast::Decorator],
+        from: usize,
+        definition: impl FnOnce(&mut Self, Field, usize) -> Result<usize, SourceError>,
+    ) -> Result<usize, SourceError> {
+        if decorators.is_empty() {
+            return definition(self, None, from);
+        }
+        self.open("decorated_definition", None, from)?;
+        self.decorators(decorators)?;
+        let keyword = self.definition_start(decorators, from);
+        let statement_end = definition(self, Some("definition"), keyword)?;
+        self.close(statement_end)?;
+        Ok(statement_end)
+    }
+
     /// Emit one statement; returns its end.
     fn statement(&mut self, stmt: &Stmt) -> Result<usize, SourceError> {
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.statement_inner(stmt))
@@ -1011,28 +1030,14 @@ impl<'a> Converter<'a> {
                 Ok(statement_end)
             }
             Stmt::FunctionDef(node) => {
-                if node.decorator_list.is_empty() {
-                    self.function(node, None, from)
-                } else {
-                    self.open("decorated_definition", None, from)?;
-                    self.decorators(&node.decorator_list)?;
-                    let keyword = self.definition_start(&node.decorator_list, from);
-                    let statement_end = self.function(node, Some("definition"), keyword)?;
-                    self.close(statement_end)?;
-                    Ok(statement_end)
-                }
+                self.decorated(&node.decorator_list, from, |this, field, at| {
+                    this.function(node, field, at)
+                })
             }
             Stmt::ClassDef(node) => {
-                if node.decorator_list.is_empty() {
-                    self.class(node, None, from)
-                } else {
-                    self.open("decorated_definition", None, from)?;
-                    self.decorators(&node.decorator_list)?;
-                    let keyword = self.definition_start(&node.decorator_list, from);
-                    let statement_end = self.class(node, Some("definition"), keyword)?;
-                    self.close(statement_end)?;
-                    Ok(statement_end)
-                }
+                self.decorated(&node.decorator_list, from, |this, field, at| {
+                    this.class(node, field, at)
+                })
             }
             Stmt::Match(node) => {
                 self.open("match_statement", None, from)?;
