@@ -1941,9 +1941,7 @@ pub(crate) fn analyze_with(
             "if_statement" => if_statements.push(node),
             "comment" => {
                 let body = text_of(node, text).trim_start_matches('#');
-                analysis
-                    .pragmas
-                    .record_comment(body, node.end_position().row + 1);
+                analysis.pragmas.record_comment(body, node.end_row() + 1);
             }
             "class_definition" => classes.push(node),
             "call" => {

@@ -2155,20 +2155,7 @@ impl<'a> Converter<'a> {
                 Expr::Call(call) => {
                     self.open("call", field, star)?;
                     self.splat_chain(&call.func, Some("function"), star)?;
-                    let arguments = &call.arguments;
-                    match (&*arguments.args, arguments.keywords.is_empty()) {
-                        ([Expr::Generator(generator)], true) if !generator.parenthesized => {
-                            self.comprehension(
-                                "generator_expression",
-                                Some("arguments"),
-                                start(arguments),
-                                end(arguments),
-                                Body::One(&generator.elt),
-                                &generator.generators,
-                            )?;
-                        }
-                        _ => self.argument_list(arguments, Some("arguments"))?,
-                    }
+                    self.call_arguments(&call.arguments, false)?;
                     self.close(to)
                 }
                 Expr::Subscript(subscript) => {
@@ -2297,24 +2284,8 @@ impl<'a> Converter<'a> {
             Expr::Call(call) => {
                 self.open("call", field, from)?;
                 self.expression(&call.func, Some("function"), ANY)?;
-                let arguments = &call.arguments;
-                match (&*arguments.args, arguments.keywords.is_empty()) {
-                    ([Expr::Generator(generator)], true) if !generator.parenthesized => {
-                        self.comprehension(
-                            "generator_expression",
-                            Some("arguments"),
-                            start(arguments),
-                            end(arguments),
-                            Body::One(&generator.elt),
-                            &generator.generators,
-                        )?;
-                    }
-                    _ => {
-                        let print =
-                            matches!(&*call.func, Expr::Name(name) if name.id.as_str() == "print");
-                        self.argument_list_of(arguments, Some("arguments"), print)?;
-                    }
-                }
+                let print = matches!(&*call.func, Expr::Name(name) if name.id.as_str() == "print");
+                self.call_arguments(&call.arguments, print)?;
                 self.close(to)
             }
             Expr::Starred(starred) => {
@@ -2648,6 +2619,23 @@ impl<'a> Converter<'a> {
         self.open("dictionary_splat", None, star)?;
         self.expression(value, None, ANY)?;
         self.close(value_end)
+    }
+
+    /// The `arguments` of a call: a sole unparenthesized generator is the
+    /// `generator_expression` itself, anything else an `argument_list` (`print`: of a call to
+    /// `print`, see [`Converter::argument_list_of`]).
+    fn call_arguments(&mut self, arguments: &ast::Arguments, print: bool) -> Step {
+        match (&*arguments.args, arguments.keywords.is_empty()) {
+            ([Expr::Generator(generator)], true) if !generator.parenthesized => self.comprehension(
+                "generator_expression",
+                Some("arguments"),
+                start(arguments),
+                end(arguments),
+                Body::One(&generator.elt),
+                &generator.generators,
+            ),
+            _ => self.argument_list_of(arguments, Some("arguments"), print),
+        }
     }
 
     fn argument_list(&mut self, arguments: &ast::Arguments, field: Field) -> Step {

@@ -51,11 +51,9 @@ pub(crate) struct PyTree {
     lines: Vec<usize>,
 }
 
-/// A line and column, counted from 0 (as tree-sitter's `Point`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Point {
-    pub(crate) row: usize,
-    pub(crate) column: usize,
+/// The 0-based line of byte `offset`, given the offsets where lines start.
+fn row_of(lines: &[usize], offset: usize) -> usize {
+    lines.partition_point(|start| *start <= offset).max(1) - 1
 }
 
 impl PyTree {
@@ -101,12 +99,6 @@ impl PyTree {
     fn node(&self, index: usize) -> PyNode<'_> {
         PyNode { tree: self, index }
     }
-
-    fn point(&self, offset: usize) -> Point {
-        let row = self.lines.partition_point(|start| *start <= offset).max(1) - 1;
-        let column = offset - self.lines.get(row).copied().unwrap_or(0);
-        Point { row, column }
-    }
 }
 
 /// Builds a [`PyTree`] in source order: `open` a node, its children, then `close` it.
@@ -139,9 +131,8 @@ impl Builder {
         extra: bool,
     ) -> Result<(), SourceError> {
         if self.open.len() > MAX_TREE_DEPTH {
-            let row = self.lines.partition_point(|line| *line <= start).max(1) - 1;
             return Err(SourceError::TooDeep {
-                line: row + 1,
+                line: row_of(&self.lines, start) + 1,
                 limit: MAX_TREE_DEPTH,
             });
         }
@@ -264,8 +255,9 @@ impl<'t> PyNode<'t> {
         self.slot().extra
     }
 
-    pub(crate) fn end_position(&self) -> Point {
-        self.tree.point(self.end_byte())
+    /// The 0-based line the node ends on.
+    pub(crate) fn end_row(&self) -> usize {
+        row_of(&self.tree.lines, self.end_byte())
     }
 
     pub(crate) fn parent(&self) -> Option<PyNode<'t>> {
