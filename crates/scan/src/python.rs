@@ -249,7 +249,10 @@ impl<'s, 't> Analyzer<'s, 't> {
                     Value::Function(_) => None,
                 }
             }
-            "parenthesized_expression" => node
+            // `*os.popen(cmd)` in a bare tuple, a subscript, a lone list element or a print
+            // argument: the tree (tree-sitter's reading) calls `(*os).popen` or `*os.popen`,
+            // Python calls `os.popen` and splats the result.
+            "parenthesized_expression" | "list_splat" => node
                 .first_named()
                 .and_then(|inner| self.resolve_within(inner, steps)),
             "call" => {
@@ -2872,6 +2875,8 @@ impl<'s, 't> Locals<'s, 't> {
         source: &'s str,
     ) -> Option<PyNode<'t>> {
         match callee.kind_name() {
+            // `*run(cmd)` read as the call of `*run` (see `Analyzer::resolve_within`).
+            "list_splat" => self.callee(caller, callee.first_named()?, source),
             "identifier" => {
                 let name = text_of(callee, source);
                 match self.functions.get(name) {
@@ -2883,6 +2888,10 @@ impl<'s, 't> Locals<'s, 't> {
             }
             "attribute" => {
                 let object = callee.field("object")?;
+                let object = match object.kind_name() {
+                    "list_splat" => object.first_named()?,
+                    _ => object,
+                };
                 let method = text_of(callee.field("attribute")?, source);
                 let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,

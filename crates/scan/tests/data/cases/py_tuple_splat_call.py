@@ -1,0 +1,8 @@
+# expect: exec_dynamic_string+
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+@mcp.tool()
+def go(cmd: str):
+    r = 1, *os.popen(cmd)
+    return r
