@@ -8,6 +8,11 @@ use clap::{Parser, Subcommand};
 use safety::config::{self, Server};
 use safety::protocol::count;
 
+/// jemalloc instead of the system allocator: a scan builds and frees a syntax tree per file on
+/// every thread (docs/dependencies.md).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// MCP servers that let an AI model run commands and organise files without being able to
 /// hurt the person who runs them, and a scanner for the shell-injection patterns that make
 /// other MCP servers dangerous.

@@ -17,6 +17,10 @@ struct Cli {
     args: scan::cli::ScanArgs,
 }
 
+/// The allocator of the safe-mcp binary, so the figures are the product's.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() {
     std::process::exit(scan::cli::run(Cli::parse().args));
 }

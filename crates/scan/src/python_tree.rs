@@ -26,22 +26,30 @@ use crate::syntax_tree::Span;
 use crate::syntax_tree::{python_field_name, python_kind_name};
 
 /// No parent (the root's).
-const NONE: usize = usize::MAX;
+/// No node (the root's parent, a node still open).
+const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
 struct Slot {
     kind: &'static str,
     /// The field of the parent this node stands in (`function` of a `call`, ...).
     field: Option<&'static str>,
-    start: usize,
-    end: usize,
-    parent: usize,
+    // Offsets and indices as `u32` (a slot is 56 bytes, not 72): a file is at most 64 MiB
+    // (`HARD_MAX_FILE_SIZE`) and has fewer nodes than that.
+    start: u32,
+    end: u32,
+    parent: u32,
     /// One past the index of the node's last descendant.
-    subtree_end: usize,
+    subtree_end: u32,
     named: bool,
     /// A comment, or the `\` of a line continuation: kept where it stands, skipped by
     /// [`named_children`] and [`PyNode::first_named`].
     extra: bool,
+}
+
+/// `value` as a slot's `u32` (saturating: no file the scanner parses comes near).
+fn narrow(value: usize) -> u32 {
+    u32::try_from(value).unwrap_or(NONE - 1)
 }
 
 /// A Python file's syntax tree (see the module documentation).
@@ -61,7 +69,7 @@ impl PyTree {
     /// first node deeper than [`MAX_TREE_DEPTH`].
     #[cfg(test)]
     pub(crate) fn from_tree_sitter(tree: &Tree, text: &str) -> Result<PyTree, SourceError> {
-        let mut builder = Builder::new(text);
+        let mut builder = Builder::new(text, text.len() / 4);
         let mut cursor = tree.walk();
         loop {
             let node = cursor.node();
@@ -109,12 +117,15 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    pub(crate) fn new(text: &str) -> Builder {
+    /// A builder for a tree of about `nodes` nodes (room for that many is reserved up
+    /// front: growing a large vector copies it, and the old and new copies together raised
+    /// the peak memory of a dense file by half).
+    pub(crate) fn new(text: &str, nodes: usize) -> Builder {
         let lines = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(at, _)| at + 1))
             .collect();
         Builder {
-            slots: Vec::with_capacity(text.len() / 4),
+            slots: Vec::with_capacity(nodes),
             lines,
             open: Vec::new(),
         }
@@ -136,13 +147,13 @@ impl Builder {
                 limit: MAX_TREE_DEPTH,
             });
         }
-        let parent = self.open.last().copied().unwrap_or(NONE);
+        let parent = self.open.last().map_or(NONE, |index| narrow(*index));
         self.open.push(self.slots.len());
         self.slots.push(Slot {
             kind,
             field,
-            start,
-            end: start,
+            start: narrow(start),
+            end: narrow(start),
             parent,
             subtree_end: NONE,
             named,
@@ -153,9 +164,9 @@ impl Builder {
 
     /// Close the innermost open node at `end`.
     pub(crate) fn close(&mut self, end: usize) {
-        let after = self.slots.len();
+        let after = narrow(self.slots.len());
         if let Some(slot) = self.open.pop().and_then(|index| self.slots.get_mut(index)) {
-            slot.end = end;
+            slot.end = narrow(end);
             slot.subtree_end = after;
         }
     }
@@ -166,7 +177,7 @@ impl Builder {
             let end = self
                 .slots
                 .get(index..)
-                .and_then(|run| run.iter().map(|slot| slot.end).max())
+                .and_then(|run| run.iter().map(|slot| slot.end as usize).max())
                 .unwrap_or(0);
             self.close(end);
         }
@@ -206,11 +217,11 @@ impl fmt::Debug for PyNode<'_> {
 
 impl Span for PyNode<'_> {
     fn start_byte(&self) -> usize {
-        self.slot().start
+        self.slot().start as usize
     }
 
     fn end_byte(&self) -> usize {
-        self.slot().end
+        self.slot().end as usize
     }
 }
 
@@ -262,20 +273,20 @@ impl<'t> PyNode<'t> {
 
     pub(crate) fn parent(&self) -> Option<PyNode<'t>> {
         let parent = self.slot().parent;
-        (parent != NONE).then(|| self.tree.node(parent))
+        (parent != NONE).then(|| self.tree.node(parent as usize))
     }
 
     /// Every child, in source order.
     pub(crate) fn children(&self) -> impl Iterator<Item = PyNode<'t>> + use<'t> {
         let tree = self.tree;
-        let end = self.slot().subtree_end;
+        let end = self.slot().subtree_end as usize;
         let mut next = self.index + 1;
         std::iter::from_fn(move || {
             if next >= end {
                 return None;
             }
             let child = tree.node(next);
-            next = child.slot().subtree_end.max(next + 1);
+            next = (child.slot().subtree_end as usize).max(next + 1);
             Some(child)
         })
     }
@@ -340,7 +351,7 @@ pub(crate) fn named_children<'t>(node: PyNode<'t>) -> Vec<PyNode<'t>> {
 
 /// Visit every node below (and including) `root` in source order.
 pub(crate) fn walk<'t>(root: PyNode<'t>, mut visit: impl FnMut(PyNode<'t>)) {
-    for index in root.index..root.slot().subtree_end {
+    for index in root.index..root.slot().subtree_end as usize {
         visit(root.tree.node(index));
     }
 }

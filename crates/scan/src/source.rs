@@ -18,13 +18,10 @@ pub(crate) struct SourceText<'s> {
 impl<'s> SourceText<'s> {
     /// Index `text` by lines (split on `\n`; a `\r` before it is part of the line ending).
     pub(crate) fn new(text: &'s str) -> Self {
+        // (`match_indices` of a char searches with memchr, several times faster than a
+        // byte-by-byte filter, which was 2 % of a scan.)
         let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceText {
             text,
             line_starts,
