@@ -1820,12 +1820,16 @@ fn parameter_names(function: PyNode<'_>, source: &str) -> Vec<Vec<String>> {
     let Some(parameters) = function.field("parameters") else {
         return Vec::new();
     };
+    // The receiver keeps its place, with no name, so positions still count from it.
+    let receiver = has_receiver(function, source);
     named_children(parameters)
         .into_iter()
-        .map(|parameter| {
+        .enumerate()
+        .map(|(index, parameter)| {
             let mut names = Vec::new();
-            bound_names(parameter, source, &mut names);
-            names.retain(|name| name != "self" && name != "cls");
+            if !(receiver && index == 0) {
+                bound_names(parameter, source, &mut names);
+            }
             names
         })
         .collect()
@@ -2782,17 +2786,43 @@ fn helper_arguments<'s, 't>(
     out
 }
 
-/// Whether `function`'s first parameter is `self` or `cls` (also typed: `self: "Runner"`).
+/// Whether `function`'s first parameter is its receiver: a method (defined in a class body,
+/// not a `@staticmethod`) whose first parameter is `self` or `cls` (also typed: `self:
+/// "Runner"`). Elsewhere a parameter named `self` is an ordinary one: a tool handler
+/// `def run(self: str)` receives tool input in it.
 fn has_receiver(function: PyNode<'_>, source: &str) -> bool {
+    is_method_definition(function)
+        && !is_static_method(function, source)
+        && function
+            .field("parameters")
+            .and_then(|parameters| parameters.first_named())
+            .is_some_and(|first| {
+                let mut names = Vec::new();
+                bound_names(first, source, &mut names);
+                names
+                    .first()
+                    .is_some_and(|name| name == "self" || name == "cls")
+            })
+}
+
+/// Whether `function` is decorated `@staticmethod` (or `@builtins.staticmethod`).
+fn is_static_method(function: PyNode<'_>, source: &str) -> bool {
+    decorated_as(function, source, "staticmethod")
+}
+
+/// Whether `function` has the decorator `@name` or `@builtins.name`.
+fn decorated_as(function: PyNode<'_>, source: &str, name: &str) -> bool {
     function
-        .field("parameters")
-        .and_then(|parameters| parameters.first_named())
-        .is_some_and(|first| {
-            let mut names = Vec::new();
-            bound_names(first, source, &mut names);
-            names
-                .first()
-                .is_some_and(|name| name == "self" || name == "cls")
+        .parent()
+        .filter(|parent| parent.kind_name() == "decorated_definition")
+        .is_some_and(|decorated| {
+            decorated.children().any(|decorator| {
+                decorator.kind_name() == "decorator"
+                    && decorator.first_named().is_some_and(|written| {
+                        let written = text_of(written, source);
+                        written == name || written.strip_prefix("builtins.") == Some(name)
+                    })
+            })
         })
 }
 
@@ -2895,7 +2925,18 @@ impl<'s, 't> Locals<'s, 't> {
                 let method = text_of(callee.field("attribute")?, source);
                 let class = match (object.kind_name(), text_of(object, source)) {
                     ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
-                    ("identifier", name) => *self.instances.get(name)?,
+                    ("identifier", name) => match self.instances.get(name) {
+                        Some(class) => *class,
+                        // `Git.log(x)`: a static or class method called on its class (a
+                        // plain method called so takes its receiver as the first argument).
+                        None => {
+                            let class = self.class_named(object, source)?;
+                            let target = self.method_of(class, method, false)?;
+                            return (is_static_method(target, source)
+                                || decorated_as(target, source, "classmethod"))
+                            .then_some(target);
+                        }
+                    },
                     // `super().__init__(cmd)` in a method: a base's.
                     ("call", _)
                         if object
@@ -3080,7 +3121,9 @@ fn seeded_parameters(
             tainted.extend(names);
         }
     }
-    tainted.retain(|name| name != "self" && name != "cls");
+    if has_receiver(function, source) {
+        tainted.retain(|name| name != "self" && name != "cls");
+    }
     tainted
 }
 

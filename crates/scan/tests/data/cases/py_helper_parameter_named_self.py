@@ -1,0 +1,9 @@
+# expect: argv_flag_injection+
+import subprocess
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+def log(self):
+    subprocess.run(["git", "log", self], timeout=5)
+@mcp.tool()
+def run(ref: str):
+    log(ref)
