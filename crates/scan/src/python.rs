@@ -2561,6 +2561,7 @@ impl Imports {
                     attributes.push(text_of(node.field("attribute")?, source));
                     node = node.field("object")?;
                 }
+                "list_splat" => node = unsplat(node),
                 "call" if families.is_some() && !attributes.is_empty() => {
                     break self.instance_of(node.field("function")?, source)?;
                 }
@@ -2805,6 +2806,16 @@ fn has_receiver(function: PyNode<'_>, source: &str) -> bool {
             })
 }
 
+/// `x` for the `*x` the tree makes of the start of `*x.run(c)` in a bare tuple, a subscript, a
+/// lone list element or a later `print` argument (tree-sitter's reading, kept in the tree:
+/// Python calls `x.run` and splats the result); any other node as it is.
+fn unsplat(node: PyNode<'_>) -> PyNode<'_> {
+    match node.kind_name() {
+        "list_splat" => node.first_named().unwrap_or(node),
+        _ => node,
+    }
+}
+
 /// Whether `function` is decorated `@staticmethod` (or `@builtins.staticmethod`).
 fn is_static_method(function: PyNode<'_>, source: &str) -> bool {
     decorated_as(function, source, "staticmethod")
@@ -2906,7 +2917,7 @@ impl<'s, 't> Locals<'s, 't> {
     ) -> Option<PyNode<'t>> {
         match callee.kind_name() {
             // `*run(cmd)` read as the call of `*run` (see `Analyzer::resolve_within`).
-            "list_splat" => self.callee(caller, callee.first_named()?, source),
+            "list_splat" => self.callee(caller, unsplat(callee), source),
             "identifier" => {
                 let name = text_of(callee, source);
                 match self.functions.get(name) {
@@ -2917,20 +2928,20 @@ impl<'s, 't> Locals<'s, 't> {
                 }
             }
             "attribute" => {
-                let object = callee.field("object")?;
-                let object = match object.kind_name() {
-                    "list_splat" => object.first_named()?,
-                    _ => object,
-                };
+                let object = unsplat(callee.field("object")?);
                 let method = text_of(callee.field("attribute")?, source);
                 let class = match (object.kind_name(), text_of(object, source)) {
-                    ("identifier", "self" | "cls") => *self.class_of.get(&caller.id())?,
+                    // (Not in a static method, nor in a function, where `self` is a parameter
+                    // like any other.)
+                    ("identifier", "self" | "cls") if has_receiver(caller, source) => {
+                        *self.class_of.get(&caller.id())?
+                    }
                     ("identifier", name) => match self.instances.get(name) {
                         Some(class) => *class,
                         // `Git.log(x)`: a static or class method called on its class (a
                         // plain method called so takes its receiver as the first argument).
                         None => {
-                            let class = self.class_named(object, source)?;
+                            let class = self.constructed(caller, object, source)?;
                             let target = self.method_of(class, method, false)?;
                             return (is_static_method(target, source)
                                 || decorated_as(target, source, "classmethod"))
@@ -2941,14 +2952,16 @@ impl<'s, 't> Locals<'s, 't> {
                     ("call", _)
                         if object
                             .field("function")
-                            .is_some_and(|f| text_of(f, source) == "super") =>
+                            .is_some_and(|f| text_of(unsplat(f), source) == "super") =>
                     {
                         let class = self.class_of.get(&caller.id())?;
                         return self.method_of(class, method, true);
                     }
-                    ("call", _) => self.constructed(caller, object.field("function")?, source)?,
+                    ("call", _) => {
+                        self.constructed(caller, unsplat(object.field("function")?), source)?
+                    }
                     ("attribute", _) => {
-                        let receiver = object.field("object")?;
+                        let receiver = unsplat(object.field("object")?);
                         if !matches!(text_of(receiver, source), "self" | "cls") {
                             return None;
                         }
@@ -3148,6 +3161,7 @@ fn outgoing(
         }
         let Some(callee) = call
             .field("function")
+            .map(unsplat)
             .filter(|c| matches!(c.kind_name(), "identifier" | "attribute"))
         else {
             continue;

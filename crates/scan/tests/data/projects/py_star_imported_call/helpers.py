@@ -1,0 +1,3 @@
+import os
+def run(c):
+    return os.popen(c)
