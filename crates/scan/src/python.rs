@@ -147,6 +147,9 @@ struct Analyzer<'s, 't> {
     names: Option<Namespaces<'t>>,
     /// Names (in their scope) whose every binding is an assignment of a constant.
     constants: HashSet<(ScopeId, String)>,
+    /// Names (in their scope) assigned a tracked module or function (`run = subprocess.run`,
+    /// `o = os`, `P = o.popen`), whatever else they are assigned.
+    aliases: HashMap<(ScopeId, String), Value>,
     /// The string values a constant may hold (`SH = "/bin/sh"`; both sides of a conditional).
     constant_values: HashMap<(ScopeId, String), Vec<String>>,
     /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
@@ -240,7 +243,11 @@ impl<'s, 't> Analyzer<'s, 't> {
     fn resolve_within(&self, node: PyNode<'_>, steps: usize) -> Option<Value> {
         let steps = steps.checked_sub(1)?;
         match node.kind_name() {
-            "identifier" => self.bindings.get(self.text(node)).copied(),
+            "identifier" => self
+                .bindings
+                .get(self.text(node))
+                .or_else(|| self.aliases.get(&self.key_of(node)))
+                .copied(),
             "attribute" => {
                 let object = node.field("object")?;
                 let attribute = node.field("attribute")?;
@@ -2257,6 +2264,7 @@ pub(crate) fn analyze_with(
         bindings,
         names: None,
         constants: HashSet::new(),
+        aliases: HashMap::new(),
         constant_values: HashMap::new(),
         lists: HashMap::new(),
         dicts: HashMap::new(),
@@ -3913,6 +3921,9 @@ fn drop_non_constants(analyzer: &mut Analyzer<'_, '_>, candidates: &[Candidate<'
     analyzer.constants.clear();
 }
 
+/// Rounds of alias resolution (`a = os; b = a; c = b.system` takes three).
+const MAX_ALIAS_ROUNDS: usize = 4;
+
 /// Constants, lists and dicts from the bindings: a name (in its scope) bound only by
 /// assignments of constants is a constant; only by list literals (or `+=`), a list; only by
 /// dicts, a dict. With `module_written`, no module-level name is a constant.
@@ -3924,6 +3935,7 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
     let root = names.root();
     let mut candidates = Vec::new();
     let mut collections = Vec::new();
+    let mut alias_candidates = Vec::new();
     for (scope, name, bindings) in names.all() {
         let mut assigned: Vec<(PyNode<'_>, bool)> = Vec::new();
         let mut looped = false;
@@ -3938,6 +3950,9 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
                 }
                 Binding::Other => followed = false,
             }
+        }
+        if !assigned.is_empty() {
+            alias_candidates.push(((scope, name.to_string()), assigned.clone()));
         }
         if !followed {
             continue;
@@ -4006,6 +4021,34 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
         }
     }
     analyzer.names = Some(names);
+    // A name one of whose assignments (or a branch of a conditional one) is a tracked module
+    // or function is an alias of it, flow-insensitively: `p = print; p = os.popen; p(cmd)`
+    // must not hide the sink, so `p = os.popen; p = shout; p(cmd)` is reported too. Aliases
+    // of aliases (`o = os; P = o.popen`) take a few rounds.
+    for _ in 0..MAX_ALIAS_ROUNDS {
+        let found: Vec<((ScopeId, String), Value)> = alias_candidates
+            .iter()
+            .filter(|(key, _)| !analyzer.aliases.contains_key(key))
+            .filter_map(|(key, assigned)| {
+                assigned
+                    .iter()
+                    .flat_map(|(right, _)| match right.kind_name() {
+                        "conditional_expression" => {
+                            let parts = named_children(*right);
+                            [parts.first().copied(), parts.get(2).copied()]
+                        }
+                        _ => [Some(*right), None],
+                    })
+                    .flatten()
+                    .find_map(|right| analyzer.resolve(right))
+                    .map(|value| (key.clone(), value))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        analyzer.aliases.extend(found);
+    }
     analyzer.collections = collections.into_iter().collect();
     analyzer.constants = candidates.iter().map(|(key, _)| key.clone()).collect();
     drop_non_constants(analyzer, &candidates);

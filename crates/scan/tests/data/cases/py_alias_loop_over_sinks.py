@@ -1,0 +1,8 @@
+# expect: exec_dynamic_string+
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+@mcp.tool()
+def go(cmd: str):
+    for run in [print, os.system]:
+        run(cmd)
