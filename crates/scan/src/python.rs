@@ -2795,10 +2795,10 @@ fn helper_arguments<'s, 't>(
     out
 }
 
-/// Whether `function`'s first parameter is its receiver: a method (defined in a class body,
-/// not a `@staticmethod`) whose first parameter is `self` or `cls` (also typed: `self:
-/// "Runner"`). Elsewhere a parameter named `self` is an ordinary one: a tool handler
-/// `def run(self: str)` receives tool input in it.
+/// Whether `function`'s first parameter is its receiver: the first parameter of a method
+/// (defined in a class body, not a `@staticmethod`), whatever its name (`self`, `cls`, a
+/// classmethod's `klass`, `this`), unless it is `*args`. Elsewhere a parameter named `self`
+/// is an ordinary one: a tool handler `def run(self: str)` receives tool input in it.
 fn has_receiver(function: PyNode<'_>, source: &str) -> bool {
     is_method_definition(function)
         && !is_static_method(function, source)
@@ -2806,11 +2806,14 @@ fn has_receiver(function: PyNode<'_>, source: &str) -> bool {
             .field("parameters")
             .and_then(|parameters| parameters.first_named())
             .is_some_and(|first| {
-                let mut names = Vec::new();
-                bound_names(first, source, &mut names);
-                names
-                    .first()
-                    .is_some_and(|name| name == "self" || name == "cls")
+                let inner = match first.kind_name() {
+                    "typed_parameter" => first.first_named().unwrap_or(first),
+                    _ => first,
+                };
+                matches!(
+                    inner.kind_name(),
+                    "identifier" | "default_parameter" | "typed_default_parameter"
+                )
             })
 }
 
