@@ -246,7 +246,12 @@ impl<'s, 't> Analyzer<'s, 't> {
             "identifier" => self
                 .bindings
                 .get(self.text(node))
-                .or_else(|| self.aliases.get(&self.key_of(node)))
+                .or_else(|| {
+                    // (Most files have no alias: no scope lookup for them.)
+                    (!self.aliases.is_empty())
+                        .then(|| self.aliases.get(&self.key_of(node)))
+                        .flatten()
+                })
                 .copied(),
             "attribute" => {
                 let object = node.field("object")?;
