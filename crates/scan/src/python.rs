@@ -267,6 +267,8 @@ impl<'s, 't> Analyzer<'s, 't> {
             "parenthesized_expression" | "list_splat" => node
                 .first_named()
                 .and_then(|inner| self.resolve_within(inner, steps)),
+            // `(p := os.popen)(cmd)`
+            "named_expression" => self.resolve_within(node.field("value")?, steps),
             "call" => {
                 let function = node.field("function")?;
                 let resolved = self.resolve_within(function, steps)?;
@@ -2332,7 +2334,8 @@ pub(crate) fn analyze_with(
     let module_written =
         record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
     analyzer.names = Some(names);
-    bind_values(&mut analyzer, module_written);
+    let alias_candidates = bind_values(&mut analyzer, module_written);
+    bind_aliases(&mut analyzer, alias_candidates, &flows, &scope_nodes);
     for call in &calls {
         if let Some(callee) = call.field("function")
             && callee.kind_name() == "attribute"
@@ -3929,21 +3932,21 @@ fn drop_non_constants(analyzer: &mut Analyzer<'_, '_>, candidates: &[Candidate<'
     analyzer.constants.clear();
 }
 
-/// Rounds of alias resolution (`a = os; b = a; c = b.system` takes three).
-const MAX_ALIAS_ROUNDS: usize = 4;
-
 /// Constants, lists and dicts from the bindings: a name (in its scope) bound only by
 /// assignments of constants is a constant; only by list literals (or `+=`), a list; only by
 /// dicts, a dict. With `module_written`, no module-level name is a constant.
-fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
+fn bind_values<'t>(
+    analyzer: &mut Analyzer<'_, 't>,
+    module_written: bool,
+) -> Vec<AliasCandidate<'t>> {
     let text = analyzer.source;
+    let mut alias_candidates = Vec::new();
     let Some(names) = analyzer.names.take() else {
-        return;
+        return alias_candidates;
     };
     let root = names.root();
     let mut candidates = Vec::new();
     let mut collections = Vec::new();
-    let mut alias_candidates = Vec::new();
     for (scope, name, bindings) in names.all() {
         let mut assigned: Vec<(PyNode<'_>, bool)> = Vec::new();
         let mut looped = false;
@@ -3960,7 +3963,10 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
             }
         }
         if !assigned.is_empty() {
-            alias_candidates.push(((scope, name.to_string()), assigned.clone()));
+            alias_candidates.push((
+                (scope, name.to_string()),
+                assigned.iter().map(|(right, _)| *right).collect(),
+            ));
         }
         if !followed {
             continue;
@@ -4029,34 +4035,6 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
         }
     }
     analyzer.names = Some(names);
-    // A name one of whose assignments (or a branch of a conditional one) is a tracked module
-    // or function is an alias of it, flow-insensitively: `p = print; p = os.popen; p(cmd)`
-    // must not hide the sink, so `p = os.popen; p = shout; p(cmd)` is reported too. Aliases
-    // of aliases (`o = os; P = o.popen`) take a few rounds.
-    for _ in 0..MAX_ALIAS_ROUNDS {
-        let found: Vec<((ScopeId, String), Value)> = alias_candidates
-            .iter()
-            .filter(|(key, _)| !analyzer.aliases.contains_key(key))
-            .filter_map(|(key, assigned)| {
-                assigned
-                    .iter()
-                    .flat_map(|(right, _)| match right.kind_name() {
-                        "conditional_expression" => {
-                            let parts = named_children(*right);
-                            [parts.first().copied(), parts.get(2).copied()]
-                        }
-                        _ => [Some(*right), None],
-                    })
-                    .flatten()
-                    .find_map(|right| analyzer.resolve(right))
-                    .map(|value| (key.clone(), value))
-            })
-            .collect();
-        if found.is_empty() {
-            break;
-        }
-        analyzer.aliases.extend(found);
-    }
     analyzer.collections = collections.into_iter().collect();
     analyzer.constants = candidates.iter().map(|(key, _)| key.clone()).collect();
     drop_non_constants(analyzer, &candidates);
@@ -4092,6 +4070,116 @@ fn bind_values(analyzer: &mut Analyzer<'_, '_>, module_written: bool) {
         if !changed {
             break;
         }
+    }
+    alias_candidates
+}
+
+/// A name in its scope and the values it is given: the right sides of its assignments, the
+/// elements of a list it loops over, a `:=` value, a parameter default.
+type AliasCandidate<'t> = ((ScopeId, String), Vec<PyNode<'t>>);
+
+/// [`Analyzer::aliases`]: a name one of whose values (or a branch of a conditional or
+/// boolean one) is a tracked module or function is an alias of it, flow-insensitively, so
+/// `p = print; p = os.popen; p(cmd)` cannot hide the sink (and `p = os.popen; p = shout;
+/// p(cmd)` is reported). Values come from `candidates` (assignments, loops over literals),
+/// `:=` in `flows` and parameter defaults (`def go(cmd, run=os.system)`). Aliases of aliases
+/// (`o = os; P = o.popen`) are found by a worklist: a name is looked at again only when a
+/// name its values read became an alias, so a chain of any length costs its length.
+fn bind_aliases<'t>(
+    analyzer: &mut Analyzer<'_, 't>,
+    mut candidates: Vec<AliasCandidate<'t>>,
+    flows: &[PyNode<'t>],
+    scope_nodes: &[PyNode<'t>],
+) {
+    let text = analyzer.source;
+    let mut add = |analyzer: &Analyzer<'_, 't>, name: PyNode<'t>, value: PyNode<'t>| {
+        if name.kind_name() == "identifier" {
+            candidates.push((analyzer.key_of(name), vec![value]));
+        }
+    };
+    for flow in flows.iter().filter(|f| f.kind_name() == "named_expression") {
+        if let (Some(name), Some(value)) = (flow.field("name"), flow.field("value")) {
+            add(analyzer, name, value);
+        }
+    }
+    for function in scope_nodes
+        .iter()
+        .filter(|n| n.kind_name() == "function_definition")
+    {
+        let parameters = function.field("parameters").map(named_children);
+        for parameter in parameters.unwrap_or_default() {
+            if matches!(
+                parameter.kind_name(),
+                "default_parameter" | "typed_default_parameter"
+            ) && let (Some(name), Some(value)) =
+                (parameter.field("name"), parameter.field("value"))
+            {
+                add(analyzer, name, value);
+            }
+        }
+    }
+    // The names each candidate's values read, to wake it when one becomes an alias (built
+    // once the first round found one: most files have none).
+    let mut readers: Option<HashMap<&str, Vec<usize>>> = None;
+    let mut pending: Vec<usize> = (0..candidates.len()).collect();
+    while !pending.is_empty() {
+        let mut found: Vec<usize> = Vec::new();
+        for index in pending {
+            let Some((key, values)) = candidates.get(index) else {
+                continue;
+            };
+            if analyzer.aliases.contains_key(key) {
+                continue;
+            }
+            let value = values
+                .iter()
+                .flat_map(|value| match value.kind_name() {
+                    // `a if c else b`, `a or b`: either may be the value.
+                    "conditional_expression" => {
+                        let parts = named_children(*value);
+                        [parts.first().copied(), parts.get(2).copied()]
+                    }
+                    "boolean_operator" => [value.field("left"), value.field("right")],
+                    _ => [Some(*value), None],
+                })
+                .flatten()
+                .find_map(|value| analyzer.resolve(value));
+            if let Some(value) = value {
+                analyzer.aliases.insert(key.clone(), value);
+                found.push(index);
+            }
+        }
+        if found.is_empty() {
+            break;
+        }
+        let readers = readers.get_or_insert_with(|| {
+            let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+            for (index, (_, values)) in candidates.iter().enumerate() {
+                for value in values {
+                    walk(*value, |node| {
+                        if node.kind_name() == "identifier" {
+                            readers.entry(text_of(node, text)).or_default().push(index);
+                        }
+                    });
+                }
+            }
+            readers
+        });
+        let mut next: Vec<usize> = found
+            .iter()
+            .filter_map(|index| candidates.get(*index))
+            .filter_map(|((_, name), _)| readers.get(name.as_str()))
+            .flatten()
+            .copied()
+            .filter(|index| {
+                candidates
+                    .get(*index)
+                    .is_some_and(|(key, _)| !analyzer.aliases.contains_key(key))
+            })
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        pending = next;
     }
 }
 

@@ -423,6 +423,30 @@ fn long_python_functions_are_linear() {
     assert_eq!(count("argv_flag_injection"), 0);
 }
 
+#[test]
+fn python_alias_chains_are_linear() {
+    // 20 000 aliases of `os`, each of the one after it in the file (`a1 = a0` last): found
+    // by rounds over every name, that is one round per link (400 M look-ups); the worklist
+    // wakes only the name that reads the new alias. The sink is at the end of the chain.
+    let links = 20_000;
+    let mut text =
+        String::from("import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n");
+    for i in (1..links).rev() {
+        text.push_str(&format!("a{i} = a{}\n", i - 1));
+    }
+    text.push_str(&format!(
+        "a0 = os\n@mcp.tool()\ndef run(cmd):\n    a{}.system(cmd)\n",
+        links - 1
+    ));
+    let findings = scan::scan_text(Path::new("chain.py"), &text).expect("scans");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "exec_dynamic_string" && f.tainted_from_tool_input),
+        "{findings:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // --output
 

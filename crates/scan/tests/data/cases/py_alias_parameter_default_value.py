@@ -1,0 +1,7 @@
+# expect: exec_dynamic_string+
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+@mcp.tool()
+def go(cmd: str, run=os.system):
+    run(cmd)
