@@ -2335,7 +2335,12 @@ pub(crate) fn analyze_with(
         record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
     analyzer.names = Some(names);
     let alias_candidates = bind_values(&mut analyzer, module_written);
-    bind_aliases(&mut analyzer, alias_candidates, &flows, &scope_nodes);
+    bind_aliases(
+        &mut analyzer,
+        alias_candidates,
+        &[&flows, &assignments],
+        &scope_nodes,
+    );
     for call in &calls {
         if let Some(callee) = call.field("function")
             && callee.kind_name() == "attribute"
@@ -4082,13 +4087,14 @@ type AliasCandidate<'t> = ((ScopeId, String), Vec<PyNode<'t>>);
 /// boolean one) is a tracked module or function is an alias of it, flow-insensitively, so
 /// `p = print; p = os.popen; p(cmd)` cannot hide the sink (and `p = os.popen; p = shout;
 /// p(cmd)` is reported). Values come from `candidates` (assignments, loops over literals),
-/// `:=` in `flows` and parameter defaults (`def go(cmd, run=os.system)`). Aliases of aliases
+/// `:=` and tuple assignments (`a, b = os.system, print`) among `bindings`, and parameter
+/// defaults (`def go(cmd, run=os.system)`). Aliases of aliases
 /// (`o = os; P = o.popen`) are found by a worklist: a name is looked at again only when a
 /// name its values read became an alias, so a chain of any length costs its length.
 fn bind_aliases<'t>(
     analyzer: &mut Analyzer<'_, 't>,
     mut candidates: Vec<AliasCandidate<'t>>,
-    flows: &[PyNode<'t>],
+    bindings: &[&[PyNode<'t>]],
     scope_nodes: &[PyNode<'t>],
 ) {
     let text = analyzer.source;
@@ -4097,9 +4103,34 @@ fn bind_aliases<'t>(
             candidates.push((analyzer.key_of(name), vec![value]));
         }
     };
-    for flow in flows.iter().filter(|f| f.kind_name() == "named_expression") {
-        if let (Some(name), Some(value)) = (flow.field("name"), flow.field("value")) {
-            add(analyzer, name, value);
+    for binding in bindings.iter().copied().flatten() {
+        match binding.kind_name() {
+            "named_expression" => {
+                if let (Some(name), Some(value)) = (binding.field("name"), binding.field("value")) {
+                    add(analyzer, name, value);
+                }
+            }
+            // `a, b = os.system, print`: element by element.
+            "assignment" => {
+                let (Some(left), Some(right)) = (binding.field("left"), binding.field("right"))
+                else {
+                    continue;
+                };
+                if !matches!(
+                    left.kind_name(),
+                    "pattern_list" | "tuple_pattern" | "list_pattern"
+                ) || !matches!(right.kind_name(), "expression_list" | "tuple" | "list")
+                {
+                    continue;
+                }
+                let (names, values) = (named_children(left), named_children(right));
+                if names.len() == values.len() {
+                    for (name, value) in names.into_iter().zip(values) {
+                        add(analyzer, name, value);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     for function in scope_nodes
