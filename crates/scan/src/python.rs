@@ -1836,8 +1836,10 @@ fn parameter_names(function: PyNode<'_>, source: &str) -> Vec<Vec<String>> {
     };
     // The receiver keeps its place, with no name, so positions still count from it.
     let receiver = has_receiver(function, source);
+    // The `/` of positional-only parameters takes no argument.
     named_children(parameters)
         .into_iter()
+        .filter(|parameter| parameter.kind_name() != "positional_separator")
         .enumerate()
         .map(|(index, parameter)| {
             let mut names = Vec::new();
