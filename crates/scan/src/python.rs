@@ -2116,12 +2116,23 @@ pub(crate) fn analyze_with(
         class_of: HashMap::new(),
         classes: HashSet::new(),
         instances: HashMap::new(),
+        nested: HashMap::new(),
         attribute_instances: HashMap::new(),
         rebound: HashSet::new(),
         rebound_in: HashSet::new(),
         families: HashMap::new(),
         bases: HashMap::new(),
     };
+    for function in &functions {
+        if let Some(enclosing) = enclosing_function(*function)
+            && !is_method_definition(*function)
+            && let Some(name) = function.field("name")
+        {
+            locals
+                .nested
+                .insert((enclosing.id(), text_of(name, text)), *function);
+        }
+    }
     // A decorated method is no module function: a bare `run(x)` never calls it.
     for function in named_functions
         .iter()
@@ -2906,6 +2917,9 @@ const MAX_BASES_SEARCHED: usize = 64;
 /// name, the methods of module-level classes, and the class each of those methods is in.
 struct Locals<'s, 't> {
     functions: HashMap<&'s str, PyNode<'t>>,
+    /// Functions defined in a function's body (not methods), by that function's id and
+    /// their name: `def go(cmd): def run(c): ..; run(cmd)`.
+    nested: HashMap<(usize, &'s str), PyNode<'t>>,
     methods: HashMap<(&'s str, &'s str), PyNode<'t>>,
     class_of: HashMap<usize, &'s str>,
     /// The module-level classes.
@@ -2946,6 +2960,17 @@ impl<'s, 't> Locals<'s, 't> {
             "list_splat" => self.callee(caller, unsplat(callee), source),
             "identifier" => {
                 let name = text_of(callee, source);
+                // A `def` in the caller or in a function around it, innermost first.
+                let mut scope = Some(caller);
+                for _ in 0..MAX_ENCLOSING_LOOKUP {
+                    let Some(function) = scope else {
+                        break;
+                    };
+                    if let Some(nested) = self.nested.get(&(function.id(), name)) {
+                        return Some(*nested);
+                    }
+                    scope = enclosing_function(function);
+                }
                 match self.functions.get(name) {
                     Some(function) => Some(*function),
                     None => self
@@ -4218,6 +4243,10 @@ fn bind_aliases<'t>(
 
 /// Rounds of constant-value folding through names (`A = B + C`).
 const CONSTANT_ROUNDS: usize = 8;
+/// How many functions around a call are searched for a local `def` of the name it calls
+/// (a bound, so deeply nested hostile code costs the same per call).
+const MAX_ENCLOSING_LOOKUP: usize = 16;
+
 /// Most values kept for one constant (`"a" if x else "b"` has two).
 const MAX_CONSTANT_VALUES: usize = 8;
 /// The longest folded constant kept.

@@ -1,0 +1,11 @@
+# expect: exec_dynamic_string+
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+@mcp.tool()
+def go(cmd: str):
+    def run(c):
+        os.system(c)
+    def step(value):
+        run(value)
+    step(cmd)
