@@ -2117,6 +2117,7 @@ pub(crate) fn analyze_with(
         classes: HashSet::new(),
         instances: HashMap::new(),
         nested: HashMap::new(),
+        lambdas: HashMap::new(),
         attribute_instances: HashMap::new(),
         rebound: HashSet::new(),
         rebound_in: HashSet::new(),
@@ -2131,6 +2132,24 @@ pub(crate) fn analyze_with(
             locals
                 .nested
                 .insert((enclosing.id(), text_of(name, text)), *function);
+        }
+    }
+    let mut assigned_names: HashMap<&str, usize> = HashMap::new();
+    for assignment in &assignments {
+        if let Some(left) = assignment
+            .field("left")
+            .filter(|left| left.kind_name() == "identifier")
+        {
+            *assigned_names.entry(text_of(left, text)).or_default() += 1;
+        }
+    }
+    for assignment in &assignments {
+        if let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right"))
+            && left.kind_name() == "identifier"
+            && right.kind_name() == "lambda"
+            && assigned_names.get(text_of(left, text)) == Some(&1)
+        {
+            locals.lambdas.insert(text_of(left, text), right);
         }
     }
     // A decorated method is no module function: a bare `run(x)` never calls it.
@@ -2920,6 +2939,9 @@ struct Locals<'s, 't> {
     /// Functions defined in a function's body (not methods), by that function's id and
     /// their name: `def go(cmd): def run(c): ..; run(cmd)`.
     nested: HashMap<(usize, &'s str), PyNode<'t>>,
+    /// Names assigned a lambda (`run = lambda c: os.system(c)`), when that is the name's only
+    /// assignment in the file.
+    lambdas: HashMap<&'s str, PyNode<'t>>,
     methods: HashMap<(&'s str, &'s str), PyNode<'t>>,
     class_of: HashMap<usize, &'s str>,
     /// The module-level classes.
@@ -2975,7 +2997,8 @@ impl<'s, 't> Locals<'s, 't> {
                     Some(function) => Some(*function),
                     None => self
                         .constructed(caller, callee, source)
-                        .and_then(|class| self.method_of(class, "__init__", false)),
+                        .and_then(|class| self.method_of(class, "__init__", false))
+                        .or_else(|| self.lambdas.get(name).copied()),
                 }
             }
             "attribute" => {
