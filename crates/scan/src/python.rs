@@ -1834,18 +1834,16 @@ fn parameter_names(function: PyNode<'_>, source: &str) -> Vec<Vec<String>> {
     let Some(parameters) = function.field("parameters") else {
         return Vec::new();
     };
-    // The receiver keeps its place, with no name, so positions still count from it.
-    let receiver = has_receiver(function, source);
-    // The `/` of positional-only parameters takes no argument.
+    // The receiver takes no argument of the call, nor does the `/` of positional-only
+    // parameters: positions count from the first parameter after them.
+    let receiver = usize::from(has_receiver(function, source));
     named_children(parameters)
         .into_iter()
+        .skip(receiver)
         .filter(|parameter| parameter.kind_name() != "positional_separator")
-        .enumerate()
-        .map(|(index, parameter)| {
+        .map(|parameter| {
             let mut names = Vec::new();
-            if !(receiver && index == 0) {
-                bound_names(parameter, source, &mut names);
-            }
+            bound_names(parameter, source, &mut names);
             names
         })
         .collect()
@@ -2125,32 +2123,38 @@ pub(crate) fn analyze_with(
         bases: HashMap::new(),
     };
     for function in &functions {
-        if let Some(enclosing) = enclosing_function(*function)
-            && !is_method_definition(*function)
+        if let Some(scope) = binding_function(*function)
             && let Some(name) = function.field("name")
         {
             locals
                 .nested
-                .insert((enclosing.id(), text_of(name, text)), *function);
+                .entry((scope.id(), text_of(name, text)))
+                .or_default()
+                .push(*function);
         }
     }
-    let mut assigned_names: HashMap<&str, usize> = HashMap::new();
-    for assignment in &assignments {
-        if let Some(left) = assignment
-            .field("left")
-            .filter(|left| left.kind_name() == "identifier")
-        {
-            *assigned_names.entry(text_of(left, text)).or_default() += 1;
+    let lambdas: Vec<(&str, PyNode<'_>)> = (assignments.iter())
+        .filter_map(|assignment| {
+            let (left, right) = (assignment.field("left")?, assignment.field("right")?);
+            (left.kind_name() == "identifier" && right.kind_name() == "lambda")
+                .then(|| (text_of(left, text), right))
+        })
+        .collect();
+    // (Counted only in a file that assigns a lambda.)
+    if !lambdas.is_empty() {
+        let mut assigned_names: HashMap<&str, usize> = HashMap::new();
+        for assignment in &assignments {
+            if let Some(left) = assignment
+                .field("left")
+                .filter(|left| left.kind_name() == "identifier")
+            {
+                *assigned_names.entry(text_of(left, text)).or_default() += 1;
+            }
         }
-    }
-    for assignment in &assignments {
-        if let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right"))
-            && left.kind_name() == "identifier"
-            && right.kind_name() == "lambda"
-            && assigned_names.get(text_of(left, text)) == Some(&1)
-        {
-            locals.lambdas.insert(text_of(left, text), right);
-        }
+        locals.lambdas = lambdas
+            .into_iter()
+            .filter(|(name, _)| assigned_names.get(name) == Some(&1))
+            .collect();
     }
     // A decorated method is no module function: a bare `run(x)` never calls it.
     for function in named_functions
@@ -2422,7 +2426,8 @@ pub(crate) fn analyze_with(
             let name = text_of(handler, text);
             // `def register(): async def kubectl(..): ..; mcp.tool()(kubectl)`: a function
             // defined in the same body as the registration comes first.
-            nested_definition(*call, name, text)
+            enclosing_function(*call)
+                .and_then(|setup| locals.local_def(setup, name, call.start_byte()))
                 .or_else(|| definitions.get(name).copied())
                 .filter(|f| f.kind_name() == "function_definition")
         }));
@@ -2435,9 +2440,8 @@ pub(crate) fn analyze_with(
         roots.push((function, names));
     }
     for seed in seeds {
-        if let Some((function, method)) = seeded_function(&definitions, &locals.methods, &seed.name)
-        {
-            roots.push((function, seeded_parameters(function, text, method, seed)));
+        if let Some(function) = seeded_function(&definitions, &locals.methods, &seed.name) {
+            roots.push((function, seeded_parameters(function, text, seed)));
         }
     }
     analyzer.dash_free_budget.set(text.len());
@@ -2632,23 +2636,23 @@ impl Imports {
 }
 
 /// The function a seed names: a module-level function, `Class.method`, or a class (its
-/// `__init__`); with whether it is a method.
+/// `__init__`).
 fn seeded_function<'t>(
     definitions: &HashMap<&str, PyNode<'t>>,
     methods: &HashMap<(&str, &str), PyNode<'t>>,
     name: &str,
-) -> Option<(PyNode<'t>, bool)> {
+) -> Option<PyNode<'t>> {
     let (class, method) = match name.split_once('.') {
         Some((class, method)) => (class, method),
         None => {
             let definition = *definitions.get(name)?;
             if definition.kind_name() == "function_definition" {
-                return Some((definition, false));
+                return Some(definition);
             }
             (name, "__init__")
         }
     };
-    methods.get(&(class, method)).map(|method| (*method, true))
+    methods.get(&(class, method)).copied()
 }
 
 /// The calls that hand a plain name to a function or method of this module whose body
@@ -2689,10 +2693,7 @@ fn dash_refusals<'s>(
         else {
             continue;
         };
-        let mut parameters = parameter_names(function, text);
-        if has_receiver(function, text) && !parameters.is_empty() {
-            parameters.remove(0);
-        }
+        let parameters = parameter_names(function, text);
         let mut position = 0;
         for argument in named_children(arguments) {
             let (parameter, value) = match argument.kind_name() {
@@ -2797,10 +2798,7 @@ fn helper_arguments<'s, 't>(
     let Some(arguments) = call.field("arguments") else {
         return out;
     };
-    let mut parameters = parameter_names(function, text);
-    if has_receiver(function, text) && !parameters.is_empty() {
-        parameters.remove(0);
-    }
+    let parameters = parameter_names(function, text);
     let parameter_text = |name: &str| {
         function.field("parameters").and_then(|list| {
             let mut found = None;
@@ -2936,9 +2934,10 @@ const MAX_BASES_SEARCHED: usize = 64;
 /// name, the methods of module-level classes, and the class each of those methods is in.
 struct Locals<'s, 't> {
     functions: HashMap<&'s str, PyNode<'t>>,
-    /// Functions defined in a function's body (not methods), by that function's id and
-    /// their name: `def go(cmd): def run(c): ..; run(cmd)`.
-    nested: HashMap<(usize, &'s str), PyNode<'t>>,
+    /// The `def`s that bind a name in a function's scope (in its body, also under `if` or
+    /// `try`, not in a class or lambda inside it), by that function's id and the name, in
+    /// source order: `def go(cmd): def run(c): ..; run(cmd)`.
+    nested: HashMap<(usize, &'s str), Vec<PyNode<'t>>>,
     /// Names assigned a lambda (`run = lambda c: os.system(c)`), when that is the name's only
     /// assignment in the file.
     lambdas: HashMap<&'s str, PyNode<'t>>,
@@ -2979,7 +2978,7 @@ impl<'s, 't> Locals<'s, 't> {
     ) -> Option<PyNode<'t>> {
         match callee.kind_name() {
             // `*run(cmd)` read as the call of `*run` (see `Analyzer::resolve_within`).
-            "list_splat" => self.callee(caller, unsplat(callee), source),
+            "list_splat" => self.callee(caller, callee.first_named()?, source),
             "identifier" => {
                 let name = text_of(callee, source);
                 // A `def` in the caller or in a function around it, innermost first.
@@ -2988,8 +2987,8 @@ impl<'s, 't> Locals<'s, 't> {
                     let Some(function) = scope else {
                         break;
                     };
-                    if let Some(nested) = self.nested.get(&(function.id(), name)) {
-                        return Some(*nested);
+                    if let Some(nested) = self.local_def(function, name, callee.start_byte()) {
+                        return Some(nested);
                     }
                     scope = enclosing_function(function);
                 }
@@ -3049,6 +3048,18 @@ impl<'s, 't> Locals<'s, 't> {
             }
             _ => None,
         }
+    }
+
+    /// The function named `name` that a `def` in `function` binds there (Python binds it in
+    /// the whole function): the last such `def` before `at`, else the first.
+    fn local_def(&self, function: PyNode<'_>, name: &str, at: usize) -> Option<PyNode<'t>> {
+        let found = self.nested.get(&(function.id(), name))?;
+        found
+            .iter()
+            .rev()
+            .find(|definition| definition.start_byte() < at)
+            .or(found.first())
+            .copied()
     }
 
     /// The method `name` of `class` or, when it does not define it (or `bases_only`), of
@@ -3149,12 +3160,7 @@ impl<'s, 't> Locals<'s, 't> {
 /// The parameters of `function` that `seed` taints: those at its positions (counted after
 /// the `self` or `cls` of a method; `*args` when a position at or past it is tainted), those
 /// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
-fn seeded_parameters(
-    function: PyNode<'_>,
-    source: &str,
-    method: bool,
-    seed: &Flow,
-) -> HashSet<String> {
+fn seeded_parameters(function: PyNode<'_>, source: &str, seed: &Flow) -> HashSet<String> {
     let all = seed.positions == ALL_POSITIONS;
     let mut parameters = function
         .field("parameters")
@@ -3164,7 +3170,7 @@ fn seeded_parameters(
         .into_iter()
         .flatten()
         .collect();
-    if method && has_receiver(function, source) {
+    if has_receiver(function, source) {
         parameters.remove(0);
     }
     let at = |position: usize| {
@@ -3207,9 +3213,6 @@ fn seeded_parameters(
         if all || hit {
             tainted.extend(names);
         }
-    }
-    if has_receiver(function, source) {
-        tainted.retain(|name| name != "self" && name != "cls");
     }
     tainted
 }
@@ -3501,13 +3504,7 @@ fn seed_taint<'t>(
                     continue;
                 };
                 // `self.run(x)`, `Shell(x)` into `__init__`: `x` is the parameter after `self`.
-                let receiver = usize::from(
-                    has_receiver(target, text) && locals.class_of.contains_key(&target.id()),
-                );
-                let parameters: Vec<Vec<String>> = parameter_names(target, text)
-                    .into_iter()
-                    .skip(receiver)
-                    .collect();
+                let parameters = parameter_names(target, text);
                 let mut new_names = HashSet::new();
                 let (keywords, positional): (Vec<_>, Vec<_>) = named_children(arguments)
                     .into_iter()
@@ -3825,42 +3822,7 @@ fn harmless_star_module(module: &str) -> bool {
     )
 }
 
-/// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
 /// The innermost function definition around `node`.
-/// The function named `name` that a `def` in the function enclosing `call` binds there (a
-/// handler defined and registered inside a set-up function, also under an `if` or `try`):
-/// Python binds such a name in the whole function, so a module-level function of that name
-/// is not the one registered. The last such `def` before the call, else the first.
-fn nested_definition<'t>(call: PyNode<'t>, name: &str, text: &str) -> Option<PyNode<'t>> {
-    let body = enclosing_function(call)?.field("body")?;
-    let mut found: Vec<PyNode<'t>> = Vec::new();
-    let mut stack = vec![body];
-    while let Some(node) = stack.pop() {
-        for child in named_children(node) {
-            match child.kind_name() {
-                "function_definition" => {
-                    if child
-                        .field("name")
-                        .is_some_and(|n| text_of(n, text) == name)
-                    {
-                        found.push(child);
-                    }
-                }
-                // Their own scopes: a `def` inside binds nothing here.
-                "class_definition" | "lambda" => {}
-                _ => stack.push(child),
-            }
-        }
-    }
-    found.sort_by_key(|definition| definition.start_byte());
-    found
-        .iter()
-        .rev()
-        .find(|definition| definition.start_byte() < call.start_byte())
-        .or(found.first())
-        .copied()
-}
-
 fn enclosing_function(node: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut scope = node.parent();
     while let Some(node) = scope {
@@ -3868,6 +3830,21 @@ fn enclosing_function(node: PyNode<'_>) -> Option<PyNode<'_>> {
             return Some(node);
         }
         scope = node.parent();
+    }
+    None
+}
+
+/// The function in whose scope a `def` binds its name: the innermost scope around it when
+/// that is a function (a class body or a lambda binds in its own scope; a module-level `def`
+/// in none here).
+fn binding_function(definition: PyNode<'_>) -> Option<PyNode<'_>> {
+    let mut scope = definition.parent();
+    while let Some(node) = scope {
+        match node.kind_name() {
+            "function_definition" => return Some(node),
+            "class_definition" | "lambda" => return None,
+            _ => scope = node.parent(),
+        }
     }
     None
 }
@@ -3894,6 +3871,7 @@ fn disjuncts(condition: PyNode<'_>) -> Vec<PyNode<'_>> {
     out
 }
 
+/// The lambda a call calls right where it is written: `(lambda c: os.system(c))(cmd)`.
 fn called_lambda(call: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut function = call.field("function")?;
     while function.kind_name() == "parenthesized_expression" {

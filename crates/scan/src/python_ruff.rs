@@ -396,15 +396,14 @@ impl<'a> Converter<'a> {
             gap_start = gap_start.max(end(token));
         }
         continuations(bytes, gap_start, bytes.len(), &mut extras);
-        let indices_where = |keep: fn(TokenKind) -> bool| TokenList::new(tokens, keep);
         Converter {
             text,
             bytes,
             tokens,
             extras,
             next_extra: 0,
-            significant: indices_where(|kind| !is_trivia(kind)),
-            structural: indices_where(|kind| !is_layout(kind)),
+            significant: TokenList::new(tokens, |kind| !is_trivia(kind)),
+            structural: TokenList::new(tokens, |kind| !is_layout(kind)),
             comment_runs: hashbrown::HashMap::new(),
             // A tree has about as many nodes as the file has tokens (0.98 on the real trees'
             // Python; up to 3 in a file of a few lines).
