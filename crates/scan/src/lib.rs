@@ -169,6 +169,9 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         found
             .candidates
             .par_iter()
+            // One file per task: rayon's default split left runs of hundreds of files to one
+            // thread, and on the real trees the other thread idled for a third of the scan.
+            .with_max_len(1)
             .map(|candidate| scan_file(candidate, options, &Inbound::default()))
             .collect()
     });
@@ -219,6 +222,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         let again: Vec<(usize, Scanned)> = pool.install(|| {
             changed
                 .par_iter()
+                .with_max_len(1)
                 .filter_map(|i| {
                     let candidate = found.candidates.get(*i)?;
                     Some((*i, scan_file(candidate, options, seeds.get(*i)?)))

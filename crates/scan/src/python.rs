@@ -1914,7 +1914,7 @@ pub(crate) fn analyze_with(
     // tree-sitter-python would take that one, but its parse is superlinear in the
     // indentation depth (a 7.5 MB file of 1 000 nested blocks ran past 200 s), and CPython 3
     // runs no such file.
-    let tree = crate::python_ruff::tree_from_ruff(text)?;
+    let tree = crate::python_ruff::tree_from_ruff(text, source.line_starts().to_vec())?;
     let root = tree.root();
     let mut analysis = Analysis::default();
 

@@ -66,8 +66,9 @@ const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// Parse `text` with ruff and build the tree tree-sitter-python would. A syntax error is
 /// [`SourceError::Syntax`] (the first error's line); a tree deeper than
-/// [`crate::nesting::MAX_TREE_DEPTH`] is [`SourceError::TooDeep`].
-pub(crate) fn tree_from_ruff(text: &str) -> Result<PyTree, SourceError> {
+/// [`crate::nesting::MAX_TREE_DEPTH`] is [`SourceError::TooDeep`]. `lines` holds the offset of
+/// each line's first byte ([`crate::source::line_starts`]), which the tree keeps.
+pub(crate) fn tree_from_ruff(text: &str, lines: Vec<usize>) -> Result<PyTree, SourceError> {
     if text.len() >= PRECHECK_BYTES {
         nesting_lower_bound(text, MAX_TREE_DEPTH).map_err(|line| SourceError::TooDeep {
             line,
@@ -79,11 +80,22 @@ pub(crate) fn tree_from_ruff(text: &str) -> Result<PyTree, SourceError> {
         Some(error) => Err(SourceError::Syntax {
             line: line_of(text, error.location.start().to_usize()),
         }),
-        None => Converter::new(text, parsed.tokens()).module(parsed.syntax()),
+        None => Converter::new(text, lines, parsed.tokens()).module(parsed.syntax()),
     };
-    dismantle(parsed.into_syntax());
+    // Taking the AST apart node by node was 5 % of a scan: a tree known to be shallow is
+    // dropped as it is. Each of ruff's nodes has a node of its own in the converted tree
+    // (tree-sitter's trees are never shallower), so the converted depth bounds the drop's
+    // recursion.
+    match &result {
+        Ok(tree) if tree.depth() <= PLAIN_DROP_DEPTH => drop(parsed),
+        _ => dismantle(parsed.into_syntax()),
+    }
     result
 }
+
+/// The deepest converted tree whose ruff AST is dropped by plain recursion: a few hundred
+/// bytes of stack per level at most, well inside the 2 MiB of any thread.
+const PLAIN_DROP_DEPTH: usize = 512;
 
 /// From this size on, a file's nesting is bounded from its tokens before ruff parses it.
 /// ruff's parser recurses once per bracket or prefix operator, on a stack it grows on the
@@ -346,6 +358,9 @@ struct Converter<'a> {
     significant: TokenList,
     /// The indices of the tokens other than comments, newlines, indents and dedents.
     structural: TokenList,
+    /// One bit per byte offset: set where [`Converter::may_follow_paren`] holds. Every
+    /// expression asks it, and the binary search it replaces was 5 % of a scan.
+    after_paren: Vec<u64>,
     /// The comment lines after a line that ends a block, by the offset of the first line
     /// after it: each line's indentation width, as the smallest so far, and its end. Nested
     /// blocks that end on the same line share it, so the lines are read once.
@@ -383,31 +398,69 @@ impl TokenList {
     }
 }
 
+/// The offsets whose last token that is not trivia ending at or before them is a `(`, one bit
+/// each (`len` + 1 bits): from the end of each `(` up to the end of the next such token, that
+/// end excluded (there the next token is the last one itself).
+fn after_paren(tokens: &[Token], significant: &TokenList, len: usize) -> Vec<u64> {
+    let mut bits = vec![0u64; len / 64 + 1];
+    let mut set = |at: usize| {
+        if let Some(word) = bits.get_mut(at / 64) {
+            *word |= 1 << (at % 64);
+        }
+    };
+    let kinds = significant
+        .indices
+        .iter()
+        .map(|index| tokens.get(*index as usize).map(Token::kind));
+    for (place, kind) in kinds.enumerate() {
+        if kind != Some(TokenKind::Lpar) {
+            continue;
+        }
+        let Some(from) = significant.ends.get(place).map(|end| *end as usize) else {
+            continue;
+        };
+        match significant.ends.get(place + 1) {
+            Some(to) => (from..*to as usize).for_each(&mut set),
+            None => (from..=len).for_each(&mut set),
+        }
+    }
+    bits
+}
+
 impl<'a> Converter<'a> {
-    fn new(text: &'a str, tokens: &'a [Token]) -> Converter<'a> {
+    fn new(text: &'a str, lines: Vec<usize>, tokens: &'a [Token]) -> Converter<'a> {
         let bytes = text.as_bytes();
         let mut extras = Vec::new();
         let mut gap_start = 0;
+        let mut backslashes = memchr::memchr_iter(b'\\', bytes).peekable();
         for token in tokens {
-            continuations(bytes, gap_start, start(token), &mut extras);
+            continuations(
+                bytes,
+                &mut backslashes,
+                gap_start,
+                start(token),
+                &mut extras,
+            );
             if token.kind() == TokenKind::Comment {
                 extras.push((start(token), comment_end(bytes, token), "comment"));
             }
             gap_start = gap_start.max(end(token));
         }
-        continuations(bytes, gap_start, bytes.len(), &mut extras);
+        continuations(bytes, &mut backslashes, gap_start, bytes.len(), &mut extras);
+        let significant = TokenList::new(tokens, |kind| !is_trivia(kind));
         Converter {
             text,
             bytes,
             tokens,
             extras,
             next_extra: 0,
-            significant: TokenList::new(tokens, |kind| !is_trivia(kind)),
+            after_paren: after_paren(tokens, &significant, bytes.len()),
+            significant,
             structural: TokenList::new(tokens, |kind| !is_layout(kind)),
             comment_runs: hashbrown::HashMap::new(),
             // A tree has about as many nodes as the file has tokens (0.98 on the real trees'
             // Python; up to 3 in a file of a few lines).
-            builder: Builder::new(text, tokens.len() + tokens.len() / 4 + 64),
+            builder: Builder::new(lines, tokens.len() + tokens.len() / 4 + 64),
         }
     }
 
@@ -522,10 +575,12 @@ impl<'a> Converter<'a> {
         }
     }
 
-    /// Whether a `(` stands right before `from` (trivia skipped).
+    /// Whether a `(` stands right before `from` (trivia skipped): the last token that is not
+    /// trivia ending at or before `from` is a `(`.
     fn may_follow_paren(&self, from: usize) -> bool {
-        self.previous_token(from)
-            .is_some_and(|token| token.kind() == TokenKind::Lpar)
+        self.after_paren
+            .get(from / 64)
+            .is_some_and(|word| word & (1 << (from % 64)) != 0)
     }
 
     /// The parentheses around `from..to` inside `bound`, innermost first.
@@ -2952,21 +3007,21 @@ impl<'a> Converter<'a> {
     }
 }
 
-/// The line continuations (`\` before a newline) in the gap `from..to` between two tokens.
+/// The line continuations (`\` before a newline) in the gaps between tokens, in order.
+/// `backslashes` yields every `\` of the file in order (one memchr pass: the byte-by-byte walk
+/// over every gap this replaces was 2 % of a scan); the gap `from..to` takes those before `to`,
+/// and the ones before `from` stood inside a token (a string or a comment).
 fn continuations(
     bytes: &[u8],
+    backslashes: &mut std::iter::Peekable<memchr::Memchr<'_>>,
     from: usize,
     to: usize,
     extras: &mut Vec<(usize, usize, &'static str)>,
 ) {
-    let Some(gap) = bytes.get(from..to) else {
-        return;
-    };
-    for (offset, byte) in gap.iter().enumerate() {
-        if *byte != b'\\' {
+    while let Some(at) = backslashes.next_if(|at| *at < to) {
+        if at < from {
             continue;
         }
-        let at = from + offset;
         let continuation_end = match (bytes.get(at + 1), bytes.get(at + 2)) {
             (Some(b'\n'), _) => at + 2,
             (Some(b'\r'), Some(b'\n')) => at + 3,
@@ -3110,7 +3165,7 @@ mod tests {
     fn compare(text: &str) -> Outcome {
         let sitter =
             parse(Grammar::Python, text).and_then(|tree| PyTree::from_tree_sitter(&tree, text));
-        let ruff = tree_from_ruff(text);
+        let ruff = tree_from_ruff(text, crate::source::line_starts(text));
         match (sitter, ruff) {
             (Ok(sitter), Ok(ruff)) => {
                 let (sitter, ruff) = (shape(&sitter), shape(&ruff));
@@ -3265,6 +3320,185 @@ mod tests {
         }
     }
 
+    /// The texts the two checks below read: every Python file of the test data, and deep
+    /// forms of each construct that nests.
+    fn nesting_texts() -> Vec<String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut texts: Vec<String> = python_files(&root)
+            .iter()
+            .filter_map(|path| std::fs::read_to_string(path).ok())
+            .collect();
+        const N: usize = 300;
+        let repeat = |text: &str| text.repeat(N);
+        let indented = |open: &str, last: &str| {
+            let mut text = String::new();
+            for level in 0..N {
+                text.push_str(&" ".repeat(level));
+                text.push_str(open);
+                text.push('\n');
+            }
+            text.push_str(&" ".repeat(N));
+            text.push_str(last);
+            text.push('\n');
+            text
+        };
+        texts.extend([
+            format!("x = {}1{}\n", repeat("("), repeat(")")),
+            format!("x = {}1{}\n", repeat("["), repeat("]")),
+            format!("x = {}1{}\n", repeat("{1: "), repeat("}")),
+            format!("x = {}1\n", repeat("-")),
+            format!("x = {}1\n", repeat("not ")),
+            format!("async def f():\n    x = {}y\n", repeat("await ")),
+            format!("x = {}1\n", repeat("lambda: ")),
+            format!("x = a{}\n", repeat(".b")),
+            format!("x = f{}\n", repeat("()")),
+            format!("x = a{}\n", repeat("[0]")),
+            format!("x = {}a{}\n", repeat("a["), repeat("]")),
+            format!("x = {}1{}\n", repeat("f("), repeat(")")),
+            format!("x = {}1{}\n", repeat("f(x="), repeat(")")),
+            format!("x = {}1{}\n", repeat("f(*"), repeat(")")),
+            format!("x = a{}\n", repeat(" + a")),
+            format!("x = a{}\n", repeat(" and a")),
+            format!("x = a{}\n", repeat(" < a")),
+            format!("x = a{}\n", repeat(" if a else a")),
+            format!("x = {}a{}\n", repeat("[a for a in "), repeat("]")),
+            format!("x = {}a{}\n", repeat("(y := "), repeat(")")),
+            format!("x = {}1{}\n", repeat("f'{"), repeat("}'")),
+            format!("x: {}int{} = 1\n", repeat("list["), repeat("]")),
+            format!("def f(x={}1{}): pass\n", repeat("g("), repeat(")")),
+            format!("{}def f(): pass\n", repeat("@d\n")),
+            indented("if x:", "pass"),
+            indented("def f():", "pass"),
+            indented("class C:", "pass"),
+            indented("with a as b:", "pass"),
+            indented("for a in b:", "pass"),
+            indented("while a:", "pass"),
+            indented("try:", "pass\nexcept E:\n    pass"),
+            format!(
+                "match x:\n    case {}y{}:\n        pass\n",
+                repeat("["),
+                repeat("]")
+            ),
+            format!(
+                "match x:\n    case {}y{}:\n        pass\n",
+                repeat("C("),
+                repeat(")")
+            ),
+            format!("x = {}\n", repeat("'a' ")),
+            format!("def f():\n    x = {}1{}\n", repeat("(yield "), repeat(")")),
+            format!(
+                "def f():\n    x = {}1{}\n",
+                repeat("(yield from "),
+                repeat(")")
+            ),
+            format!("x = {}1{}\n", repeat("a[1:"), repeat("]")),
+            format!("x = {}1{}\n", repeat("(1, "), repeat(")")),
+            format!("x = {}1{}\n", repeat("{a for a in "), repeat("}")),
+            format!("x = {}1{}\n", repeat("{a: a for a in "), repeat("}")),
+            format!("{}a{} = 1\n", repeat("[*"), repeat("]")),
+            format!("type X = {}int{}\n", repeat("list["), repeat("]")),
+            format!("assert {}1{}\n", repeat("f("), repeat(")")),
+        ]);
+        texts
+    }
+
+    /// [`super::Converter::may_follow_paren`] (one bit per offset) answers at every offset of
+    /// every text as the token search it replaced does.
+    #[test]
+    fn after_paren_bits_agree_with_the_token_search() {
+        let mut checked = 0;
+        for text in nesting_texts() {
+            let parsed = ruff_python_parser::parse_unchecked_source(
+                &text,
+                ruff_python_ast::PySourceType::Python,
+            );
+            let converter =
+                super::Converter::new(&text, crate::source::line_starts(&text), parsed.tokens());
+            for at in 0..=text.len() {
+                let searched = converter
+                    .previous_token(at)
+                    .is_some_and(|token| token.kind() == super::TokenKind::Lpar);
+                assert_eq!(
+                    converter.may_follow_paren(at),
+                    searched,
+                    "offset {at} of {:?}",
+                    text.chars().take(60).collect::<String>()
+                );
+                checked += usize::from(searched);
+            }
+        }
+        assert!(checked > 1000, "{checked} offsets after a `(`");
+    }
+
+    /// The deepest chain of ruff's recursive nodes (what dropping the AST recurses through).
+    struct RuffDepth {
+        depth: usize,
+        deepest: usize,
+    }
+
+    impl RuffDepth {
+        fn nested(&mut self, walk: impl FnOnce(&mut Self)) {
+            self.depth += 1;
+            self.deepest = self.deepest.max(self.depth);
+            walk(self);
+            self.depth -= 1;
+        }
+    }
+
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for RuffDepth {
+        fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+            self.nested(|me| ruff_python_ast::visitor::walk_stmt(me, stmt));
+        }
+        fn visit_expr(&mut self, expr: &'a ruff_python_ast::Expr) {
+            self.nested(|me| ruff_python_ast::visitor::walk_expr(me, expr));
+        }
+        fn visit_pattern(&mut self, pattern: &'a ruff_python_ast::Pattern) {
+            self.nested(|me| ruff_python_ast::visitor::walk_pattern(me, pattern));
+        }
+        fn visit_interpolated_string_element(
+            &mut self,
+            element: &'a ruff_python_ast::InterpolatedStringElement,
+        ) {
+            self.nested(|me| {
+                ruff_python_ast::visitor::walk_interpolated_string_element(me, element);
+            });
+        }
+    }
+
+    /// `tree_from_ruff` drops ruff's AST by plain recursion when the converted tree is at most
+    /// `PLAIN_DROP_DEPTH` deep; that is safe because ruff's AST is never deeper than the tree
+    /// converted from it, on the test data and on deep forms of every construct that nests.
+    #[test]
+    fn ruff_ast_is_never_deeper_than_the_converted_tree() {
+        let mut compared = 0;
+        for text in nesting_texts() {
+            let parsed = ruff_python_parser::parse_unchecked_source(
+                &text,
+                ruff_python_ast::PySourceType::Python,
+            );
+            if !parsed.errors().is_empty() {
+                continue;
+            }
+            let Ok(tree) = tree_from_ruff(&text, crate::source::line_starts(&text)) else {
+                continue;
+            };
+            let mut ruff = RuffDepth {
+                depth: 0,
+                deepest: 0,
+            };
+            ruff_python_ast::visitor::Visitor::visit_body(&mut ruff, &parsed.syntax().body);
+            assert!(
+                ruff.deepest <= tree.depth(),
+                "ruff {} > tree {} in {:?}",
+                ruff.deepest,
+                tree.depth(),
+                text.chars().take(60).collect::<String>()
+            );
+            compared += 1;
+        }
+        assert!(compared > 100, "{compared} texts");
+    }
+
     /// Every Python file of the case set and the projects both parsers accept gives the same
     /// tree.
     #[test]
@@ -3307,7 +3541,7 @@ mod tests {
         let path = std::env::var("PYTREE_DUMP").unwrap_or_default();
         let text = std::fs::read_to_string(&path).unwrap();
         let sitter = PyTree::from_tree_sitter(&parse(Grammar::Python, &text).unwrap(), &text);
-        let ruff = tree_from_ruff(&text);
+        let ruff = tree_from_ruff(&text, crate::source::line_starts(&text));
         for (name, tree) in [("tree-sitter", sitter), ("ruff", ruff)] {
             println!("== {name}");
             match tree {
@@ -3347,7 +3581,7 @@ mod tests {
     fn on_analysis_stack(text: String) -> Result<(), SourceError> {
         std::thread::Builder::new()
             .stack_size(crate::nesting::ANALYSIS_STACK_BYTES)
-            .spawn(move || tree_from_ruff(&text).map(|_| ()))
+            .spawn(move || tree_from_ruff(&text, crate::source::line_starts(&text)).map(|_| ()))
             .unwrap()
             .join()
             .unwrap()
@@ -3461,7 +3695,7 @@ mod tests {
                 drop(parse(Grammar::Python, text));
                 sitter_parse += started.elapsed();
                 let started = Instant::now();
-                if let Ok(tree) = tree_from_ruff(text) {
+                if let Ok(tree) = tree_from_ruff(text, crate::source::line_starts(text)) {
                     walk(tree.root(), |_| ruff_nodes += 1);
                 }
                 ruff += started.elapsed();

@@ -57,6 +57,8 @@ pub(crate) struct PyTree {
     slots: Vec<Slot>,
     /// The byte offset where each line starts.
     lines: Vec<usize>,
+    /// The number of nodes on the longest path from the root.
+    depth: usize,
 }
 
 /// The 0-based line of byte `offset`, given the offsets where lines start.
@@ -69,7 +71,7 @@ impl PyTree {
     /// first node deeper than [`MAX_TREE_DEPTH`].
     #[cfg(test)]
     pub(crate) fn from_tree_sitter(tree: &Tree, text: &str) -> Result<PyTree, SourceError> {
-        let mut builder = Builder::new(text, text.len() / 4);
+        let mut builder = Builder::new(crate::source::line_starts(text), text.len() / 4);
         let mut cursor = tree.walk();
         loop {
             let node = cursor.node();
@@ -97,6 +99,11 @@ impl PyTree {
     }
 
     /// The root node (the `module`).
+    /// The number of nodes on the longest path from the root.
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
     pub(crate) fn root(&self) -> PyNode<'_> {
         PyNode {
             tree: self,
@@ -114,20 +121,21 @@ pub(crate) struct Builder {
     slots: Vec<Slot>,
     lines: Vec<usize>,
     open: Vec<usize>,
+    /// The most nodes open at once so far.
+    depth: usize,
 }
 
 impl Builder {
     /// A builder for a tree of about `nodes` nodes (room for that many is reserved up
     /// front: growing a large vector copies it, and the old and new copies together raised
     /// the peak memory of a dense file by half).
-    pub(crate) fn new(text: &str, nodes: usize) -> Builder {
-        let lines = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
-            .collect();
+    /// `lines` holds the offset of each line's first byte ([`crate::source::line_starts`]).
+    pub(crate) fn new(lines: Vec<usize>, nodes: usize) -> Builder {
         Builder {
             slots: Vec::with_capacity(nodes),
             lines,
             open: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -149,6 +157,7 @@ impl Builder {
         }
         let parent = self.open.last().map_or(NONE, |index| narrow(*index));
         self.open.push(self.slots.len());
+        self.depth = self.depth.max(self.open.len());
         self.slots.push(Slot {
             kind,
             field,
@@ -184,6 +193,7 @@ impl Builder {
         PyTree {
             slots: self.slots,
             lines: self.lines,
+            depth: self.depth,
         }
     }
 }

@@ -6,6 +6,16 @@ use std::collections::HashSet;
 /// Longest snippet kept in a finding, in characters.
 const SNIPPET_MAX_CHARS: usize = 200;
 
+/// The byte offset of the first byte of each line of `text` (split on `\n`). The memchr
+/// crate's SIMD search: the byte-by-byte filter this once was took 2 % of a scan, and the
+/// standard library's `match_indices` 1.5 %.
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+    starts.push(0);
+    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
+    starts
+}
+
 /// The text of one file with a line index.
 pub(crate) struct SourceText<'s> {
     text: &'s str,
@@ -18,13 +28,9 @@ pub(crate) struct SourceText<'s> {
 impl<'s> SourceText<'s> {
     /// Index `text` by lines (split on `\n`; a `\r` before it is part of the line ending).
     pub(crate) fn new(text: &'s str) -> Self {
-        // (`match_indices` of a char searches with memchr, several times faster than a
-        // byte-by-byte filter, which was 2 % of a scan.)
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceText {
             text,
-            line_starts,
+            line_starts: line_starts(text),
             last_position: Cell::new((0, 0, 0)),
         }
     }
@@ -32,6 +38,11 @@ impl<'s> SourceText<'s> {
     /// The text itself.
     pub(crate) fn text(&self) -> &'s str {
         self.text
+    }
+
+    /// The byte offset of the first byte of each line.
+    pub(crate) fn line_starts(&self) -> &[usize] {
+        &self.line_starts
     }
 
     /// Number of lines.
