@@ -14,6 +14,7 @@
 //! (`pkg.git` is `pkg/git.py` or `pkg/git/__init__.py`, the one nearest the importer).
 //! Packages from a registry are not followed.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
@@ -191,6 +192,24 @@ pub(crate) struct Modules<'c> {
     python_modules: HashMap<String, Vec<usize>>,
     /// The tree's TypeScript configs, each with its aliases most specific first.
     configs: Vec<(&'c Path, Vec<&'c Alias>)>,
+    /// What [`Index::resolve_name`] answered, by importing file, module and name: the same
+    /// flows are resolved again in every round (they were a third of the work between two
+    /// rounds, done on one thread while the others waited).
+    resolved: RefCell<hashbrown::HashMap<(usize, String, String), Targets>>,
+}
+
+/// The files (by index) and the name there that an imported name resolves to.
+type Targets = Vec<(usize, String)>;
+
+/// A key of [`Modules::resolved`], borrowed: it hashes as the owned tuple does (field by
+/// field), so a lookup builds no strings.
+#[derive(Hash)]
+struct Resolving<'q>(usize, &'q str, &'q str);
+
+impl hashbrown::Equivalent<(usize, String, String)> for Resolving<'_> {
+    fn equivalent(&self, key: &(usize, String, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1 && self.2 == key.2
+    }
 }
 
 /// [`Modules`] with what each file says in this round.
@@ -248,6 +267,7 @@ impl<'c> Modules<'c> {
             by_path,
             python_modules,
             configs,
+            resolved: RefCell::new(hashbrown::HashMap::new()),
         }
     }
 
@@ -263,6 +283,20 @@ impl<'c> Modules<'c> {
 impl Index<'_, '_, '_> {
     /// The files (and the name there) a `name` imported from `module` by file `from` is.
     fn resolve_name(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
+        let query = Resolving(from, module, name);
+        if let Some(known) = self.modules.resolved.borrow().get(&query) {
+            return known.clone();
+        }
+        let resolved = self.resolve_name_anew(from, module, name);
+        self.modules.resolved.borrow_mut().insert(
+            (from, module.to_string(), name.to_string()),
+            resolved.clone(),
+        );
+        resolved
+    }
+
+    /// [`Index::resolve_name`], not remembered.
+    fn resolve_name_anew(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
         let modules = self.modules;
         let Some(importer) = modules.path(from) else {
             return Vec::new();

@@ -125,6 +125,12 @@ impl<'t> Namespaces<'t> {
         namespaces
     }
 
+    /// Whether function `scope` declares `name` global. (Asked for every binding and read
+    /// inside a function: with no `global` statement in the file it builds no key.)
+    fn is_global_in(&self, scope: ScopeId, name: &str) -> bool {
+        !self.globals.is_empty() && self.globals.contains(&(scope, name.to_string()))
+    }
+
     /// The module's scope.
     pub(crate) fn root(&self) -> ScopeId {
         self.root
@@ -154,7 +160,7 @@ impl<'t> Namespaces<'t> {
                 Place::OutsideComprehensions if kind == ScopeKind::Comprehension => continue,
                 _ => {}
             }
-            if kind != ScopeKind::Function || !self.globals.contains(&(id, name.clone())) {
+            if kind != ScopeKind::Function || !self.is_global_in(id, &name) {
                 target = id;
             }
             break;
@@ -175,7 +181,7 @@ impl<'t> Namespaces<'t> {
             if kind == ScopeKind::Class && depth > 0 {
                 continue;
             }
-            if kind == ScopeKind::Function && self.globals.contains(&(id, name.to_string())) {
+            if kind == ScopeKind::Function && self.is_global_in(id, name) {
                 return self.root;
             }
             if self
