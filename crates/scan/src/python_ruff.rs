@@ -32,7 +32,7 @@
 //! (on a growing stack too) and stops at the [`Builder`]'s bound
 //! ([`crate::nesting::MAX_TREE_DEPTH`]); ruff's AST, which can be deeper than any stack
 //! (`x**x**...`), is taken apart bottom-up on a growing stack before it is dropped
-//! ([`dismantle`]).
+//! ([`dismantle`]), unless the converted tree is shallow enough to drop it as it is.
 
 use ruff_python_ast::token::{Token, TokenKind};
 use ruff_python_ast::visitor::transformer::{self, Transformer};
