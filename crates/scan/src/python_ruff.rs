@@ -3320,14 +3320,20 @@ mod tests {
         }
     }
 
-    /// The texts the two checks below read: every Python file of the test data, and deep
-    /// forms of each construct that nests.
+    /// The texts the two checks below read: every Python file of the test data, and
+    /// [`deep_forms`].
     fn nesting_texts() -> Vec<String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
         let mut texts: Vec<String> = python_files(&root)
             .iter()
             .filter_map(|path| std::fs::read_to_string(path).ok())
             .collect();
+        texts.extend(deep_forms());
+        texts
+    }
+
+    /// Each construct that nests, 300 levels deep (every one valid Python).
+    fn deep_forms() -> Vec<String> {
         const N: usize = 300;
         let repeat = |text: &str| text.repeat(N);
         let indented = |open: &str, last: &str| {
@@ -3342,13 +3348,17 @@ mod tests {
             text.push('\n');
             text
         };
-        texts.extend([
+        vec![
             format!("x = {}1{}\n", repeat("("), repeat(")")),
             format!("x = {}1{}\n", repeat("["), repeat("]")),
             format!("x = {}1{}\n", repeat("{1: "), repeat("}")),
             format!("x = {}1\n", repeat("-")),
             format!("x = {}1\n", repeat("not ")),
-            format!("async def f():\n    x = {}y\n", repeat("await ")),
+            format!(
+                "async def f():\n    x = {}y{}\n",
+                repeat("await ("),
+                repeat(")")
+            ),
             format!("x = {}1\n", repeat("lambda: ")),
             format!("x = a{}\n", repeat(".b")),
             format!("x = f{}\n", repeat("()")),
@@ -3373,7 +3383,17 @@ mod tests {
             indented("with a as b:", "pass"),
             indented("for a in b:", "pass"),
             indented("while a:", "pass"),
-            indented("try:", "pass\nexcept E:\n    pass"),
+            {
+                let mut text = indented("try:", "pass");
+                for level in (0..N).rev() {
+                    text.push_str(&format!(
+                        "{}except E:\n{} pass\n",
+                        " ".repeat(level),
+                        " ".repeat(level)
+                    ));
+                }
+                text
+            },
             format!(
                 "match x:\n    case {}y{}:\n        pass\n",
                 repeat("["),
@@ -3398,8 +3418,7 @@ mod tests {
             format!("{}a{} = 1\n", repeat("[*"), repeat("]")),
             format!("type X = {}int{}\n", repeat("list["), repeat("]")),
             format!("assert {}1{}\n", repeat("f("), repeat(")")),
-        ]);
-        texts
+        ]
     }
 
     /// [`super::Converter::may_follow_paren`] (one bit per offset) answers at every offset of
@@ -3497,6 +3516,19 @@ mod tests {
             compared += 1;
         }
         assert!(compared > 100, "{compared} texts");
+        // The deep forms all count: none is a syntax error or past the depth bound.
+        for text in deep_forms() {
+            let parsed = ruff_python_parser::parse_unchecked_source(
+                &text,
+                ruff_python_ast::PySourceType::Python,
+            );
+            let preview = text.chars().take(60).collect::<String>();
+            assert!(parsed.errors().is_empty(), "{preview:?}");
+            assert!(
+                tree_from_ruff(&text, crate::source::line_starts(&text)).is_ok(),
+                "{preview:?}"
+            );
+        }
     }
 
     /// Every Python file of the case set and the projects both parsers accept gives the same
