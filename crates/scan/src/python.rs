@@ -254,12 +254,45 @@ impl<'s, 't> Analyzer<'s, 't> {
                 })
                 .copied(),
             "attribute" => {
+                // `self.run = subprocess.run` (or `box.run = ..`) somewhere in the file.
+                if !self.aliases.is_empty()
+                    && let Some(value) = self
+                        .aliases
+                        .get(&(ATTRIBUTE_ALIASES, self.text(node).to_string()))
+                {
+                    return Some(*value);
+                }
                 let object = node.field("object")?;
                 let attribute = node.field("attribute")?;
                 match self.resolve_within(object, steps)? {
                     Value::Module(module) => member(module, self.text(attribute)),
                     Value::Function(_) => None,
                 }
+            }
+            // `RUNNERS["sh"]` of `RUNNERS = {"sh": os.system}`: the value under that key, or
+            // under any key when the key is not a constant.
+            "subscript" => {
+                let holder = node.field("value")?;
+                if holder.kind_name() != "identifier" || self.dicts.is_empty() {
+                    return None;
+                }
+                let keys = node
+                    .field("subscript")
+                    .map(|key| self.const_strs(key))
+                    .unwrap_or_default();
+                self.dicts
+                    .get(&self.key_of(holder))?
+                    .iter()
+                    .filter(|dict| dict.kind_name() == "dictionary")
+                    .flat_map(|dict| named_children(*dict))
+                    .filter(|pair| pair.kind_name() == "pair")
+                    .filter(|pair| {
+                        keys.is_empty()
+                            || pair.field("key").is_some_and(|key| {
+                                self.const_strs(key).iter().any(|name| keys.contains(name))
+                            })
+                    })
+                    .find_map(|pair| self.resolve_within(pair.field("value")?, steps))
             }
             // `*os.popen(cmd)` in a bare tuple, a subscript, a lone list element or a print
             // argument: the tree (tree-sitter's reading) calls `(*os).popen` or `*os.popen`,
@@ -4127,8 +4160,20 @@ fn bind_aliases<'t>(
 ) {
     let text = analyzer.source;
     let mut add = |analyzer: &Analyzer<'_, 't>, name: PyNode<'t>, value: PyNode<'t>| {
-        if name.kind_name() == "identifier" {
-            candidates.push((analyzer.key_of(name), vec![value]));
+        match name.kind_name() {
+            "identifier" => candidates.push((analyzer.key_of(name), vec![value])),
+            // `self.run = subprocess.run`: the attribute by its text.
+            "attribute"
+                if name
+                    .field("object")
+                    .is_some_and(|object| object.kind_name() == "identifier") =>
+            {
+                candidates.push((
+                    (ATTRIBUTE_ALIASES, text_of(name, text).to_string()),
+                    vec![value],
+                ));
+            }
+            _ => {}
         }
     };
     for binding in bindings.iter().copied().flatten() {
@@ -4144,6 +4189,10 @@ fn bind_aliases<'t>(
                 else {
                     continue;
                 };
+                if left.kind_name() == "attribute" {
+                    add(analyzer, left, right);
+                    continue;
+                }
                 if !matches!(
                     left.kind_name(),
                     "pattern_list" | "tuple_pattern" | "list_pattern"
@@ -4216,7 +4265,8 @@ fn bind_aliases<'t>(
             for (index, (_, values)) in candidates.iter().enumerate() {
                 for value in values {
                     walk(*value, |node| {
-                        if node.kind_name() == "identifier" {
+                        // An attribute is woken by its text (`x = self.run`).
+                        if matches!(node.kind_name(), "identifier" | "attribute") {
                             readers.entry(text_of(node, text)).or_default().push(index);
                         }
                     });
@@ -4244,6 +4294,10 @@ fn bind_aliases<'t>(
 
 /// Rounds of constant-value folding through names (`A = B + C`).
 const CONSTANT_ROUNDS: usize = 8;
+/// The scope [`Analyzer::aliases`] files an attribute under (`self.run`, `box.run`): by its
+/// text, file-wide and flow-insensitively, as the taint of assigned attributes is (no scope
+/// has this id: scope ids are node indices).
+const ATTRIBUTE_ALIASES: ScopeId = ScopeId::MAX;
 /// How many functions around a call are searched for a local `def` of the name it calls
 /// (a bound, so deeply nested hostile code costs the same per call).
 const MAX_ENCLOSING_LOOKUP: usize = 16;

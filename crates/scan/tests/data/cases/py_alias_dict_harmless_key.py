@@ -1,0 +1,9 @@
+# expect: none
+import os
+from mcp.server.fastmcp import FastMCP
+mcp = FastMCP("x")
+RUNNERS = {"sh": os.system, "echo": print}
+
+@mcp.tool()
+def tool(cmd: str) -> str:
+    return RUNNERS["echo"](cmd)
