@@ -51,6 +51,7 @@ enum Module {
     Builtins,
     Importlib,
     Git,
+    Functools,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,8 @@ enum Function {
     ImportModule,
     /// `git.Repo(...)` (GitPython).
     GitRepo,
+    /// `functools.partial(f, ..)`: resolves to `f` (see `Analyzer::resolve_within`).
+    Partial,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +94,7 @@ fn module_named(dotted: &str) -> Option<Module> {
         "builtins" => Module::Builtins,
         "importlib" => Module::Importlib,
         "git" => Module::Git,
+        "functools" => Module::Functools,
         _ => return None,
     })
 }
@@ -125,6 +129,7 @@ fn member(module: Module, name: &str) -> Option<Value> {
             Function::ImportModule
         }
         (Module::Git, "Repo") => Function::GitRepo,
+        (Module::Functools, "partial") => Function::Partial,
         _ => return None,
     };
     Some(Value::Function(function))
@@ -325,6 +330,33 @@ impl<'s, 't> Analyzer<'s, 't> {
                         (self.const_strs(*arguments.first()?).iter())
                             .find_map(|name| module_named(name))
                             .map(Value::Module)
+                    }
+                    // `functools.partial(subprocess.run, shell=True)`: the function, whose
+                    // first argument is a shell command when `shell` is bound true. Only with
+                    // keywords bound: a bound positional argument would shift every argument
+                    // of the calls (not followed).
+                    Value::Function(Function::Partial) => {
+                        let (keywords, positional): (Vec<_>, Vec<_>) = arguments
+                            .iter()
+                            .partition(|argument| argument.kind_name() == "keyword_argument");
+                        let [function] = positional.as_slice() else {
+                            return None;
+                        };
+                        let resolved = self.resolve_within(*function, steps)?;
+                        let shell = keywords.iter().any(|keyword| {
+                            keyword
+                                .field("name")
+                                .is_some_and(|name| self.text(name) == "shell")
+                                && keyword
+                                    .field("value")
+                                    .is_some_and(|value| !self.is_falsy_literal(value))
+                        });
+                        match resolved {
+                            Value::Function(Function::Subprocess { .. }) if shell => {
+                                Some(Value::Function(Function::ShellCommand))
+                            }
+                            other => Some(other),
+                        }
                     }
                     _ => None,
                 }
@@ -1793,7 +1825,7 @@ impl<'s, 't> Analyzer<'s, 't> {
                 let tainted = self.any_tainted(call);
                 self.hit(Rule::EvalNearChildProcess, call, tainted);
             }
-            Function::Getattr | Function::ImportModule | Function::GitRepo => {}
+            Function::Getattr | Function::ImportModule | Function::GitRepo | Function::Partial => {}
             Function::Compile => {
                 let mode = call
                     .positional
