@@ -155,6 +155,13 @@ struct Analyzer<'s, 't> {
     /// Names (in their scope) assigned a tracked module or function (`run = subprocess.run`,
     /// `o = os`, `P = o.popen`), whatever else they are assigned.
     aliases: HashMap<(ScopeId, String), Value>,
+    /// The attribute names (`run` of `self.run = os.system`) some alias is filed under: an
+    /// attribute read of another name is no alias, whatever its object.
+    attribute_members: HashSet<String>,
+    /// Each module class's family root ([`Locals::family`]): a receiver's attribute is filed
+    /// under its class's family, since `self` in a base class's method may be an instance
+    /// of a subclass.
+    class_families: HashMap<&'s str, &'s str>,
     /// The string values a constant may hold (`SH = "/bin/sh"`; both sides of a conditional).
     constant_values: HashMap<(ScopeId, String), Vec<String>>,
     /// List literals assigned to a name that is only ever bound to lists (`args = ["git",
@@ -237,6 +244,41 @@ impl<'s, 't> Analyzer<'s, 't> {
         (scope, name.to_string())
     }
 
+    /// Where [`Analyzer::aliases`] files an attribute `name.member` (`name` an identifier):
+    /// a method's receiver (`self.run`, `cls.run`) under its class's family, file-wide; a
+    /// parameter's under its function; any other name's under the scope the name is read in
+    /// (`box.run` at module level is not a local `box`'s).
+    fn attribute_key(&self, attribute: PyNode<'_>) -> Option<(ScopeId, String)> {
+        let object = attribute.field("object")?;
+        if object.kind_name() != "identifier" {
+            return None;
+        }
+        let name = self.text(object);
+        let member = self.text(attribute.field("attribute")?);
+        let mut up = attribute.parent();
+        while let Some(node) = up {
+            if node.kind_name() == "function_definition" {
+                if has_receiver(node, self.source)
+                    && receiver_name(node, self.source).as_deref() == Some(name)
+                {
+                    let class = method_class(node)?.field("name")?;
+                    let class = self.text(class);
+                    let family = self.class_families.get(class).copied().unwrap_or(class);
+                    return Some((ATTRIBUTE_ALIASES, format!("{family}.{member}")));
+                }
+                if parameter_names(node, self.source)
+                    .iter()
+                    .flatten()
+                    .any(|parameter| parameter == name)
+                {
+                    return Some((node.id(), format!("{name}.{member}")));
+                }
+            }
+            up = node.parent();
+        }
+        Some((self.key_of(object).0, format!("{name}.{member}")))
+    }
+
     /// The module or function of the tracked modules `node` is (`os.system`,
     /// `getattr(subprocess, "run")`, `__import__("os").system`), within a bounded number of
     /// steps down the expression, so a long method chain costs no more per call than a short
@@ -259,11 +301,14 @@ impl<'s, 't> Analyzer<'s, 't> {
                 })
                 .copied(),
             "attribute" => {
-                // `self.run = subprocess.run` (or `box.run = ..`) somewhere in the file.
-                if !self.aliases.is_empty()
-                    && let Some(value) = self
-                        .aliases
-                        .get(&(ATTRIBUTE_ALIASES, self.text(node).to_string()))
+                // `self.run = subprocess.run` in a method of the class (or of its family),
+                // `box.run = os.system` of the same `box`.
+                if !self.attribute_members.is_empty()
+                    && node
+                        .field("attribute")
+                        .is_some_and(|member| self.attribute_members.contains(self.text(member)))
+                    && let Some(key) = self.attribute_key(node)
+                    && let Some(value) = self.aliases.get(&key)
                 {
                     return Some(*value);
                 }
@@ -2373,6 +2418,8 @@ pub(crate) fn analyze_with(
         names: None,
         constants: HashSet::new(),
         aliases: HashMap::new(),
+        attribute_members: HashSet::new(),
+        class_families: locals.families.clone(),
         constant_values: HashMap::new(),
         lists: HashMap::new(),
         dicts: HashMap::new(),
@@ -2968,6 +3015,24 @@ fn is_method_definition(function: PyNode<'_>) -> bool {
                 .parent()
                 .is_some_and(|class| class.kind_name() == "class_definition")
     })
+}
+
+/// The class a method is defined in.
+fn method_class(function: PyNode<'_>) -> Option<PyNode<'_>> {
+    let mut parent = function.parent()?;
+    if parent.kind_name() == "decorated_definition" {
+        parent = parent.parent()?;
+    }
+    let class = parent.parent()?;
+    (parent.kind_name() == "block" && class.kind_name() == "class_definition").then_some(class)
+}
+
+/// The name of a function's first parameter (a method's receiver).
+fn receiver_name(function: PyNode<'_>, source: &str) -> Option<String> {
+    let first = function.field("parameters")?.first_named()?;
+    let mut names = Vec::new();
+    bound_names(first, source, &mut names);
+    names.into_iter().next()
 }
 
 /// The class whose method `node` is in (also inside a function nested in the method), or
@@ -4194,16 +4259,11 @@ fn bind_aliases<'t>(
     let mut add = |analyzer: &Analyzer<'_, 't>, name: PyNode<'t>, value: PyNode<'t>| {
         match name.kind_name() {
             "identifier" => candidates.push((analyzer.key_of(name), vec![value])),
-            // `self.run = subprocess.run`: the attribute by its text.
-            "attribute"
-                if name
-                    .field("object")
-                    .is_some_and(|object| object.kind_name() == "identifier") =>
-            {
-                candidates.push((
-                    (ATTRIBUTE_ALIASES, text_of(name, text).to_string()),
-                    vec![value],
-                ));
+            // `self.run = subprocess.run`, `box.run = os.system`.
+            "attribute" => {
+                if let Some(key) = analyzer.attribute_key(name) {
+                    candidates.push((key, vec![value]));
+                }
             }
             _ => {}
         }
@@ -4258,6 +4318,13 @@ fn bind_aliases<'t>(
             }
         }
     }
+    // The attribute names assigned (`self.run = ..`, also in a tuple): only reads of these
+    // are looked up as attribute aliases. (A name's key has no `.`; an attribute's ends in
+    // `.member`.)
+    analyzer.attribute_members = candidates
+        .iter()
+        .filter_map(|((_, name), _)| name.rsplit_once('.').map(|(_, member)| member.to_string()))
+        .collect();
     // The names each candidate's values read, to wake it when one becomes an alias (built
     // once the first round found one: most files have none).
     let mut readers: Option<HashMap<&str, Vec<usize>>> = None;
@@ -4297,9 +4364,20 @@ fn bind_aliases<'t>(
             for (index, (_, values)) in candidates.iter().enumerate() {
                 for value in values {
                     walk(*value, |node| {
-                        // An attribute is woken by its text (`x = self.run`).
-                        if matches!(node.kind_name(), "identifier" | "attribute") {
-                            readers.entry(text_of(node, text)).or_default().push(index);
+                        match node.kind_name() {
+                            "identifier" => {
+                                readers.entry(text_of(node, text)).or_default().push(index);
+                            }
+                            // An attribute read (`x = self.run`) is woken by its member.
+                            "attribute" => {
+                                if let Some(member) = node.field("attribute") {
+                                    readers
+                                        .entry(text_of(member, text))
+                                        .or_default()
+                                        .push(index);
+                                }
+                            }
+                            _ => {}
                         }
                     });
                 }
@@ -4309,7 +4387,10 @@ fn bind_aliases<'t>(
         let mut next: Vec<usize> = found
             .iter()
             .filter_map(|index| candidates.get(*index))
-            .filter_map(|((_, name), _)| readers.get(name.as_str()))
+            // An attribute's key ends in its member (`Runner.run`, `box.run`).
+            .filter_map(|((_, name), _)| {
+                readers.get(name.rsplit('.').next().unwrap_or(name.as_str()))
+            })
             .flatten()
             .copied()
             .filter(|index| {
@@ -4326,9 +4407,9 @@ fn bind_aliases<'t>(
 
 /// Rounds of constant-value folding through names (`A = B + C`).
 const CONSTANT_ROUNDS: usize = 8;
-/// The scope [`Analyzer::aliases`] files an attribute under (`self.run`, `box.run`): by its
-/// text, file-wide and flow-insensitively, as the taint of assigned attributes is (no scope
-/// has this id: scope ids are node indices).
+/// The scope [`Analyzer::aliases`] files a receiver's attribute under (`self.run` as
+/// `Runner.run`, by the class's family), file-wide and flow-insensitively (no scope has this
+/// id: scope ids are node indices).
 const ATTRIBUTE_ALIASES: ScopeId = ScopeId::MAX;
 /// How many functions around a call are searched for a local `def` of the name it calls
 /// (a bound, so deeply nested hostile code costs the same per call).
