@@ -244,6 +244,52 @@ impl<'s, 't> Analyzer<'s, 't> {
         (scope, name.to_string())
     }
 
+    /// The value under `key` of the dict literals (`{"sh": os.system}`, `dict(sh=os.system)`)
+    /// a name `holder` is bound to, or under any key when `key` is not a constant.
+    fn dict_value(
+        &self,
+        holder: PyNode<'_>,
+        key: Option<PyNode<'_>>,
+        steps: usize,
+    ) -> Option<Value> {
+        if holder.kind_name() != "identifier" || self.dicts.is_empty() {
+            return None;
+        }
+        let keys = key.map(|key| self.const_strs(key)).unwrap_or_default();
+        let wanted = |name: &str| keys.is_empty() || keys.iter().any(|key| key == name);
+        self.dicts
+            .get(&self.key_of(holder))?
+            .iter()
+            .flat_map(|dict| match dict.kind_name() {
+                "dictionary" => named_children(*dict)
+                    .into_iter()
+                    .filter(|pair| pair.kind_name() == "pair")
+                    .filter(|pair| {
+                        pair.field("key").is_some_and(|key| {
+                            keys.is_empty() || self.const_strs(key).iter().any(|name| wanted(name))
+                        })
+                    })
+                    .filter_map(|pair| pair.field("value"))
+                    .collect::<Vec<_>>(),
+                // `dict(sh=os.system)`
+                "call" => dict
+                    .field("arguments")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|argument| argument.kind_name() == "keyword_argument")
+                    .filter(|argument| {
+                        argument
+                            .field("name")
+                            .is_some_and(|name| wanted(self.text(name)))
+                    })
+                    .filter_map(|argument| argument.field("value"))
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .find_map(|value| self.resolve_within(value, steps))
+    }
+
     /// Where [`Analyzer::aliases`] files an attribute `name.member` (`name` an identifier):
     /// a method's receiver (`self.run`, `cls.run`) under its class's family, file-wide; a
     /// parameter's under its function; any other name's under the scope the name is read in
@@ -319,31 +365,8 @@ impl<'s, 't> Analyzer<'s, 't> {
                     Value::Function(_) => None,
                 }
             }
-            // `RUNNERS["sh"]` of `RUNNERS = {"sh": os.system}`: the value under that key, or
-            // under any key when the key is not a constant.
-            "subscript" => {
-                let holder = node.field("value")?;
-                if holder.kind_name() != "identifier" || self.dicts.is_empty() {
-                    return None;
-                }
-                let keys = node
-                    .field("subscript")
-                    .map(|key| self.const_strs(key))
-                    .unwrap_or_default();
-                self.dicts
-                    .get(&self.key_of(holder))?
-                    .iter()
-                    .filter(|dict| dict.kind_name() == "dictionary")
-                    .flat_map(|dict| named_children(*dict))
-                    .filter(|pair| pair.kind_name() == "pair")
-                    .filter(|pair| {
-                        keys.is_empty()
-                            || pair.field("key").is_some_and(|key| {
-                                self.const_strs(key).iter().any(|name| keys.contains(name))
-                            })
-                    })
-                    .find_map(|pair| self.resolve_within(pair.field("value")?, steps))
-            }
+            // `RUNNERS["sh"]` of `RUNNERS = {"sh": os.system}`.
+            "subscript" => self.dict_value(node.field("value")?, node.field("subscript"), steps),
             // `*os.popen(cmd)` in a bare tuple, a subscript, a lone list element or a print
             // argument: the tree (tree-sitter's reading) calls `(*os).popen` or `*os.popen`,
             // Python calls `os.popen` and splats the result.
@@ -354,6 +377,21 @@ impl<'s, 't> Analyzer<'s, 't> {
             "named_expression" => self.resolve_within(node.field("value")?, steps),
             "call" => {
                 let function = node.field("function")?;
+                // `RUNNERS.get("sh")`, `RUNNERS.get(kind, print)`.
+                if function.kind_name() == "attribute"
+                    && function
+                        .field("attribute")
+                        .is_some_and(|member| self.text(member) == "get")
+                    && let Some(holder) = function.field("object")
+                    && let Some(value) = self.dict_value(
+                        holder,
+                        node.field("arguments")
+                            .and_then(|arguments| named_children(arguments).first().copied()),
+                        steps,
+                    )
+                {
+                    return Some(value);
+                }
                 let resolved = self.resolve_within(function, steps)?;
                 let arguments = named_children(node.field("arguments")?);
                 match resolved {
