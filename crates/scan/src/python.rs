@@ -322,6 +322,10 @@ impl<'s, 't> Analyzer<'s, 't> {
             }
             up = node.parent();
         }
+        // `Runner.run` of a module class: as its receiver's.
+        if let Some(family) = self.class_families.get(name) {
+            return Some((ATTRIBUTE_ALIASES, format!("{family}.{member}")));
+        }
         Some((self.key_of(object).0, format!("{name}.{member}")))
     }
 
@@ -3055,6 +3059,22 @@ fn is_method_definition(function: PyNode<'_>) -> bool {
     })
 }
 
+/// The name of the class whose body binds `name` directly (`class R: run = os.system`).
+fn class_of_body_statement(name: PyNode<'_>) -> Option<PyNode<'_>> {
+    let assignment = name.parent()?;
+    if assignment.kind_name() != "assignment" || assignment.field("left") != Some(name) {
+        return None;
+    }
+    let statement = assignment.parent()?;
+    let block = statement.parent()?;
+    let class = block.parent()?;
+    (statement.kind_name() == "expression_statement"
+        && block.kind_name() == "block"
+        && class.kind_name() == "class_definition")
+        .then(|| class.field("name"))
+        .flatten()
+}
+
 /// The class a method is defined in.
 fn method_class(function: PyNode<'_>) -> Option<PyNode<'_>> {
     let mut parent = function.parent()?;
@@ -4296,7 +4316,21 @@ fn bind_aliases<'t>(
     let text = analyzer.source;
     let mut add = |analyzer: &Analyzer<'_, 't>, name: PyNode<'t>, value: PyNode<'t>| {
         match name.kind_name() {
-            "identifier" => candidates.push((analyzer.key_of(name), vec![value])),
+            "identifier" => {
+                candidates.push((analyzer.key_of(name), vec![value]));
+                // `run = os.system` in a class body is also `self.run` in its methods.
+                if let Some(class) = class_of_body_statement(name) {
+                    let class = text_of(class, text);
+                    let family = analyzer.class_families.get(class).copied().unwrap_or(class);
+                    candidates.push((
+                        (
+                            ATTRIBUTE_ALIASES,
+                            format!("{family}.{}", text_of(name, text)),
+                        ),
+                        vec![value],
+                    ));
+                }
+            }
             // `self.run = subprocess.run`, `box.run = os.system`.
             "attribute" => {
                 if let Some(key) = analyzer.attribute_key(name) {
@@ -4319,7 +4353,9 @@ fn bind_aliases<'t>(
                 else {
                     continue;
                 };
-                if left.kind_name() == "attribute" {
+                if left.kind_name() == "attribute"
+                    || (left.kind_name() == "identifier" && class_of_body_statement(left).is_some())
+                {
                     add(analyzer, left, right);
                     continue;
                 }
