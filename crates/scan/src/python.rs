@@ -256,38 +256,29 @@ impl<'s, 't> Analyzer<'s, 't> {
             return None;
         }
         let keys = key.map(|key| self.const_strs(key)).unwrap_or_default();
-        let wanted = |name: &str| keys.is_empty() || keys.iter().any(|key| key == name);
         self.dicts
             .get(&self.key_of(holder))?
             .iter()
-            .flat_map(|dict| match dict.kind_name() {
-                "dictionary" => named_children(*dict)
-                    .into_iter()
-                    .filter(|pair| pair.kind_name() == "pair")
-                    .filter(|pair| {
-                        pair.field("key").is_some_and(|key| {
-                            keys.is_empty() || self.const_strs(key).iter().any(|name| wanted(name))
-                        })
-                    })
-                    .filter_map(|pair| pair.field("value"))
-                    .collect::<Vec<_>>(),
-                // `dict(sh=os.system)`
-                "call" => dict
-                    .field("arguments")
-                    .map(named_children)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|argument| argument.kind_name() == "keyword_argument")
-                    .filter(|argument| {
-                        argument
-                            .field("name")
-                            .is_some_and(|name| wanted(self.text(name)))
-                    })
-                    .filter_map(|argument| argument.field("value"))
-                    .collect(),
-                _ => Vec::new(),
+            .filter_map(|dict| dict_entries(*dict))
+            .flatten()
+            .filter(|(entry, _)| {
+                keys.is_empty()
+                    || match entry {
+                        DictKey::Expression(key) => {
+                            self.const_strs(*key).iter().any(|name| keys.contains(name))
+                        }
+                        DictKey::Keyword(name) => keys.iter().any(|key| key == self.text(*name)),
+                    }
             })
-            .find_map(|value| self.resolve_within(value, steps))
+            .find_map(|(_, value)| self.resolve_within(value, steps))
+    }
+
+    /// The root of a module class's family ([`Locals::family`]), or the class itself.
+    fn family<'c>(&self, class: &'c str) -> &'c str
+    where
+        's: 'c,
+    {
+        self.class_families.get(class).copied().unwrap_or(class)
     }
 
     /// Where [`Analyzer::aliases`] files an attribute `name.member` (`name` an identifier):
@@ -304,13 +295,12 @@ impl<'s, 't> Analyzer<'s, 't> {
         let mut up = attribute.parent();
         while let Some(node) = up {
             if node.kind_name() == "function_definition" {
-                if has_receiver(node, self.source)
-                    && receiver_name(node, self.source).as_deref() == Some(name)
-                {
-                    let class = method_class(node)?.field("name")?;
-                    let class = self.text(class);
-                    let family = self.class_families.get(class).copied().unwrap_or(class);
-                    return Some((ATTRIBUTE_ALIASES, format!("{family}.{member}")));
+                if receiver_name(node, self.source).as_deref() == Some(name) {
+                    let class = self.text(method_class(node)?.field("name")?);
+                    return Some((
+                        ATTRIBUTE_ALIASES,
+                        format!("{}.{member}", self.family(class)),
+                    ));
                 }
                 if parameter_names(node, self.source)
                     .iter()
@@ -323,8 +313,8 @@ impl<'s, 't> Analyzer<'s, 't> {
             up = node.parent();
         }
         // `Runner.run` of a module class: as its receiver's.
-        if let Some(family) = self.class_families.get(name) {
-            return Some((ATTRIBUTE_ALIASES, format!("{family}.{member}")));
+        if self.class_families.contains_key(name) {
+            return Some((ATTRIBUTE_ALIASES, format!("{}.{member}", self.family(name))));
         }
         Some((self.key_of(object).0, format!("{name}.{member}")))
     }
@@ -1982,22 +1972,31 @@ fn bound_names(node: PyNode<'_>, source: &str, out: &mut Vec<String>) {
     }
 }
 
+/// The names each parameter a call's arguments go to binds, in order: not the receiver
+/// ([`call_parameters`]), nor the `/` of positional-only parameters (positions count from the
+/// first parameter after it).
 fn parameter_names(function: PyNode<'_>, source: &str) -> Vec<Vec<String>> {
-    let Some(parameters) = function.field("parameters") else {
-        return Vec::new();
-    };
-    // The receiver takes no argument of the call, nor does the `/` of positional-only
-    // parameters: positions count from the first parameter after them.
-    let receiver = usize::from(has_receiver(function, source));
-    named_children(parameters)
+    call_parameters(function, source)
         .into_iter()
-        .skip(receiver)
         .filter(|parameter| parameter.kind_name() != "positional_separator")
         .map(|parameter| {
             let mut names = Vec::new();
             bound_names(parameter, source, &mut names);
             names
         })
+        .collect()
+}
+
+/// The parameter nodes of `function` a call's arguments go to: all but the receiver, which
+/// takes none.
+fn call_parameters<'t>(function: PyNode<'t>, source: &str) -> Vec<PyNode<'t>> {
+    let receiver = usize::from(has_receiver(function, source));
+    function
+        .field("parameters")
+        .map(named_children)
+        .unwrap_or_default()
+        .into_iter()
+        .skip(receiver)
         .collect()
 }
 
@@ -3059,6 +3058,45 @@ fn is_method_definition(function: PyNode<'_>) -> bool {
     })
 }
 
+/// How an entry of a dict is keyed: an expression in a literal (`{"sh": f}`), a keyword's name
+/// in a `dict(..)` call (`dict(sh=f)`).
+enum DictKey<'t> {
+    Expression(PyNode<'t>),
+    Keyword(PyNode<'t>),
+}
+
+/// The entries of a dict literal or a `dict(..)` call, each key with its value; `None` for
+/// anything else.
+fn dict_entries(dict: PyNode<'_>) -> Option<Vec<(DictKey<'_>, PyNode<'_>)>> {
+    match dict.kind_name() {
+        "dictionary" => Some(
+            named_children(dict)
+                .into_iter()
+                .filter(|pair| pair.kind_name() == "pair")
+                .filter_map(|pair| {
+                    Some((
+                        DictKey::Expression(pair.field("key")?),
+                        pair.field("value")?,
+                    ))
+                })
+                .collect(),
+        ),
+        "call" => Some(
+            named_children(dict.field("arguments")?)
+                .into_iter()
+                .filter(|argument| argument.kind_name() == "keyword_argument")
+                .filter_map(|argument| {
+                    Some((
+                        DictKey::Keyword(argument.field("name")?),
+                        argument.field("value")?,
+                    ))
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// The name of the class whose body binds `name` directly (`class R: run = os.system`).
 fn class_of_body_statement(name: PyNode<'_>) -> Option<PyNode<'_>> {
     let assignment = name.parent()?;
@@ -3085,8 +3123,11 @@ fn method_class(function: PyNode<'_>) -> Option<PyNode<'_>> {
     (parent.kind_name() == "block" && class.kind_name() == "class_definition").then_some(class)
 }
 
-/// The name of a function's first parameter (a method's receiver).
+/// The name of a method's receiver ([`has_receiver`]); `None` for a function without one.
 fn receiver_name(function: PyNode<'_>, source: &str) -> Option<String> {
+    if !has_receiver(function, source) {
+        return None;
+    }
     let first = function.field("parameters")?.first_named()?;
     let mut names = Vec::new();
     bound_names(first, source, &mut names);
@@ -3350,17 +3391,11 @@ impl<'s, 't> Locals<'s, 't> {
 /// named in its keywords (`**kwargs` for a keyword no other parameter has), or all of them.
 fn seeded_parameters(function: PyNode<'_>, source: &str, seed: &Flow) -> HashSet<String> {
     let all = seed.positions == ALL_POSITIONS;
-    let mut parameters = function
-        .field("parameters")
-        .map(named_children)
-        .unwrap_or_default();
+    let parameters = call_parameters(function, source);
     let named: HashSet<String> = parameter_names(function, source)
         .into_iter()
         .flatten()
         .collect();
-    if has_receiver(function, source) {
-        parameters.remove(0);
-    }
     let at = |position: usize| {
         u32::try_from(position)
             .ok()
@@ -4320,8 +4355,7 @@ fn bind_aliases<'t>(
                 candidates.push((analyzer.key_of(name), vec![value]));
                 // `run = os.system` in a class body is also `self.run` in its methods.
                 if let Some(class) = class_of_body_statement(name) {
-                    let class = text_of(class, text);
-                    let family = analyzer.class_families.get(class).copied().unwrap_or(class);
+                    let family = analyzer.family(text_of(class, text));
                     candidates.push((
                         (
                             ATTRIBUTE_ALIASES,
@@ -4566,36 +4600,16 @@ impl<'s, 't> Analyzer<'s, 't> {
                 .find(|dict| dict.start_byte() < node.start_byte())?,
             _ => node,
         };
-        let mut options = Vec::new();
-        match dict.kind_name() {
-            "dictionary" => {
-                for pair in named_children(dict) {
-                    if pair.kind_name() != "pair" {
-                        continue;
-                    }
-                    let (Some(key), Some(value)) = (pair.field("key"), pair.field("value")) else {
-                        continue;
-                    };
-                    if let Some(content) = named_children(key)
-                        .into_iter()
-                        .find(|c| c.kind_name() == "string_content")
-                    {
-                        options.push((self.text(content), value));
-                    }
-                }
-            }
-            "call" => {
-                for argument in named_children(dict.field("arguments")?) {
-                    if argument.kind_name() == "keyword_argument"
-                        && let (Some(name), Some(value)) =
-                            (argument.field("name"), argument.field("value"))
-                    {
-                        options.push((self.text(name), value));
-                    }
-                }
-            }
-            _ => return None,
-        }
+        let options = dict_entries(dict)?
+            .into_iter()
+            .filter_map(|(key, value)| match key {
+                DictKey::Expression(key) => named_children(key)
+                    .into_iter()
+                    .find(|c| c.kind_name() == "string_content")
+                    .map(|content| (self.text(content), value)),
+                DictKey::Keyword(name) => Some((self.text(name), value)),
+            })
+            .collect();
         Some(options)
     }
 

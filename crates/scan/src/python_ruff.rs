@@ -585,47 +585,35 @@ impl<'a> Converter<'a> {
 
     /// The parentheses around `from..to` inside `bound`, innermost first.
     fn parentheses(&self, from: usize, to: usize, bound: Bound) -> Vec<(usize, usize)> {
-        let mut pairs = Vec::new();
-        if !self.may_follow_paren(from) {
-            return pairs;
-        }
-        let (mut from, mut to) = (from, to);
-        while let (Some(open), Some(close)) = (self.previous_token(from), self.next_token(to)) {
-            if open.kind() != TokenKind::Lpar
-                || close.kind() != TokenKind::Rpar
-                || start(open) < bound.lo
-                || end(close) > bound.hi
-            {
-                break;
-            }
-            from = start(open);
-            to = end(close);
-            pairs.push((from, to));
-        }
-        pairs
+        self.parenthesised(from, to, bound).collect()
     }
 
     /// The range of `expr` with its parentheses.
     fn outer(&self, expr: &Expr, bound: Bound) -> (usize, usize) {
         let (from, to) = (start(expr), end(expr));
-        let mut outer = (from, to);
-        if !self.may_follow_paren(from) {
-            return outer;
-        }
-        let (mut from, mut to) = (from, to);
-        while let (Some(open), Some(close)) = (self.previous_token(from), self.next_token(to)) {
-            if open.kind() != TokenKind::Lpar
-                || close.kind() != TokenKind::Rpar
-                || start(open) < bound.lo
-                || end(close) > bound.hi
-            {
-                break;
-            }
-            from = start(open);
-            to = end(close);
-            outer = (from, to);
-        }
-        outer
+        self.parenthesised(from, to, bound)
+            .last()
+            .unwrap_or((from, to))
+    }
+
+    /// [`Converter::parentheses`], one pair at a time (no list for [`Converter::outer`]).
+    fn parenthesised(
+        &self,
+        from: usize,
+        to: usize,
+        bound: Bound,
+    ) -> impl Iterator<Item = (usize, usize)> + use<'_, 'a> {
+        let mut range = self.may_follow_paren(from).then_some((from, to));
+        std::iter::from_fn(move || {
+            let (from, to) = range?;
+            let (open, close) = (self.previous_token(from)?, self.next_token(to)?);
+            range = (open.kind() == TokenKind::Lpar
+                && close.kind() == TokenKind::Rpar
+                && start(open) >= bound.lo
+                && end(close) <= bound.hi)
+                .then(|| (start(open), end(close)));
+            range
+        })
     }
 
     // --- module and statements -----------------------------------------------------------
@@ -3489,17 +3477,26 @@ mod tests {
     /// converted from it, on the test data and on deep forms of every construct that nests.
     #[test]
     fn ruff_ast_is_never_deeper_than_the_converted_tree() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let data = python_files(&root)
+            .into_iter()
+            .filter_map(|path| std::fs::read_to_string(path).ok())
+            .map(|text| (text, false));
         let mut compared = 0;
-        for text in nesting_texts() {
+        // The deep forms all count: none may be a syntax error or past the depth bound.
+        for (text, deep) in data.chain(deep_forms().into_iter().map(|text| (text, true))) {
             let parsed = ruff_python_parser::parse_unchecked_source(
                 &text,
                 ruff_python_ast::PySourceType::Python,
             );
-            if !parsed.errors().is_empty() {
-                continue;
-            }
-            let Ok(tree) = tree_from_ruff(&text, crate::source::line_starts(&text)) else {
-                continue;
+            let preview = text.chars().take(60).collect::<String>();
+            let tree = tree_from_ruff(&text, crate::source::line_starts(&text));
+            let tree = match tree {
+                Ok(tree) if parsed.errors().is_empty() => tree,
+                _ => {
+                    assert!(!deep, "{preview:?} does not parse or convert");
+                    continue;
+                }
             };
             let mut ruff = RuffDepth {
                 depth: 0,
@@ -3508,27 +3505,13 @@ mod tests {
             ruff_python_ast::visitor::Visitor::visit_body(&mut ruff, &parsed.syntax().body);
             assert!(
                 ruff.deepest <= tree.depth(),
-                "ruff {} > tree {} in {:?}",
+                "ruff {} > tree {} in {preview:?}",
                 ruff.deepest,
                 tree.depth(),
-                text.chars().take(60).collect::<String>()
             );
             compared += 1;
         }
         assert!(compared > 100, "{compared} texts");
-        // The deep forms all count: none is a syntax error or past the depth bound.
-        for text in deep_forms() {
-            let parsed = ruff_python_parser::parse_unchecked_source(
-                &text,
-                ruff_python_ast::PySourceType::Python,
-            );
-            let preview = text.chars().take(60).collect::<String>();
-            assert!(parsed.errors().is_empty(), "{preview:?}");
-            assert!(
-                tree_from_ruff(&text, crate::source::line_starts(&text)).is_ok(),
-                "{preview:?}"
-            );
-        }
     }
 
     /// Every Python file of the case set and the projects both parsers accept gives the same

@@ -98,12 +98,12 @@ impl PyTree {
         }
     }
 
-    /// The root node (the `module`).
     /// The number of nodes on the longest path from the root.
     pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 
+    /// The root node (the `module`).
     pub(crate) fn root(&self) -> PyNode<'_> {
         PyNode {
             tree: self,
