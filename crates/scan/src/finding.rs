@@ -48,6 +48,10 @@ pub(crate) struct Analysis {
     /// Module-level functions (Python) no return value of which can start with `-`: an
     /// absolute path (`os.path.realpath(..)`), a string that starts with literal text.
     pub(crate) dash_free_returns: Vec<String>,
+    /// The file was not analysed in full, as it can have no hit and send no flow (Python:
+    /// `python_ruff::parse_quiet`): its re-exports and dash-free returns were not looked for,
+    /// so the scan reads its links as unknown and analyses it in full once a flow reaches it.
+    pub(crate) partial: bool,
 }
 
 /// What the other files of the project tell one file.

@@ -2716,11 +2716,16 @@ pub(crate) fn is_command_flag(flag: &str) -> bool {
 }
 
 /// Names of MCP SDK methods that register a tool handler.
+const TOOL_REGISTRATIONS: [&str; 4] = ["tool", "registerTool", "setRequestHandler", "addTool"];
+
 fn is_tool_registration(name: &str) -> bool {
-    matches!(
-        name,
-        "tool" | "registerTool" | "setRequestHandler" | "addTool"
-    )
+    TOOL_REGISTRATIONS.contains(&name)
+}
+
+/// Whether `text` may register a tool handler: it calls a method of [`TOOL_REGISTRATIONS`]
+/// (`server.tool(`, `.registerTool(`), by the text. For the order of analysis only.
+pub(crate) fn may_register_handlers(text: &str) -> bool {
+    crate::source::names_member(text, &TOOL_REGISTRATIONS)
 }
 
 fn parse_failed(parsed: &ParserReturn<'_>) -> bool {

@@ -96,23 +96,7 @@ impl ScanOptions {
 struct Scanned {
     outcome: FileOutcome,
     identity: Option<FileIdentity>,
-    outgoing: Vec<Flow>,
-    reexports: Vec<finding::Reexport>,
-    exports: Vec<String>,
-    dash_free_returns: Vec<String>,
-}
-
-impl Scanned {
-    fn alone(outcome: FileOutcome, identity: Option<FileIdentity>) -> Scanned {
-        Scanned {
-            outcome,
-            identity,
-            outgoing: Vec::new(),
-            reexports: Vec::new(),
-            exports: Vec::new(),
-            dash_free_returns: Vec::new(),
-        }
-    }
+    links: Links,
 }
 
 /// What a file's analysis says about its module boundary.
@@ -122,6 +106,8 @@ struct Links {
     reexports: Vec<finding::Reexport>,
     exports: Vec<String>,
     dash_free_returns: Vec<String>,
+    /// Not looked for ([`Analysis::partial`]).
+    partial: bool,
 }
 
 /// The outcome of one file.
@@ -167,84 +153,48 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .map_err(|error| ScanError::Threads(error.to_string()))?;
     // TypeScript `paths` aliases, for imports such as `~/services/x.js`.
     let configs = tsconfig::configs(&found.ts_configs);
-    // The index of modules is built while the files are analysed (it took a thread 2 % of
-    // the scan on its own).
-    let (mut outcomes, modules): (Vec<Scanned>, _) = pool.install(|| {
+    // Tool input that crosses files: a file is analysed again when it receives new seeds (or
+    // learns that a function it calls returns no value that can start with `-`), until nothing
+    // new arrives (or the chain is as long as the bound). The order saves most of those second
+    // analyses: production files that may register a tool handler (the only source of tool
+    // input before any seed) come first; other production files wait until a seed reaches
+    // them, or until nothing else is left, so most are analysed once, with the seeds they end
+    // with. Tests send no input to other files: they fill the threads meanwhile.
+    let (mut waves, tests) = pool.install(|| {
         rayon::join(
             || {
-                found
-                    .candidates
-                    .par_iter()
-                    // One file per task: rayon's default split left runs of hundreds of files
-                    // to one thread, and on the real trees the other thread idled for a third
-                    // of the scan.
-                    .with_max_len(1)
-                    .map(|candidate| scan_file(candidate, options, &Inbound::default()))
-                    .collect()
+                // The index of modules is built while the first files are analysed (it took a
+                // thread 2 % of the scan on its own).
+                let (outcomes, modules) = rayon::join(
+                    || {
+                        analyse_all(&found.candidates, options, |candidate| {
+                            (candidate.context == finding::Context::Production)
+                                .then_some(Wait::UnlessSource)
+                        })
+                    },
+                    || {
+                        project::Modules::new(
+                            found
+                                .candidates
+                                .iter()
+                                .map(|candidate| (candidate.path.as_path(), candidate.language)),
+                            &configs,
+                        )
+                    },
+                );
+                let mut waves = Waves::new(outcomes, modules);
+                waves.run(&found.candidates, options, false);
+                waves
             },
             || {
-                project::Modules::new(
-                    found
-                        .candidates
-                        .iter()
-                        .map(|candidate| (candidate.path.as_path(), candidate.language)),
-                    &configs,
-                )
+                analyse_all(&found.candidates, options, |candidate| {
+                    (candidate.context == finding::Context::Test).then_some(Wait::Never)
+                })
             },
         )
     });
-    // Tool input that crosses files: analyse again each file that receives new seeds (or
-    // learns that a function it calls returns no value that can start with `-`), until nothing new
-    // arrives (or the chain is as long as the bound).
-    let mut given: Vec<Inbound> = vec![Inbound::default(); outcomes.len()];
-    for _ in 0..project::MAX_ROUNDS {
-        let links: Vec<project::ModuleLinks<'_>> = found
-            .candidates
-            .iter()
-            .zip(&outcomes)
-            .map(|(candidate, scanned)| project::ModuleLinks {
-                // A handler in a test registers nothing a client reaches: its input taints
-                // only the test file itself.
-                outgoing: match candidate.context {
-                    finding::Context::Test => &[],
-                    finding::Context::Production => &scanned.outgoing,
-                },
-                reexports: &scanned.reexports,
-                exports: &scanned.exports,
-                dash_free_returns: &scanned.dash_free_returns,
-            })
-            .collect();
-        let seeds: Vec<Inbound> = project::seeds(&modules, &links)
-            .into_iter()
-            .zip(project::dash_free_imports(&modules, &links))
-            .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
-            .collect();
-        let changed: Vec<usize> = seeds
-            .iter()
-            .enumerate()
-            .filter(|(i, seeds)| given.get(*i) != Some(*seeds))
-            .map(|(i, _)| i)
-            .collect();
-        if changed.is_empty() {
-            break;
-        }
-        let again: Vec<(usize, Scanned)> = pool.install(|| {
-            changed
-                .par_iter()
-                .with_max_len(1)
-                .filter_map(|i| {
-                    let candidate = found.candidates.get(*i)?;
-                    Some((*i, scan_file(candidate, options, seeds.get(*i)?)))
-                })
-                .collect()
-        });
-        for (i, scanned) in again {
-            if let Some(slot) = outcomes.get_mut(i) {
-                *slot = scanned;
-            }
-        }
-        given = seeds;
-    }
+    waves.merge(tests);
+    pool.install(|| waves.run(&found.candidates, options, true));
 
     let mut report = ScanReport {
         root: Some(ScanRoot::of(&options.root, metadata.is_file())),
@@ -265,7 +215,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let mut lines = 0;
     for Scanned {
         outcome, identity, ..
-    } in outcomes
+    } in waves.outcomes.into_iter().flatten()
     {
         report.read_files.extend(identity);
         match outcome {
@@ -309,6 +259,144 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     Ok(report)
 }
 
+/// Each file's outcome (`None`: not analysed yet) and the inbound it was analysed with,
+/// as the waves of analysis go.
+struct Waves<'a> {
+    outcomes: Vec<Option<Scanned>>,
+    given: Vec<Inbound>,
+    modules: project::Modules<'a>,
+    /// Waves that analysed a file again, against [`project::MAX_ROUNDS`].
+    rounds: usize,
+    /// All waves after the first, against [`MAX_WAVES`].
+    waves: usize,
+}
+
+/// Most waves of analysis after the first: a file is analysed in full for the first time in
+/// a wave that does not count as a round (a seed reached it while it waited, or while only its
+/// comments were read), and a chain of [`project::MAX_ROUNDS`] files, each reached through up
+/// to `MAX_REEXPORT_HOPS` (16) re-exporting files, needs no more. The bound keeps a tree
+/// built as one long chain of files to a number of passes over the flows that does not grow
+/// with it.
+const MAX_WAVES: usize = project::MAX_ROUNDS * 17 + 1;
+
+impl<'a> Waves<'a> {
+    fn new(outcomes: Vec<Option<Scanned>>, modules: project::Modules<'a>) -> Waves<'a> {
+        Waves {
+            given: vec![Inbound::default(); outcomes.len()],
+            outcomes,
+            modules,
+            rounds: 0,
+            waves: 0,
+        }
+    }
+
+    /// Outcomes analysed elsewhere, with no inbound, where no wave has put one.
+    fn merge(&mut self, outcomes: Vec<Option<Scanned>>) {
+        for (slot, scanned) in self.outcomes.iter_mut().zip(outcomes) {
+            if slot.is_none() {
+                *slot = scanned;
+            }
+        }
+    }
+
+    /// Whether file `i` is analysed in full: its links are known.
+    fn known(&self, i: usize) -> bool {
+        matches!(self.outcomes.get(i), Some(Some(scanned)) if !scanned.links.partial)
+    }
+
+    /// Analyse, wave after wave, the files whose inbound differs from the one they were
+    /// analysed with (a file not analysed yet: from none), until none does or a bound is
+    /// reached; with `remainder`, then the files not analysed yet, and so on until every file
+    /// is analysed and none has news.
+    fn run(&mut self, candidates: &[Candidate], options: &ScanOptions, remainder: bool) {
+        loop {
+            let links: Vec<project::ModuleLinks<'_>> = candidates
+                .iter()
+                .zip(&self.outcomes)
+                .map(|(candidate, scanned)| match scanned {
+                    Some(Scanned { links, .. }) if !links.partial => project::ModuleLinks {
+                        // A handler in a test registers nothing a client reaches: its input
+                        // taints only the test file itself.
+                        outgoing: match candidate.context {
+                            finding::Context::Test => &[],
+                            finding::Context::Production => &links.outgoing,
+                        },
+                        reexports: &links.reexports,
+                        exports: &links.exports,
+                        dash_free_returns: &links.dash_free_returns,
+                    },
+                    // Unknown: a flow that reaches the file gives it an inbound, and the
+                    // file is analysed in full.
+                    _ => project::ModuleLinks::default(),
+                })
+                .collect();
+            let inbound: Vec<Inbound> = project::seeds(&self.modules, &links)
+                .into_iter()
+                .zip(project::dash_free_imports(&self.modules, &links))
+                .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
+                .collect();
+            let changed: Vec<usize> = (inbound.iter().zip(&self.given).enumerate())
+                .filter(|(_, (now, before))| now != before)
+                .map(|(i, _)| i)
+                .collect();
+            let again = changed.iter().any(|i| self.known(*i));
+            let todo = if !changed.is_empty()
+                && self.waves < MAX_WAVES
+                && (!again || self.rounds < project::MAX_ROUNDS)
+            {
+                self.rounds += usize::from(again);
+                changed
+            } else if remainder {
+                let waiting: Vec<usize> = (self.outcomes.iter().enumerate())
+                    .filter(|(_, scanned)| scanned.is_none())
+                    .map(|(i, _)| i)
+                    .collect();
+                if waiting.is_empty() {
+                    return;
+                }
+                waiting
+            } else {
+                return;
+            };
+            self.waves += 1;
+            let analysed: Vec<(usize, Option<Scanned>)> = todo
+                .par_iter()
+                .with_max_len(1)
+                .filter_map(|i| {
+                    let candidate = candidates.get(*i)?;
+                    let inbound = inbound.get(*i)?;
+                    Some((*i, scan_file(candidate, options, inbound, Wait::Never)))
+                })
+                .collect();
+            for (i, scanned) in analysed {
+                if let Some(slot) = self.outcomes.get_mut(i) {
+                    *slot = scanned;
+                }
+            }
+            self.given = inbound;
+        }
+    }
+}
+
+/// Analyse, in parallel with no inbound, the candidates `pick` gives a [`Wait`] (the others,
+/// and those that wait, are `None`).
+fn analyse_all(
+    candidates: &[Candidate],
+    options: &ScanOptions,
+    pick: impl Fn(&Candidate) -> Option<Wait> + Sync,
+) -> Vec<Option<Scanned>> {
+    candidates
+        .par_iter()
+        // One file per task: rayon's default split left runs of hundreds of files to one
+        // thread, and on the real trees the other thread idled for a third of the scan.
+        .with_max_len(1)
+        .map(|candidate| {
+            let wait = pick(candidate)?;
+            scan_file(candidate, options, &Inbound::default(), wait)
+        })
+        .collect()
+}
+
 /// Open a candidate for reading: never through a symbolic link met inside the tree (one may
 /// have replaced the file since the walk), never blocking on a FIFO, and only if it is a
 /// regular file. `Ok(Err(reason))` is a skip.
@@ -335,17 +423,27 @@ fn open_candidate(
     Ok(Ok((std::fs::File::from(fd), stat)))
 }
 
-/// Scan one file, with what other files told it.
-fn scan_file(candidate: &Candidate, options: &ScanOptions, seeds: &Inbound) -> Scanned {
+/// Whether a file is left for later when it cannot register a tool handler.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    UnlessSource,
+    Never,
+}
+
+/// Scan one file, with what other files told it; `None` when it waits.
+fn scan_file(
+    candidate: &Candidate,
+    options: &ScanOptions,
+    seeds: &Inbound,
+    wait: Wait,
+) -> Option<Scanned> {
     let mut links = Links::default();
-    let (outcome, identity) = scan_file_links(candidate, options, seeds, &mut links);
-    Scanned {
-        outgoing: links.outgoing,
-        reexports: links.reexports,
-        exports: links.exports,
-        dash_free_returns: links.dash_free_returns,
-        ..Scanned::alone(outcome, identity)
-    }
+    let (outcome, identity) = scan_file_links(candidate, options, seeds, wait, &mut links)?;
+    Some(Scanned {
+        outcome,
+        identity,
+        links,
+    })
 }
 
 /// [`scan_file`], with the file's outgoing flows and re-exports written to `links`.
@@ -353,8 +451,9 @@ fn scan_file_links(
     candidate: &Candidate,
     options: &ScanOptions,
     seeds: &Inbound,
+    wait: Wait,
     links: &mut Links,
-) -> (FileOutcome, Option<FileIdentity>) {
+) -> Option<(FileOutcome, Option<FileIdentity>)> {
     let failed = |message: String| {
         FileOutcome::Failed(FileError {
             file: candidate.display.clone(),
@@ -369,8 +468,8 @@ fn scan_file_links(
     };
     let (file, stat) = match open_candidate(candidate) {
         Ok(Ok(opened)) => opened,
-        Ok(Err(reason)) => return (skipped(reason), None),
-        Err(error) => return (failed(error.to_string()), None),
+        Ok(Err(reason)) => return Some((skipped(reason), None)),
+        Err(error) => return Some((failed(error.to_string()), None)),
     };
     let identity = Some(FileIdentity {
         device: stat.st_dev,
@@ -381,56 +480,61 @@ fn scan_file_links(
     // Oversized files are listed, never silently dropped (the peer skipped them with exit 0 and
     // no trace, so a payload padded past the cap went unseen).
     if size > cap {
-        return (skipped(size_reason(size, options.max_file_size)), identity);
+        return Some((skipped(size_reason(size, options.max_file_size)), identity));
     }
     // At most cap + 1 bytes, even if the file grows after the fstat.
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     if let Err(error) = file.take(cap.saturating_add(1)).read_to_end(&mut bytes) {
-        return (failed(error.to_string()), identity);
+        return Some((failed(error.to_string()), identity));
     }
     if bytes.len() as u64 > cap {
-        return (
+        return Some((
             skipped(size_reason(bytes.len() as u64, options.max_file_size)),
             identity,
-        );
+        ));
     }
     let Ok(text) = String::from_utf8(bytes) else {
-        return (failed("not valid UTF-8".to_string()), identity);
+        return Some((failed("not valid UTF-8".to_string()), identity));
     };
+    if wait == Wait::UnlessSource && !may_register_handler(candidate.language, &text) {
+        return None;
+    }
     let token_limit = token_limit(candidate.language);
     if let Some(tokens) = source::tokens_over(&text, token_limit) {
-        return (
+        return Some((
             skipped(format!(
                 "more tokens than the scanner parses ({tokens} > {token_limit}); its syntax tree would not fit the memory bound"
             )),
             identity,
-        );
+        ));
     }
     let source = SourceText::new(&text);
-    let analysed = analyze(candidate.language, &candidate.path, &source, seeds);
+    let sends = candidate.context == finding::Context::Production;
+    let analysed = analyze(candidate.language, &candidate.path, &source, seeds, sends);
     let mut analysis = match analysed {
         Ok(analysis) => analysis,
         // A type declaration file holds no runtime code, so nothing in it can reach a shell.
         // Some published ones are not valid TypeScript (`export = function f(): T;`); they are
         // listed as skipped with the parser's message instead of failing the whole scan.
         Err(message) if is_type_declaration(&candidate.path) => {
-            return (
+            return Some((
                 skipped(format!(
                     "type declaration file that does not parse ({message}); it holds no runtime code"
                 )),
                 identity,
-            );
+            ));
         }
-        Err(message) => return (failed(format!("parse error: {message}")), identity),
+        Err(message) => return Some((failed(format!("parse error: {message}")), identity)),
     };
     if analysis.pragmas.ignore_file && !options.strict {
-        return (skipped("ignore-file pragma".to_string()), identity);
+        return Some((skipped("ignore-file pragma".to_string()), identity));
     }
     *links = Links {
         outgoing: std::mem::take(&mut analysis.outgoing),
         reexports: std::mem::take(&mut analysis.reexports),
         exports: std::mem::take(&mut analysis.exports),
         dash_free_returns: std::mem::take(&mut analysis.dash_free_returns),
+        partial: analysis.partial,
     };
     let (findings, complete) = findings_of(
         analysis,
@@ -441,7 +545,7 @@ fn scan_file_links(
         options.exclude_tests,
     );
     if !complete {
-        return (
+        return Some((
             FileOutcome::Truncated {
                 findings,
                 lines: source.line_count(),
@@ -453,15 +557,25 @@ fn scan_file_links(
                 },
             },
             identity,
-        );
+        ));
     }
-    (
+    Some((
         FileOutcome::Scanned {
             findings,
             lines: source.line_count(),
         },
         identity,
-    )
+    ))
+}
+
+/// Whether `text` may register a tool handler (a file that does not cannot be a source of
+/// tool input before other files seed it): a heuristic for the order of analysis only.
+fn may_register_handler(language: Language, text: &str) -> bool {
+    match language {
+        Language::Python => python::may_register_handlers(text),
+        Language::JavaScript => javascript::may_register_handlers(text),
+        Language::Rust => true,
+    }
 }
 
 /// Why a file over the cap is skipped; past the hard limit, say that raising the cap won't do.
@@ -479,16 +593,24 @@ fn size_reason(size: u64, max_file_size: u64) -> String {
 }
 
 /// The language's analyser over one text; `inbound.seeds` are the exported functions whose
-/// parameters receive tool input from other files of the project.
+/// parameters receive tool input from other files of the project; `sends`: the flows the
+/// file sends to other files are read (not for tests).
 fn analyze(
     language: Language,
     path: &Path,
     source: &SourceText<'_>,
     inbound: &Inbound,
+    sends: bool,
 ) -> Result<Analysis, SourceError> {
     match language {
         Language::JavaScript => javascript::analyze(path, source, &inbound.seeds),
-        Language::Python => python::analyze_with(source, &inbound.seeds, &inbound.dash_free),
+        Language::Python => {
+            let wanted = python::Wanted {
+                quiet_links: false,
+                sends,
+            };
+            python::analyze_with(source, &inbound.seeds, &inbound.dash_free, wanted)
+        }
         Language::Rust => rust_lang::analyze(source),
     }
 }
@@ -592,7 +714,7 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             .stack_size(nesting::ANALYSIS_STACK_BYTES)
             .spawn_scoped(scope, || {
                 let source = SourceText::new(text);
-                let analysis = analyze(language, path, &source, &Inbound::default())?;
+                let analysis = analyze(language, path, &source, &Inbound::default(), true)?;
                 if analysis.pragmas.ignore_file {
                     return Ok(Vec::new());
                 }

@@ -29,6 +29,7 @@ const MAX_REEXPORT_HOPS: usize = 16;
 
 /// What one file says about its module boundary.
 /// Its path and language are in [`Modules`], at the same index.
+#[derive(Default)]
 pub(crate) struct ModuleLinks<'a> {
     /// Tool input leaving the file.
     pub(crate) outgoing: &'a [Flow],

@@ -85,19 +85,75 @@ enum Value {
     Function(Function),
 }
 
-fn module_named(dotted: &str) -> Option<Module> {
-    Some(match dotted {
-        "os" | "posix" | "nt" => Module::Os,
-        "subprocess" => Module::Subprocess,
-        "asyncio" | "asyncio.subprocess" => Module::Asyncio,
-        "pty" => Module::Pty,
-        "builtins" => Module::Builtins,
-        "importlib" => Module::Importlib,
-        "git" => Module::Git,
-        "functools" => Module::Functools,
-        _ => return None,
-    })
+/// The modules whose members the analysis knows, by the dotted name an import writes.
+const MODULES: [(&str, Module); 11] = [
+    ("os", Module::Os),
+    ("posix", Module::Os),
+    ("nt", Module::Os),
+    ("subprocess", Module::Subprocess),
+    ("asyncio", Module::Asyncio),
+    ("asyncio.subprocess", Module::Asyncio),
+    ("pty", Module::Pty),
+    ("builtins", Module::Builtins),
+    ("importlib", Module::Importlib),
+    ("git", Module::Git),
+    ("functools", Module::Functools),
+];
+
+/// The builtin functions the analysis knows (each file starts with these bound).
+const BUILTINS: [(&str, Function); 5] = [
+    ("eval", Function::Eval),
+    ("exec", Function::Eval),
+    ("compile", Function::Compile),
+    ("getattr", Function::Getattr),
+    ("__import__", Function::ImportModule),
+];
+
+/// The names by which tool handlers are registered: decorators and calls on a server
+/// (`@mcp.tool()`, `@server.call_tool()`), resource templates and prompts included, and
+/// `mcp.add_tool(f)`.
+const TOOL_DECORATORS: [&str; 6] = [
+    "tool",
+    "call_tool",
+    "resource",
+    "read_resource",
+    "prompt",
+    "get_prompt",
+];
+const ADD_TOOL: &str = "add_tool";
+
+/// Whether `text` may register a tool handler: a decorator or method of
+/// [`TOOL_DECORATORS`] or [`ADD_TOOL`] (`@mcp.tool`, `server.call_tool(`, `mcp.add_tool(`),
+/// by the text. For the order of analysis only.
+pub(crate) fn may_register_handlers(text: &str) -> bool {
+    crate::source::names_member(text, &TOOL_DECORATORS)
+        || crate::source::names_member(text, &[ADD_TOOL])
 }
+
+fn module_named(dotted: &str) -> Option<Module> {
+    MODULES
+        .iter()
+        .find(|(name, _)| *name == dotted)
+        .map(|(_, module)| *module)
+}
+
+/// What makes a file loud (`python_ruff::Quiet`), from the tables above and [`member`]: a
+/// module is bit `1 << (module as u32)`.
+const QUIET_RULES: crate::python_ruff::QuietRules = crate::python_ruff::QuietRules {
+    binds_modules: |module| {
+        let root = |dotted: &str| dotted.split('.').next().unwrap_or_default().to_string();
+        (MODULES.iter())
+            .filter(|(name, _)| root(name) == root(module))
+            .fold(0, |bits, (_, module)| bits | 1 << (*module as u32))
+    },
+    member_of: |name| {
+        (MODULES.iter())
+            .filter(|(_, module)| member(*module, name).is_some())
+            .fold(0, |bits, (_, module)| bits | 1 << (*module as u32))
+    },
+    builtin_function: |name| BUILTINS.iter().any(|(builtin, _)| *builtin == name),
+    registration: Some(|name| TOOL_DECORATORS.contains(&name) || name == ADD_TOOL),
+};
 
 fn member(module: Module, name: &str) -> Option<Value> {
     let function = match (module, name) {
@@ -2022,10 +2078,7 @@ fn is_tool_expression(mut expression: PyNode<'_>, source: &str) -> bool {
         _ => None,
     };
     // Resource templates and prompts take their arguments from the client too.
-    matches!(
-        name,
-        Some("tool" | "call_tool" | "resource" | "read_resource" | "prompt" | "get_prompt")
-    )
+    name.is_some_and(|name| TOOL_DECORATORS.contains(&name))
 }
 
 /// The function a call registers as a tool handler: `mcp.tool()(f)`, `mcp.add_tool(f)`.
@@ -2035,7 +2088,7 @@ fn registered_handler<'t>(call: PyNode<'t>, source: &str) -> Option<PyNode<'t>> 
         || (callee.kind_name() == "attribute"
             && callee
                 .field("attribute")
-                .is_some_and(|a| text_of(a, source) == "add_tool"));
+                .is_some_and(|a| text_of(a, source) == ADD_TOOL));
     if !registers {
         return None;
     }
@@ -2048,7 +2101,21 @@ fn registered_handler<'t>(call: PyNode<'t>, source: &str) -> Option<PyNode<'t>> 
 /// `analyze_with`, knowing nothing of other files' functions.
 #[cfg(test)]
 pub(crate) fn analyze(source: &SourceText<'_>, seeds: &[Flow]) -> Result<Analysis, SourceError> {
-    analyze_with(source, seeds, &[])
+    let wanted = Wanted {
+        quiet_links: true,
+        sends: true,
+    };
+    analyze_with(source, seeds, &[], wanted)
+}
+
+/// What the caller reads of a file beyond its hits ([`analyze_with`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Wanted {
+    /// Its links to other files even when it is quiet (`python_ruff::Quiet`); if not, a
+    /// quiet file is not analysed ([`Analysis::partial`]).
+    pub(crate) quiet_links: bool,
+    /// The flows it sends (not for tests): then a handler registration makes it loud.
+    pub(crate) sends: bool,
 }
 
 /// Analyse one Python file, with the exported functions other files send tool input to
@@ -2058,6 +2125,7 @@ pub(crate) fn analyze_with(
     source: &SourceText<'_>,
     seeds: &[Flow],
     dash_free: &[(String, String)],
+    wanted: Wanted,
 ) -> Result<Analysis, SourceError> {
     let text = source.text();
     // ruff's parser, ten times faster than tree-sitter's, whose tree `python_ruff` reproduces
@@ -2065,7 +2133,30 @@ pub(crate) fn analyze_with(
     // tree-sitter-python would take that one, but its parse is superlinear in the
     // indentation depth (a 7.5 MB file of 1 000 nested blocks ran past 200 s), and CPython 3
     // runs no such file.
-    let tree = crate::python_ruff::tree_from_ruff(text, source.line_starts().to_vec())?;
+    let lines = source.line_starts().to_vec();
+    // A quiet file told nothing by other files has no hit and sends nothing: it is not
+    // analysed, and its links are left for later (`Analysis::partial`).
+    let tree = if !wanted.quiet_links && seeds.is_empty() && dash_free.is_empty() {
+        let rules = crate::python_ruff::QuietRules {
+            registration: QUIET_RULES.registration.filter(|_| wanted.sends),
+            ..QUIET_RULES
+        };
+        match crate::python_ruff::parse_quiet(text, lines, &rules)? {
+            crate::python_ruff::Parse::Tree(tree) => tree,
+            crate::python_ruff::Parse::Quiet(comments) => {
+                let mut analysis = Analysis {
+                    partial: true,
+                    ..Analysis::default()
+                };
+                for (line, comment) in comments {
+                    (analysis.pragmas).record_comment(comment.trim_start_matches('#'), line);
+                }
+                return Ok(analysis);
+            }
+        }
+    } else {
+        crate::python_ruff::tree_from_ruff(text, lines)?
+    };
     let root = tree.root();
     let mut analysis = Analysis::default();
 
@@ -2166,16 +2257,10 @@ pub(crate) fn analyze_with(
     // An ignore-file pragma is applied by the caller, after the analysis: `--strict` scans
     // the file anyway.
 
-    let mut bindings: HashMap<String, Value> = HashMap::from([
-        ("eval".to_string(), Value::Function(Function::Eval)),
-        ("exec".to_string(), Value::Function(Function::Eval)),
-        ("compile".to_string(), Value::Function(Function::Compile)),
-        ("getattr".to_string(), Value::Function(Function::Getattr)),
-        (
-            "__import__".to_string(),
-            Value::Function(Function::ImportModule),
-        ),
-    ]);
+    let mut bindings: HashMap<String, Value> = BUILTINS
+        .iter()
+        .map(|(name, function)| (name.to_string(), Value::Function(*function)))
+        .collect();
     // Every name an import binds, with its statement.
     let mut import_names = Vec::new();
     // `from m import *` of a module that may define anything.
@@ -4686,6 +4771,175 @@ mod tests {
     }
 
     const HEADER: &str = "from mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n";
+
+    /// The analysis of `text` as the scan runs it: `None` when the file is quiet (not
+    /// analysed, its links unknown), else its analysis.
+    fn scanned(text: &str, sends: bool) -> Option<Analysis> {
+        let wanted = Wanted {
+            quiet_links: false,
+            sends,
+        };
+        let analysis = analyze_with(&SourceText::new(text), &[], &[], wanted).expect("parses");
+        (!analysis.partial).then_some(analysis)
+    }
+
+    /// What makes a file quiet, form by form: each text is quiet or loud as said, for a
+    /// production file (its flows read) and for a test.
+    #[test]
+    fn quiet_and_loud_files() {
+        // (text, quiet in production, quiet in a test)
+        let forms: &[(&str, bool, bool)] = &[
+            ("import json\nprint(json.dumps({}))\n", true, true),
+            // Known modules used for what they hold but cannot run.
+            (
+                "import os\np = os.path.join(os.environ['HOME'], 'x')\n",
+                true,
+                true,
+            ),
+            ("import asyncio\nasyncio.run(main())\n", true, true),
+            ("import re\nr = re.compile('x')\n", true, true),
+            ("from functools import lru_cache\n", true, true),
+            // A known member of an imported known module, however reached.
+            ("import subprocess\nsubprocess.run(x)\n", false, false),
+            ("import os\nos.system(x)\n", false, false),
+            ("from os import system\n", false, false),
+            (
+                "import asyncio\nasyncio.create_subprocess_shell(x)\n",
+                false,
+                false,
+            ),
+            ("from asyncio import subprocess\n", false, false),
+            ("import functools\nfunctools.partial(f)\n", false, false),
+            (
+                "import importlib\nimportlib.import_module(x)\n",
+                false,
+                false,
+            ),
+            ("import git\ng = git.Repo('.')\n", false, false),
+            ("import os as o\ndef f():\n    o.popen(x)\n", false, false),
+            ("def f():\n    import os\nx.system(1)\n", false, false),
+            ("import os.path\nos.execvp(x, [x])\n", false, false),
+            // A builtin the analysis knows, read anywhere.
+            ("eval(x)\n", false, false),
+            ("f = getattr\n", false, false),
+            ("m = __import__(name)\n", false, false),
+            ("def f(compile):\n    return compile\n", false, false),
+            // ... but not a method of something else, nor a word in a string or a comment.
+            ("r = re.compile('x')\ncursor.execute(q)\n", true, true),
+            (
+                "'''eval, os.system and subprocess'''\n# exec(x)\n",
+                true,
+                true,
+            ),
+            // A handler registration makes a production file loud, not a test.
+            ("@mcp.tool()\ndef f(x):\n    g(x)\n", false, true),
+            ("mcp.add_tool(f)\n", false, true),
+            (
+                "@server.call_tool()\nasync def f(name, arguments):\n    pass\n",
+                false,
+                true,
+            ),
+            ("'''the tool runs'''\n", true, true),
+            // A list or tuple argument whose first element may be a shell or a runner.
+            ("stream(api, command=['sh', '-c', x])\n", false, false),
+            ("f(('/usr/bin/env', 'bash', '-c', x))\n", false, false),
+            ("f(['ba' 'sh', '-c', x])\n", false, false),
+            ("f([SHELL, '-c', x])\n", false, false),
+            ("f(['ba' + 'sh', '-c', x])\n", false, false),
+            ("f([a if b else c, '-c', x])\n", false, false),
+            ("f([f'{s}', '-c', x])\n", false, false),
+            ("f([b'sh', '-c', x])\n", false, false),
+            ("f(['echo', '-c', x])\n", true, true),
+            ("f([1, 2, 3], ('a', 'b'))\n", true, true),
+            ("f([shlex.quote(x), '-c', x])\n", true, true),
+            ("x = ['sh', '-c', y]\n", true, true),
+        ];
+        for (text, production, test) in forms {
+            assert_eq!(
+                scanned(text, true).is_none(),
+                *production,
+                "production: {text:?}"
+            );
+            assert_eq!(scanned(text, false).is_none(), *test, "test: {text:?}");
+        }
+        // Too deep for the quiet path's bound (`x = 1 + 1 + ...`: ruff's AST is as deep as
+        // the tree): converted, and refused there as too deep.
+        let deep = format!("x = 1{}\n", " + 1".repeat(crate::nesting::MAX_TREE_DEPTH));
+        let wanted = Wanted {
+            quiet_links: false,
+            sends: true,
+        };
+        let analysed = analyze_with(&SourceText::new(&deep), &[], &[], wanted);
+        assert!(matches!(analysed, Err(SourceError::TooDeep { .. })));
+    }
+
+    /// On every Python file of the test data (the case set, with its evasions, and the
+    /// projects): a file the scan leaves quiet has, analysed in full, no hit and (in
+    /// production) no flow leaving it, and the same pragmas.
+    #[test]
+    fn quiet_files_have_no_hits_and_send_nothing() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let (quiet, loud) = check_quiet(&crate::python_ruff::tests::python_files(&root));
+        assert!(quiet > 50 && loud > 200, "quiet {quiet}, loud {loud}");
+    }
+
+    /// `QUIET_DIRS=dir:dir cargo test -p scan --lib quiet_files_in_dirs -- --ignored
+    /// --nocapture`: the same check over the Python files of other trees.
+    #[test]
+    #[ignore = "reads the directories in QUIET_DIRS"]
+    fn quiet_files_in_dirs() {
+        let dirs = std::env::var("QUIET_DIRS").unwrap_or_default();
+        let files: Vec<std::path::PathBuf> = (dirs.split(':'))
+            .filter(|dir| !dir.is_empty())
+            .flat_map(|dir| crate::python_ruff::tests::python_files(std::path::Path::new(dir)))
+            .collect();
+        assert!(
+            !files.is_empty(),
+            "no Python file under QUIET_DIRS={dirs:?}"
+        );
+        check_quiet(&files);
+    }
+
+    /// Each file that is quiet (as production and as a test) checked against its full
+    /// analysis; how many were quiet and loud.
+    fn check_quiet(files: &[std::path::PathBuf]) -> (usize, usize) {
+        let (mut quiet, mut loud) = (0, 0);
+        for path in files {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let source = SourceText::new(&text);
+            for sends in [true, false] {
+                let wanted = Wanted {
+                    quiet_links: false,
+                    sends,
+                };
+                let Ok(scan) = analyze_with(&source, &[], &[], wanted) else {
+                    continue;
+                };
+                if !scan.partial {
+                    loud += 1;
+                    continue;
+                }
+                quiet += 1;
+                let full = analysed(&text, &[]);
+                let at = path.display();
+                assert!(full.hits.is_empty(), "{at}: {:?}", full.hits);
+                assert!(
+                    !sends || full.outgoing.is_empty(),
+                    "{at}: {:?}",
+                    full.outgoing
+                );
+                assert_eq!(scan.pragmas.ignore_file, full.pragmas.ignore_file, "{at}");
+                assert_eq!(
+                    scan.pragmas.ignored_lines, full.pragmas.ignored_lines,
+                    "{at}"
+                );
+            }
+        }
+        println!("quiet {quiet}, loud {loud} (files x {{production, test}})");
+        (quiet, loud)
+    }
 
     #[test]
     fn tainted_calls_into_imported_names_leave_the_file() {

@@ -36,6 +36,9 @@
 
 use ruff_python_ast::token::{Token, TokenKind};
 use ruff_python_ast::visitor::transformer::{self, Transformer};
+use ruff_python_ast::visitor::{
+    Visitor, walk_expr, walk_interpolated_string_element, walk_pattern, walk_stmt,
+};
 use ruff_python_ast::{self as ast, Expr, Pattern, PySourceType, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
@@ -69,6 +72,79 @@ const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 /// [`crate::nesting::MAX_TREE_DEPTH`] is [`SourceError::TooDeep`]. `lines` holds the offset of
 /// each line's first byte ([`crate::source::line_starts`]), which the tree keeps.
 pub(crate) fn tree_from_ruff(text: &str, lines: Vec<usize>) -> Result<PyTree, SourceError> {
+    convert(text, lines, parse_ruff(text)?)
+}
+
+/// What a parse gives the analysis: the converted tree, or for a quiet file only its
+/// comments.
+pub(crate) enum Parse<'t> {
+    Tree(PyTree),
+    /// The file is quiet (see [`Quiet`]) and its AST at most [`QUIET_DEPTH`] deep: its
+    /// comments, each with its 1-based line.
+    Quiet(Vec<(usize, &'t str)>),
+}
+
+/// What makes a file loud, as the analysis defines it (`python::analyze_with`). Modules
+/// the analysis knows are bits of a `u32`.
+pub(crate) struct QuietRules {
+    /// The known modules an import of this module (as written, without leading dots) could
+    /// bind.
+    pub(crate) binds_modules: fn(&str) -> u32,
+    /// The known modules of which this name, read as an attribute or imported from the
+    /// module, is a member the analysis knows.
+    pub(crate) member_of: fn(&str) -> u32,
+    /// Is this name bound to a known function in every file (a builtin)?
+    pub(crate) builtin_function: fn(&str) -> bool,
+    /// Does this name, called or read as an attribute, register tool handlers? `None` when
+    /// the file's handlers do not matter (its flows are not read).
+    pub(crate) registration: Option<fn(&str) -> bool>,
+}
+
+/// [`tree_from_ruff`], unless the file is quiet ([`Parse::Quiet`]) and so needs no tree.
+/// The same errors as [`tree_from_ruff`].
+pub(crate) fn parse_quiet<'t>(
+    text: &'t str,
+    lines: Vec<usize>,
+    rules: &QuietRules,
+) -> Result<Parse<'t>, SourceError> {
+    let parsed = parse_ruff(text)?;
+    let mut quiet = Quiet {
+        bytes: text.as_bytes(),
+        rules,
+        depth: 0,
+        deepest: 0,
+        loud: false,
+        imported: 0,
+        members: 0,
+    };
+    quiet.visit_body(&parsed.syntax().body);
+    if quiet.loud
+        || quiet.imported & quiet.members != 0
+        || quiet.deepest + bracket_depth(parsed.tokens()) > QUIET_DEPTH
+    {
+        return convert(text, lines, parsed).map(Parse::Tree);
+    }
+    let comments = (parsed.tokens().iter())
+        .filter(|token| token.kind() == TokenKind::Comment)
+        .filter_map(|token| {
+            let at = token.start().to_usize();
+            let comment = text.get(at..token.end().to_usize())?;
+            Some((lines.partition_point(|start| *start <= at), comment))
+        })
+        .collect();
+    // ruff's AST is never deeper than the converted tree, so the plain drop's bound holds
+    // for its own depth.
+    if quiet.deepest <= PLAIN_DROP_DEPTH {
+        drop(parsed);
+    } else {
+        dismantle(parsed.into_syntax());
+    }
+    Ok(Parse::Quiet(comments))
+}
+
+/// ruff's parse of `text`, after the nesting bound of a large file; a syntax error is
+/// [`SourceError::Syntax`] (the first error's line).
+fn parse_ruff(text: &str) -> Result<ruff_python_parser::Parsed<ast::ModModule>, SourceError> {
     if text.len() >= PRECHECK_BYTES {
         nesting_lower_bound(text, MAX_TREE_DEPTH).map_err(|line| SourceError::TooDeep {
             line,
@@ -76,12 +152,23 @@ pub(crate) fn tree_from_ruff(text: &str, lines: Vec<usize>) -> Result<PyTree, So
         })?;
     }
     let parsed = ruff_python_parser::parse_unchecked_source(text, PySourceType::Python);
-    let result = match parsed.errors().first() {
-        Some(error) => Err(SourceError::Syntax {
-            line: line_of(text, error.location.start().to_usize()),
-        }),
-        None => Converter::new(text, lines, parsed.tokens()).module(parsed.syntax()),
-    };
+    match parsed.errors().first() {
+        Some(error) => {
+            let line = line_of(text, error.location.start().to_usize());
+            dismantle(parsed.into_syntax());
+            Err(SourceError::Syntax { line })
+        }
+        None => Ok(parsed),
+    }
+}
+
+/// The tree tree-sitter-python would build from ruff's parse; ruff's AST is dropped.
+fn convert(
+    text: &str,
+    lines: Vec<usize>,
+    parsed: ruff_python_parser::Parsed<ast::ModModule>,
+) -> Result<PyTree, SourceError> {
+    let result = Converter::new(text, lines, parsed.tokens()).module(parsed.syntax());
     // Taking the AST apart node by node was 5 % of a scan: a tree known to be shallow is
     // dropped as it is. Each of ruff's nodes has a node of its own in the converted tree
     // (tree-sitter's trees are never shallower), so the converted depth bounds the drop's
@@ -91,6 +178,171 @@ pub(crate) fn tree_from_ruff(text: &str, lines: Vec<usize>) -> Result<PyTree, So
         _ => dismantle(parsed.into_syntax()),
     }
     result
+}
+
+/// The deepest ruff AST of a quiet file ([`parse_quiet`]), its brackets' nesting added:
+/// the converted tree is at most [`CONVERTED_LEVELS`] times as deep as that sum (plus one),
+/// so it stays within [`crate::nesting::MAX_TREE_DEPTH`]: the quiet path refuses no file the
+/// full one would take, and takes none it would refuse.
+const QUIET_DEPTH: usize = (MAX_TREE_DEPTH - 1) / CONVERTED_LEVELS;
+
+/// Most levels of tree-sitter's tree per level of ruff's AST or of bracket nesting
+/// (`f(a=f(a=..))`: `call`, `argument_list`, `keyword_argument` for one `Call`; a
+/// `parenthesized_expression` for each `(`, which ruff drops). The test
+/// `ruff_and_converted_depths_bound_each_other` holds the conversion to it.
+const CONVERTED_LEVELS: usize = 8;
+
+/// The deepest nesting of brackets (`(`, `[`, `{`, f-string braces included) among `tokens`.
+fn bracket_depth(tokens: &ruff_python_ast::token::Tokens) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for token in tokens.iter() {
+        match token.kind() {
+            TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A walk of ruff's AST for [`parse_quiet`]: its depth (as [`dismantle`] counts it:
+/// statements, expressions, patterns, f-string elements), and whether the file is loud. A
+/// file is loud when
+/// - it imports a module the analysis knows (`os`, `subprocess`, ...) and names one of that
+///   module's known members as an attribute or an imported name (`system`, `run`, ...), or
+///   it reads a name bound to a known builtin (`eval`, `getattr`, `__import__`, ...):
+///   without either, no name of the file is ever bound to a known function (a module's
+///   functions are reached only through such member names, or `getattr`), so no call is a
+///   sink;
+/// - its handlers matter and it reads a name or attribute that registers them (`tool`,
+///   `add_tool`, ...): without one, tool input enters the file nowhere, so it sends none;
+/// - some call has a list or tuple argument (positional or keyword) whose first element
+///   could be a shell or a program runner once constants are folded: the one rule left,
+///   a shell command list handed to any call (`stream(.., command=["sh", "-c", x])`,
+///   `Analyzer::check_other_call`).
+///
+/// A quiet file has no hit and sends no flow whatever its tree.
+struct Quiet<'t, 'r> {
+    bytes: &'t [u8],
+    rules: &'r QuietRules,
+    depth: usize,
+    deepest: usize,
+    loud: bool,
+    /// The known modules the file's imports could bind.
+    imported: u32,
+    /// The known modules of which the file names a member.
+    members: u32,
+}
+
+impl Quiet<'_, '_> {
+    /// `walk` one node down, which stands for `levels` levels of the converted tree where
+    /// ruff keeps a flat list that tree-sitter nests (`a and b and c`, `a = b = c`).
+    fn nested(&mut self, levels: usize, walk: impl FnOnce(&mut Self)) {
+        let levels = levels.max(1);
+        self.depth += levels;
+        self.deepest = self.deepest.max(self.depth);
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || walk(self));
+        self.depth -= levels;
+    }
+
+    /// Could `element`, first in an argument list, be a shell or a program runner to
+    /// `Analyzer::const_strs`? A name (a constant), a conditional or a `+` (folded), an
+    /// f-string, or a string literal whose text between the quotes names one; not a call,
+    /// an attribute, a number, ...
+    fn may_name_program(&self, element: &Expr) -> bool {
+        let names = |content: &[u8]| {
+            let content = String::from_utf8_lossy(content);
+            crate::rule::is_shell_program(&content) || crate::rule::is_program_runner(&content)
+        };
+        let mut content = Vec::new();
+        let mut add = |range: TextRange| {
+            let (from, to) = quoted(self.bytes, range).content;
+            content.extend_from_slice(self.bytes.get(from..to).unwrap_or_default());
+        };
+        match element {
+            Expr::Name(_) | Expr::If(_) | Expr::FString(_) | Expr::TString(_) => true,
+            Expr::BinOp(operation) => operation.op == ast::Operator::Add,
+            Expr::StringLiteral(literal) => {
+                literal.value.iter().for_each(|part| add(part.range));
+                names(&content)
+            }
+            Expr::BytesLiteral(literal) => {
+                literal.value.iter().for_each(|part| add(part.range));
+                names(&content)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for Quiet<'_, '_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    self.imported |= (self.rules.binds_modules)(alias.name.as_str());
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                if let Some(module) = &import.module {
+                    self.imported |= (self.rules.binds_modules)(module.as_str());
+                }
+                for alias in &import.names {
+                    self.members |= (self.rules.member_of)(alias.name.as_str());
+                }
+            }
+            _ => {}
+        }
+        let levels = match stmt {
+            Stmt::Assign(assign) => assign.targets.len(),
+            _ => 1,
+        };
+        self.nested(levels, |me| walk_stmt(me, stmt));
+    }
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        let registration = |name: &str| self.rules.registration.is_some_and(|r| r(name));
+        match expr {
+            Expr::Name(name) => {
+                self.loud |= (self.rules.builtin_function)(name.id.as_str())
+                    || registration(name.id.as_str());
+            }
+            Expr::Attribute(attribute) => {
+                self.loud |= registration(attribute.attr.as_str());
+                self.members |= (self.rules.member_of)(attribute.attr.as_str());
+            }
+            _ => {}
+        }
+        if let Expr::Call(call) = expr {
+            let arguments = &call.arguments;
+            let values = (arguments.args.iter()).chain(arguments.keywords.iter().map(|k| &k.value));
+            for value in values {
+                let first = match value {
+                    Expr::List(list) => list.elts.first(),
+                    Expr::Tuple(tuple) => tuple.elts.first(),
+                    _ => None,
+                };
+                if first.is_some_and(|first| self.may_name_program(first)) {
+                    self.loud = true;
+                }
+            }
+        }
+        let levels = match expr {
+            Expr::BoolOp(operation) => operation.values.len().saturating_sub(1),
+            _ => 1,
+        };
+        self.nested(levels, |me| walk_expr(me, expr));
+    }
+    fn visit_pattern(&mut self, pattern: &'a Pattern) {
+        self.nested(1, |me| walk_pattern(me, pattern));
+    }
+    fn visit_interpolated_string_element(&mut self, element: &'a ast::InterpolatedStringElement) {
+        self.nested(1, |me| walk_interpolated_string_element(me, element));
+    }
 }
 
 /// The deepest converted tree whose ruff AST is dropped by plain recursion: a few hundred
@@ -143,6 +395,36 @@ fn nesting_lower_bound(text: &str, limit: usize) -> Result<(), usize> {
 }
 
 /// The 1-based line of byte `offset`.
+/// A string literal's text (one part of an implicit concatenation): the length of its
+/// prefix (`rb`, `f`), its quote, and the byte range between its quotes.
+struct Quoted {
+    prefix: usize,
+    quote: u8,
+    content: (usize, usize),
+}
+
+fn quoted(bytes: &[u8], range: TextRange) -> Quoted {
+    let (from, to) = (range.start().to_usize(), range.end().to_usize());
+    let literal = bytes.get(from..to).unwrap_or_default();
+    let prefix = literal
+        .iter()
+        .take_while(|byte| !matches!(byte, b'\'' | b'"'))
+        .count();
+    let quote = literal.get(prefix).copied().unwrap_or(b'"');
+    let triple = literal.get(prefix..prefix + 3) == Some(&[quote, quote, quote][..])
+        && to - from >= prefix + 6;
+    let quote_len = if triple { 3 } else { 1 };
+    let content_start = from + prefix + quote_len;
+    Quoted {
+        prefix,
+        quote,
+        content: (
+            content_start,
+            to.saturating_sub(quote_len).max(content_start),
+        ),
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()
         .iter()
@@ -2811,21 +3093,15 @@ impl<'a> Converter<'a> {
     fn string(&mut self, part: &Part<'_>, field: Field) -> Step {
         let range = part.range();
         let (from, to) = (range.start().to_usize(), range.end().to_usize());
-        let literal = self.bytes.get(from..to).unwrap_or_default();
-        let prefix = literal
-            .iter()
-            .take_while(|byte| !matches!(byte, b'\'' | b'"'))
-            .count();
-        let quote = literal.get(prefix).copied().unwrap_or(b'"');
-        let triple = literal.get(prefix..prefix + 3) == Some(&[quote, quote, quote][..])
-            && to - from >= prefix + 6;
-        let quote_len = if triple { 3 } else { 1 };
-        let flags = literal.get(..prefix).unwrap_or_default();
+        let Quoted {
+            prefix,
+            quote,
+            content: (content_start, content_end),
+        } = quoted(self.bytes, range);
+        let flags = self.bytes.get(from..from + prefix).unwrap_or_default();
         let raw = flags.iter().any(|byte| matches!(byte, b'r' | b'R'));
         let bytes_string = flags.iter().any(|byte| matches!(byte, b'b' | b'B'));
         let format = matches!(part, Part::Interpolated(..));
-        let content_start = from + prefix + quote_len;
-        let content_end = to.saturating_sub(quote_len).max(content_start);
         self.open("string", field, from)?;
         self.leaf("string_start", None, from, content_start)?;
         let mut at = content_start;
@@ -3088,15 +3364,16 @@ fn comparison_operator(op: ast::CmpOp) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::{BTreeMap, BTreeSet, HashMap};
     use std::path::{Path, PathBuf};
     use std::time::{Duration, Instant};
 
-    use super::tree_from_ruff;
+    use super::{CONVERTED_LEVELS, Quiet, QuietRules, tree_from_ruff};
     use crate::error::SourceError;
     use crate::python_tree::{PyNode, PyTree, walk};
     use crate::syntax_tree::{Grammar, Span, parse};
+    use ruff_python_ast::visitor::Visitor;
 
     /// A node as the comparison sees it: kind, field, range, and its parent's kind and
     /// range.
@@ -3199,7 +3476,7 @@ mod tests {
         }
     }
 
-    fn python_files(root: &Path) -> Vec<PathBuf> {
+    pub(crate) fn python_files(root: &Path) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root)
             .into_iter()
             .filter_map(Result::ok)
@@ -3357,6 +3634,30 @@ mod tests {
             format!("x = {}1{}\n", repeat("f(*"), repeat(")")),
             format!("x = a{}\n", repeat(" + a")),
             format!("x = a{}\n", repeat(" and a")),
+            format!("x = a{}\n", repeat(" or a")),
+            format!("{}1\n", repeat("a = ")),
+            format!("{}1\n", repeat("a.b = ")),
+            format!("x = {}\n", repeat("a, ")),
+            format!("x = f({})\n", repeat("a, ")),
+            format!("x = {{{}}}\n", repeat("a: a, ")),
+            format!("import a{}\n", repeat(".b")),
+            format!("from a import b{}\n", repeat(", b")),
+            format!("global a{}\n", repeat(", a")),
+            format!("del a{}\n", repeat(", a")),
+            format!("match x:\n    case 1{}:\n        pass\n", repeat(" | 1")),
+            format!(
+                "match x:\n    case {{{}}}:\n        pass\n",
+                repeat("'a': 1, ")
+            ),
+            format!("x = [a {}]\n", repeat("for a in b ")),
+            format!("x = [a for a in b {}]\n", repeat("if a ")),
+            format!("with {}:\n    pass\n", repeat("a, ").trim_end_matches(", ")),
+            format!("if a:\n    pass\n{}", repeat("elif a:\n    pass\n")),
+            format!("try:\n    pass\n{}", repeat("except E:\n    pass\n")),
+            format!("match x:\n{}", repeat("    case 1:\n        pass\n")),
+            format!("class C({}):\n    pass\n", repeat("a, ")),
+            format!("x = lambda {}: 1\n", repeat("a, ").trim_end_matches(", ")),
+            format!("x = a{}\n", repeat(" @ a ** a")),
             format!("x = a{}\n", repeat(" < a")),
             format!("x = a{}\n", repeat(" if a else a")),
             format!("x = {}a{}\n", repeat("[a for a in "), repeat("]")),
@@ -3437,52 +3738,42 @@ mod tests {
         assert!(checked > 1000, "{checked} offsets after a `(`");
     }
 
-    /// The deepest chain of ruff's recursive nodes (what dropping the AST recurses through).
-    struct RuffDepth {
-        depth: usize,
-        deepest: usize,
+    /// The depth of ruff's AST as [`Quiet`] counts it (statements, expressions, patterns,
+    /// f-string elements: what dropping the AST recurses through).
+    fn ruff_depth(syntax: &ruff_python_ast::ModModule) -> usize {
+        let rules = QuietRules {
+            binds_modules: |_| 0,
+            member_of: |_| 0,
+            builtin_function: |_| false,
+            registration: None,
+        };
+        let mut quiet = Quiet {
+            bytes: &[],
+            rules: &rules,
+            depth: 0,
+            deepest: 0,
+            loud: false,
+            imported: 0,
+            members: 0,
+        };
+        quiet.visit_body(&syntax.body);
+        quiet.deepest
     }
 
-    impl RuffDepth {
-        fn nested(&mut self, walk: impl FnOnce(&mut Self)) {
-            self.depth += 1;
-            self.deepest = self.deepest.max(self.depth);
-            walk(self);
-            self.depth -= 1;
-        }
-    }
-
-    impl<'a> ruff_python_ast::visitor::Visitor<'a> for RuffDepth {
-        fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
-            self.nested(|me| ruff_python_ast::visitor::walk_stmt(me, stmt));
-        }
-        fn visit_expr(&mut self, expr: &'a ruff_python_ast::Expr) {
-            self.nested(|me| ruff_python_ast::visitor::walk_expr(me, expr));
-        }
-        fn visit_pattern(&mut self, pattern: &'a ruff_python_ast::Pattern) {
-            self.nested(|me| ruff_python_ast::visitor::walk_pattern(me, pattern));
-        }
-        fn visit_interpolated_string_element(
-            &mut self,
-            element: &'a ruff_python_ast::InterpolatedStringElement,
-        ) {
-            self.nested(|me| {
-                ruff_python_ast::visitor::walk_interpolated_string_element(me, element);
-            });
-        }
-    }
-
-    /// `tree_from_ruff` drops ruff's AST by plain recursion when the converted tree is at most
-    /// `PLAIN_DROP_DEPTH` deep; that is safe because ruff's AST is never deeper than the tree
-    /// converted from it, on the test data and on deep forms of every construct that nests.
+    /// ruff's AST and the converted tree bound each other's depth: ruff's is never deeper
+    /// (`tree_from_ruff` drops it by plain recursion when the converted tree is at most
+    /// `PLAIN_DROP_DEPTH` deep, `parse_quiet` when its own depth is), and the converted tree
+    /// is at most `CONVERTED_LEVELS` times as deep, plus one (`parse_quiet` converts no tree
+    /// for a quiet file at most `QUIET_DEPTH` deep: it would fit the depth bound). On the
+    /// test data and on deep forms of every construct that nests.
     #[test]
-    fn ruff_ast_is_never_deeper_than_the_converted_tree() {
+    fn ruff_and_converted_depths_bound_each_other() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
         let data = python_files(&root)
             .into_iter()
             .filter_map(|path| std::fs::read_to_string(path).ok())
             .map(|text| (text, false));
-        let mut compared = 0;
+        let (mut compared, mut widest) = (0, (0, 1, String::new()));
         // The deep forms all count: none may be a syntax error or past the depth bound.
         for (text, deep) in data.chain(deep_forms().into_iter().map(|text| (text, true))) {
             let parsed = ruff_python_parser::parse_unchecked_source(
@@ -3498,19 +3789,27 @@ mod tests {
                     continue;
                 }
             };
-            let mut ruff = RuffDepth {
-                depth: 0,
-                deepest: 0,
-            };
-            ruff_python_ast::visitor::Visitor::visit_body(&mut ruff, &parsed.syntax().body);
+            let ruff = ruff_depth(parsed.syntax());
             assert!(
-                ruff.deepest <= tree.depth(),
-                "ruff {} > tree {} in {preview:?}",
-                ruff.deepest,
+                ruff <= tree.depth(),
+                "ruff {ruff} > tree {} in {preview:?}",
+                tree.depth()
+            );
+            let nesting = ruff + super::bracket_depth(parsed.tokens());
+            assert!(
+                tree.depth() <= CONVERTED_LEVELS * nesting + 1,
+                "tree {} > {CONVERTED_LEVELS} x (ruff + brackets) {nesting} + 1 in {preview:?}",
                 tree.depth(),
             );
+            if tree.depth() * widest.1 > widest.0 * nesting.max(1) {
+                widest = (tree.depth(), nesting.max(1), preview);
+            }
             compared += 1;
         }
+        println!(
+            "widest: tree {} for ruff + brackets {} in {:?}",
+            widest.0, widest.1, widest.2
+        );
         assert!(compared > 100, "{compared} texts");
     }
 

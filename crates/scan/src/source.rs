@@ -148,6 +148,24 @@ pub(crate) fn estimated_tokens(text: &str) -> usize {
     tokens
 }
 
+/// Whether one of `words` follows a `.` or an `@` in `text` as a whole word (no identifier
+/// character after it): a method called or a decorator applied (`server.tool(`,
+/// `@mcp.tool`).
+pub(crate) fn names_member(text: &str, words: &[&str]) -> bool {
+    let bytes = text.as_bytes();
+    let identifier = |byte: Option<&u8>| {
+        byte.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$') || *b >= 0x80)
+    };
+    words.iter().any(|word| {
+        memchr::memmem::find_iter(bytes, word.as_bytes()).any(|at| {
+            matches!(
+                at.checked_sub(1).and_then(|i| bytes.get(i)),
+                Some(b'.' | b'@')
+            ) && !identifier(bytes.get(at + word.len()))
+        })
+    })
+}
+
 /// What the real comments of a file ask for.
 #[derive(Default)]
 pub(crate) struct Pragmas {
