@@ -7,9 +7,12 @@
 //!    followed and, like FIFOs and devices, are reported as skipped; so are files over the
 //!    size cap or the token bound (`nesting` and `source` hold the bounds against hostile
 //!    input).
-//! 2. Files are analysed in parallel (rayon), on threads whose stack holds the nesting bound. Each language has its own real parser and binding
-//!    resolver: `javascript` (oxc + oxc_semantic), `python` and `rust_lang` (tree-sitter).
-//!    They return rule hits and the pragmas found in real comments.
+//! 2. Files are analysed in parallel (rayon), on threads whose stack holds the nesting bound,
+//!    in waves (`Waves`): tool input that crosses files has a file analysed again with what
+//!    the others send it, until nothing new arrives. Each language has its own real parser and
+//!    binding resolver: `javascript` (oxc + oxc_semantic), `python` (ruff's parser, into a
+//!    tree of tree-sitter's shape; a quiet file is parsed but not analysed) and `rust_lang`
+//!    (tree-sitter). They return rule hits and the pragmas found in real comments.
 //! 3. Hits become [`Finding`]s with position, snippet, fix and the MCP tool-input taint mark
 //!    (which raises severity one step); pragmas and the severity floor filter them.
 //! 4. [`report`] renders text, JSON, Markdown or SARIF 2.1.0; [`cli`] wires it to

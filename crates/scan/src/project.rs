@@ -21,7 +21,9 @@ use std::path::{Component, Path, PathBuf};
 use crate::finding::{Flow, Language, Positions, Reexport};
 use crate::tsconfig::{Alias, Config};
 
-/// Rounds of re-analysis: a handler's input can cross this many files in a chain.
+/// Waves of analysis in which some file is analysed again (`scan::Waves`; a file's first
+/// full analysis does not count): a handler's input crosses at least this many files in a
+/// chain.
 pub(crate) const MAX_ROUNDS: usize = 12;
 
 /// Most re-export hops followed from one seed (a cycle of `export *` ends here).
