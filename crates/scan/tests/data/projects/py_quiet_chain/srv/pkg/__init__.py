@@ -1,0 +1,3 @@
+from .impl import execute
+
+__all__ = ["execute"]
