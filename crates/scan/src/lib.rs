@@ -268,27 +268,28 @@ struct Waves<'a> {
     outcomes: Vec<Option<Scanned>>,
     given: Vec<Inbound>,
     modules: project::Modules<'a>,
-    /// Waves that analysed a file again, against [`project::MAX_ROUNDS`].
-    rounds: usize,
+    /// How many times each file was analysed again after its first full analysis, against
+    /// [`project::MAX_ROUNDS`].
+    again: Vec<usize>,
     /// All waves after the first, against [`MAX_WAVES`].
     waves: usize,
 }
 
-/// Most waves of analysis after the first: a file is analysed in full for the first time in
-/// a wave that does not count as a round (a seed reached it while it waited, or while only its
-/// comments were read), and a chain of [`project::MAX_ROUNDS`] files, each reached through up
-/// to `MAX_REEXPORT_HOPS` (16) re-exporting files, needs no more. The bound keeps a tree
-/// built as one long chain of files to a number of passes over the flows that does not grow
-/// with it.
+/// Most waves of analysis after the first. Each file is analysed again at most
+/// [`project::MAX_ROUNDS`] times, which bounds the analyses; this bounds the passes over the
+/// flows between waves, which a tree built as one long chain of files (each first reached in
+/// a wave of its own) would otherwise make as many as its files. 17 waves for each file of a
+/// chain of [`project::MAX_ROUNDS`], each reached through up to 16 re-exporting files
+/// (`project::MAX_REEXPORT_HOPS`), plus one.
 const MAX_WAVES: usize = project::MAX_ROUNDS * 17 + 1;
 
 impl<'a> Waves<'a> {
     fn new(outcomes: Vec<Option<Scanned>>, modules: project::Modules<'a>) -> Waves<'a> {
         Waves {
             given: vec![Inbound::default(); outcomes.len()],
+            again: vec![0; outcomes.len()],
             outcomes,
             modules,
-            rounds: 0,
             waves: 0,
         }
     }
@@ -308,7 +309,8 @@ impl<'a> Waves<'a> {
     }
 
     /// Analyse, wave after wave, the files whose inbound differs from the one they were
-    /// analysed with (a file not analysed yet: from none), until none does or a bound is
+    /// analysed with (a file not analysed yet: from none), until none does (a file analysed
+    /// again [`project::MAX_ROUNDS`] times keeps its last outcome) or [`MAX_WAVES`] is
     /// reached; with `remainder`, then the files not analysed yet, and so on until every file
     /// is analysed and none has news.
     fn run(&mut self, candidates: &[Candidate], options: &ScanOptions, remainder: bool) {
@@ -339,15 +341,21 @@ impl<'a> Waves<'a> {
                 .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
                 .collect();
             let changed: Vec<usize> = (inbound.iter().zip(&self.given).enumerate())
-                .filter(|(_, (now, before))| now != before)
+                .filter(|(i, (now, before))| {
+                    now != before
+                        && (!self.known(*i)
+                            || self.again.get(*i).copied().unwrap_or(0) < project::MAX_ROUNDS)
+                })
                 .map(|(i, _)| i)
                 .collect();
-            let again = changed.iter().any(|i| self.known(*i));
-            let todo = if !changed.is_empty()
-                && self.waves < MAX_WAVES
-                && (!again || self.rounds < project::MAX_ROUNDS)
-            {
-                self.rounds += usize::from(again);
+            let todo = if !changed.is_empty() && self.waves < MAX_WAVES {
+                for i in &changed {
+                    if self.known(*i)
+                        && let Some(count) = self.again.get_mut(*i)
+                    {
+                        *count += 1;
+                    }
+                }
                 changed
             } else if remainder {
                 let waiting: Vec<usize> = (self.outcomes.iter().enumerate())

@@ -21,9 +21,8 @@ use std::path::{Component, Path, PathBuf};
 use crate::finding::{Flow, Language, Positions, Reexport};
 use crate::tsconfig::{Alias, Config};
 
-/// Waves of analysis in which some file is analysed again (`scan::Waves`; a file's first
-/// full analysis does not count): a handler's input crosses at least this many files in a
-/// chain.
+/// Times a file is analysed again after its first full analysis (`scan::Waves`), at most:
+/// a handler's input crosses at least this many files in a chain.
 pub(crate) const MAX_ROUNDS: usize = 12;
 
 /// Most re-export hops followed from one seed (a cycle of `export *` ends here).

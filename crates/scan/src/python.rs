@@ -4850,6 +4850,11 @@ mod tests {
             ("f([f'{s}', '-c', x])\n", false, false),
             ("f([b'sh', '-c', x])\n", false, false),
             ("f(['echo', '-c', x])\n", true, true),
+            // A generator's body, which tree-sitter makes an argument when it is the only one.
+            ("stream(['sh', '-c', x] for _ in range(1))\n", false, false),
+            ("run_all(('bash', '-c', x) for x in y)\n", false, false),
+            ("f(a, (['sh', '-c', x] for _ in y))\n", false, false),
+            ("f(['echo', x] for x in y)\n", true, true),
             ("f([1, 2, 3], ('a', 'b'))\n", true, true),
             ("f([shlex.quote(x), '-c', x])\n", true, true),
             ("x = ['sh', '-c', y]\n", true, true),

@@ -319,7 +319,16 @@ impl<'a> Visitor<'a> for Quiet<'_, '_> {
         }
         if let Expr::Call(call) = expr {
             let arguments = &call.arguments;
-            let values = (arguments.args.iter()).chain(arguments.keywords.iter().map(|k| &k.value));
+            // A generator that is the call's only argument is the `arguments` field itself in
+            // tree-sitter's tree, and its body one of the values there (`f([sh, "-c", x] for
+            // ..)`); any generator's body is looked at.
+            let bodies = (arguments.args.iter()).filter_map(|argument| match argument {
+                Expr::Generator(generator) => Some(&*generator.elt),
+                _ => None,
+            });
+            let values = (arguments.args.iter())
+                .chain(arguments.keywords.iter().map(|k| &k.value))
+                .chain(bodies);
             for value in values {
                 let first = match value {
                     Expr::List(list) => list.elts.first(),

@@ -1,0 +1,4 @@
+import subprocess
+
+def f13(x):
+    subprocess.run(x, shell=True)

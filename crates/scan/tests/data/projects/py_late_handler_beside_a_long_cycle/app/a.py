@@ -1,0 +1,4 @@
+from .b import g
+
+def f(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12):
+    return g(p0, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11)

@@ -1,0 +1,4 @@
+import os
+
+def execute(c):
+    return os.system(c)
