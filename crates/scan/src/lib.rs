@@ -264,33 +264,47 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
 
 /// Each file's outcome (`None`: not analysed yet) and the inbound it was analysed with,
 /// as the waves of analysis go.
+///
+/// A file's links are *unknown* while it is not analysed in full (not analysed yet, or only
+/// parsed as a quiet Python file); they count as empty. A wave analyses, in this order of
+/// preference:
+/// 1. the files with unknown links that a flow now reaches (their first full analysis, with
+///    what reaches them): at most [`MAX_WAVES`] such waves;
+/// 2. else, with `all`, the files not analysed yet;
+/// 3. else, with `all`, the files analysed in full whose inbound changed: a round, at most
+///    [`project::MAX_ROUNDS`].
+///
+/// Before any round, then, every file is analysed once and no flow reaches a file whose
+/// links are unknown, so what the rounds see is at least what an analysis of every file
+/// followed by rounds would see: after as many rounds, every file's inbound holds at least
+/// as much (the analyses are monotone in their inbound), and the order loses nothing the
+/// plain order found.
 struct Waves<'a> {
     outcomes: Vec<Option<Scanned>>,
     given: Vec<Inbound>,
     modules: project::Modules<'a>,
-    /// How many times each file was analysed again after its first full analysis, against
-    /// [`project::MAX_ROUNDS`].
-    again: Vec<usize>,
-    /// All waves after the first, against [`MAX_WAVES`].
-    waves: usize,
+    /// Waves of first full analyses so far, against [`MAX_WAVES`].
+    first_waves: usize,
+    /// Rounds so far, against [`project::MAX_ROUNDS`].
+    rounds: usize,
 }
 
-/// Most waves of analysis after the first. Each file is analysed again at most
-/// [`project::MAX_ROUNDS`] times, which bounds the analyses; this bounds the passes over the
-/// flows between waves, which a tree built as one long chain of files (each first reached in
-/// a wave of its own) would otherwise make as many as its files. 17 waves for each file of a
-/// chain of [`project::MAX_ROUNDS`], each reached through up to 16 re-exporting files
-/// (`project::MAX_REEXPORT_HOPS`), plus one.
+/// Most waves of first full analyses. Such a wave follows one hop of a flow, through a file
+/// whose links were unknown; an analysis of every file would have known them, followed a
+/// chain of files one file a round and re-exports at once (up to 16 re-exporting files,
+/// `project::MAX_REEXPORT_HOPS`): 17 hops for each of [`project::MAX_ROUNDS`] rounds, plus
+/// one, cover it. The bound keeps a tree built as one long chain of files (each first reached
+/// in a wave of its own) to a bounded number of passes over the flows.
 const MAX_WAVES: usize = project::MAX_ROUNDS * 17 + 1;
 
 impl<'a> Waves<'a> {
     fn new(outcomes: Vec<Option<Scanned>>, modules: project::Modules<'a>) -> Waves<'a> {
         Waves {
             given: vec![Inbound::default(); outcomes.len()],
-            again: vec![0; outcomes.len()],
             outcomes,
             modules,
-            waves: 0,
+            first_waves: 0,
+            rounds: 0,
         }
     }
 
@@ -308,12 +322,9 @@ impl<'a> Waves<'a> {
         matches!(self.outcomes.get(i), Some(Some(scanned)) if !scanned.links.partial)
     }
 
-    /// Analyse, wave after wave, the files whose inbound differs from the one they were
-    /// analysed with (a file not analysed yet: from none), until none does (a file analysed
-    /// again [`project::MAX_ROUNDS`] times keeps its last outcome) or [`MAX_WAVES`] is
-    /// reached; with `remainder`, then the files not analysed yet, and so on until every file
-    /// is analysed and none has news.
-    fn run(&mut self, candidates: &[Candidate], options: &ScanOptions, remainder: bool) {
+    /// Waves until none is left to run (see [`Waves`]); without `all`, only waves of first
+    /// full analyses.
+    fn run(&mut self, candidates: &[Candidate], options: &ScanOptions, all: bool) {
         loop {
             let links: Vec<project::ModuleLinks<'_>> = candidates
                 .iter()
@@ -330,8 +341,6 @@ impl<'a> Waves<'a> {
                         exports: &links.exports,
                         dash_free_returns: &links.dash_free_returns,
                     },
-                    // Unknown: a flow that reaches the file gives it an inbound, and the
-                    // file is analysed in full.
                     _ => project::ModuleLinks::default(),
                 })
                 .collect();
@@ -340,36 +349,31 @@ impl<'a> Waves<'a> {
                 .zip(project::dash_free_imports(&self.modules, &links))
                 .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
                 .collect();
-            let changed: Vec<usize> = (inbound.iter().zip(&self.given).enumerate())
-                .filter(|(i, (now, before))| {
-                    now != before
-                        && (!self.known(*i)
-                            || self.again.get(*i).copied().unwrap_or(0) < project::MAX_ROUNDS)
-                })
-                .map(|(i, _)| i)
-                .collect();
-            let todo = if !changed.is_empty() && self.waves < MAX_WAVES {
-                for i in &changed {
-                    if self.known(*i)
-                        && let Some(count) = self.again.get_mut(*i)
-                    {
-                        *count += 1;
-                    }
-                }
-                changed
-            } else if remainder {
-                let waiting: Vec<usize> = (self.outcomes.iter().enumerate())
+            let changed = |known: bool| -> Vec<usize> {
+                (inbound.iter().zip(&self.given).enumerate())
+                    .filter(|(i, (now, before))| now != before && self.known(*i) == known)
+                    .map(|(i, _)| i)
+                    .collect()
+            };
+            let reached = changed(false);
+            let todo = if !reached.is_empty() && self.first_waves < MAX_WAVES {
+                self.first_waves += 1;
+                reached
+            } else if !all {
+                return;
+            } else if self.outcomes.iter().any(Option::is_none) {
+                (self.outcomes.iter().enumerate())
                     .filter(|(_, scanned)| scanned.is_none())
                     .map(|(i, _)| i)
-                    .collect();
-                if waiting.is_empty() {
+                    .collect()
+            } else {
+                let again = changed(true);
+                if again.is_empty() || self.rounds >= project::MAX_ROUNDS {
                     return;
                 }
-                waiting
-            } else {
-                return;
+                self.rounds += 1;
+                again
             };
-            self.waves += 1;
             let analysed: Vec<(usize, Option<Scanned>)> = todo
                 .par_iter()
                 .with_max_len(1)
@@ -384,7 +388,11 @@ impl<'a> Waves<'a> {
                     *slot = scanned;
                 }
             }
-            self.given = inbound;
+            for i in todo {
+                if let (Some(given), Some(now)) = (self.given.get_mut(i), inbound.get(i)) {
+                    given.clone_from(now);
+                }
+            }
         }
     }
 }

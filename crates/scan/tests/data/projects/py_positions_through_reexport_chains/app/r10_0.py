@@ -1,0 +1,1 @@
+from .r10_1 import run

@@ -1,0 +1,1 @@
+from .r10_2 import run

@@ -1,0 +1,1 @@
+from .r10_3 import run

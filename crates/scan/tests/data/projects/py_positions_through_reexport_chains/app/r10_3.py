@@ -1,0 +1,1 @@
+from .r10_4 import run

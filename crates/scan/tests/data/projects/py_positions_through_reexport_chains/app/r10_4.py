@@ -1,0 +1,1 @@
+from .r10_5 import run

@@ -1,0 +1,1 @@
+from .r10_6 import run

@@ -1,0 +1,1 @@
+from .r10_7 import run

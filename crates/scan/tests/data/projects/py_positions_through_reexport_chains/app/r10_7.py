@@ -1,0 +1,1 @@
+from .r10_8 import run

@@ -1,0 +1,1 @@
+from .r10_9 import run

@@ -1,0 +1,1 @@
+from .r10_10 import run

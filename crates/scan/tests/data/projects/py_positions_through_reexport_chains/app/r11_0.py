@@ -1,0 +1,1 @@
+from .r11_1 import run

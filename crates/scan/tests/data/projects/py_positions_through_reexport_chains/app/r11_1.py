@@ -1,0 +1,1 @@
+from .r11_2 import run

@@ -1,0 +1,1 @@
+from .r11_11 import run

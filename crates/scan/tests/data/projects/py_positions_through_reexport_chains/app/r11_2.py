@@ -1,0 +1,1 @@
+from .r11_3 import run

@@ -1,0 +1,1 @@
+from .r11_4 import run

@@ -1,0 +1,1 @@
+from .r11_5 import run

@@ -1,0 +1,1 @@
+from .r11_6 import run

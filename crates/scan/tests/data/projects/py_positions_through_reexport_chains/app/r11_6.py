@@ -1,0 +1,1 @@
+from .r11_7 import run

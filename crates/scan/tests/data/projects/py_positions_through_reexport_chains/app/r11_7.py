@@ -1,0 +1,1 @@
+from .r11_8 import run

@@ -1,0 +1,1 @@
+from .r11_9 import run

@@ -1,0 +1,1 @@
+from .r11_10 import run

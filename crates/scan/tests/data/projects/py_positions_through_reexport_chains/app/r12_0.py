@@ -1,0 +1,1 @@
+from .r12_1 import run

@@ -1,0 +1,1 @@
+from .r12_2 import run

@@ -1,0 +1,1 @@
+from .r12_11 import run

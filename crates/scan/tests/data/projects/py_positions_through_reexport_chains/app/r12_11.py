@@ -1,0 +1,1 @@
+from .r12_12 import run

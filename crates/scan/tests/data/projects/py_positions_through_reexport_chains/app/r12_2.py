@@ -1,0 +1,1 @@
+from .r12_3 import run

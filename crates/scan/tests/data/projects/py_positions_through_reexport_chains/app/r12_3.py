@@ -1,0 +1,1 @@
+from .r12_4 import run

@@ -1,0 +1,1 @@
+from .r12_5 import run

@@ -1,0 +1,1 @@
+from .r12_6 import run

@@ -1,0 +1,1 @@
+from .r12_7 import run

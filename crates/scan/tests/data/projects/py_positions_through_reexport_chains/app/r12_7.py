@@ -1,0 +1,1 @@
+from .r12_8 import run

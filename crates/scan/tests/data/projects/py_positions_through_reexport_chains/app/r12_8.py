@@ -1,0 +1,1 @@
+from .r12_9 import run

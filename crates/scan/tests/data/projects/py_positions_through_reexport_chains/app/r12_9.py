@@ -1,0 +1,1 @@
+from .r12_10 import run

@@ -1,0 +1,1 @@
+from .r13_1 import run

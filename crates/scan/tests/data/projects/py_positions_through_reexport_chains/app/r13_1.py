@@ -1,0 +1,1 @@
+from .r13_2 import run

@@ -1,0 +1,1 @@
+from .r13_11 import run

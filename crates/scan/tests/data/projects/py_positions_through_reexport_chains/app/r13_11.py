@@ -1,0 +1,1 @@
+from .r13_12 import run

@@ -1,0 +1,1 @@
+from .r13_13 import run

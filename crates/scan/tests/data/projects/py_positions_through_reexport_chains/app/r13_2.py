@@ -1,0 +1,1 @@
+from .r13_3 import run

@@ -1,0 +1,1 @@
+from .r13_4 import run

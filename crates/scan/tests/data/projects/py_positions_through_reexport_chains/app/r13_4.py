@@ -1,0 +1,1 @@
+from .r13_5 import run

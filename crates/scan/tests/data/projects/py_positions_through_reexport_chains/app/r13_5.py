@@ -1,0 +1,1 @@
+from .r13_6 import run

@@ -1,0 +1,1 @@
+from .r13_7 import run

@@ -1,0 +1,1 @@
+from .r13_8 import run

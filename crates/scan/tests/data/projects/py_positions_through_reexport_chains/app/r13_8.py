@@ -1,0 +1,1 @@
+from .r13_9 import run

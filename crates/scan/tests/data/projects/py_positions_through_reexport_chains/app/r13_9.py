@@ -1,0 +1,1 @@
+from .r13_10 import run

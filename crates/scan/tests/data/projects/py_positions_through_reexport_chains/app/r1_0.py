@@ -1,0 +1,1 @@
+from .r1_1 import run

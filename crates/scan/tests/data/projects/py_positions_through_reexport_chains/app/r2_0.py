@@ -1,0 +1,1 @@
+from .r2_1 import run

@@ -1,0 +1,1 @@
+from .r2_2 import run

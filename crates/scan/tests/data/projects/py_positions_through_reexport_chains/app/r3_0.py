@@ -1,0 +1,1 @@
+from .r3_1 import run

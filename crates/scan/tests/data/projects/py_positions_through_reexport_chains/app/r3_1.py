@@ -1,0 +1,1 @@
+from .r3_2 import run

@@ -1,0 +1,1 @@
+from .r3_3 import run

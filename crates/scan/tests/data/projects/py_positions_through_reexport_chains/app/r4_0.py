@@ -1,0 +1,1 @@
+from .r4_1 import run

@@ -1,0 +1,1 @@
+from .r4_2 import run

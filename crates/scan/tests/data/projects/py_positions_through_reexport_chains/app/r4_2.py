@@ -1,0 +1,1 @@
+from .r4_3 import run

@@ -1,0 +1,1 @@
+from .r4_4 import run

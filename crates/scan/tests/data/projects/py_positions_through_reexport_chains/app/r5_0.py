@@ -1,0 +1,1 @@
+from .r5_1 import run

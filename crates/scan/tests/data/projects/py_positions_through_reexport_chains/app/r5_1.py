@@ -1,0 +1,1 @@
+from .r5_2 import run

@@ -1,0 +1,1 @@
+from .r5_3 import run

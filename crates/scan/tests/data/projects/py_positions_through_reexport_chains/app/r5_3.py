@@ -1,0 +1,1 @@
+from .r5_4 import run

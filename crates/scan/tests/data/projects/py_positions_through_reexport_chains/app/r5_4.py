@@ -1,0 +1,1 @@
+from .r5_5 import run

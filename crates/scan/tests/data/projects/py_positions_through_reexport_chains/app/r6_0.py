@@ -1,0 +1,1 @@
+from .r6_1 import run

@@ -1,0 +1,1 @@
+from .r6_2 import run

@@ -1,0 +1,1 @@
+from .r6_3 import run

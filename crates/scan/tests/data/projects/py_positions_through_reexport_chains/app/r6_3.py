@@ -1,0 +1,1 @@
+from .r6_4 import run

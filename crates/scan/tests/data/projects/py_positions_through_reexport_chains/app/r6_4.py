@@ -1,0 +1,1 @@
+from .r6_5 import run

@@ -1,0 +1,1 @@
+from .r6_6 import run

@@ -1,0 +1,1 @@
+from .r7_1 import run

@@ -1,0 +1,1 @@
+from .r7_2 import run

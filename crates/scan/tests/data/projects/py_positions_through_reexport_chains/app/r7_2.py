@@ -1,0 +1,1 @@
+from .r7_3 import run

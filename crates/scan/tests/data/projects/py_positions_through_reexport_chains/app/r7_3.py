@@ -1,0 +1,1 @@
+from .r7_4 import run

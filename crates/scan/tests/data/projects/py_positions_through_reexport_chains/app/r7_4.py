@@ -1,0 +1,1 @@
+from .r7_5 import run

@@ -1,0 +1,1 @@
+from .r7_6 import run

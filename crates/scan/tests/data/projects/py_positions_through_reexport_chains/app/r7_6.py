@@ -1,0 +1,1 @@
+from .r7_7 import run

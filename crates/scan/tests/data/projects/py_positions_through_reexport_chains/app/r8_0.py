@@ -1,0 +1,1 @@
+from .r8_1 import run

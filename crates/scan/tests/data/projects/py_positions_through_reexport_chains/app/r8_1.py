@@ -1,0 +1,1 @@
+from .r8_2 import run

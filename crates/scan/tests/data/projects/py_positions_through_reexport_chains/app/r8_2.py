@@ -1,0 +1,1 @@
+from .r8_3 import run

@@ -1,0 +1,1 @@
+from .r8_4 import run

@@ -1,0 +1,1 @@
+from .r8_5 import run

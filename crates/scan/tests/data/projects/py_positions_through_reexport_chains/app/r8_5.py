@@ -1,0 +1,1 @@
+from .r8_6 import run

@@ -1,0 +1,1 @@
+from .r8_7 import run

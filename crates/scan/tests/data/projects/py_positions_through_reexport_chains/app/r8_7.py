@@ -1,0 +1,1 @@
+from .r8_8 import run

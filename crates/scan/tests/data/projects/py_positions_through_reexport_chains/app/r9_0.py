@@ -1,0 +1,1 @@
+from .r9_1 import run

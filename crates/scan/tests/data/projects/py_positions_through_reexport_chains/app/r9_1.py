@@ -1,0 +1,1 @@
+from .r9_2 import run

@@ -1,0 +1,1 @@
+from .r9_3 import run

@@ -1,0 +1,1 @@
+from .r9_4 import run

@@ -1,0 +1,1 @@
+from .r9_5 import run

@@ -1,0 +1,1 @@
+from .r9_6 import run

@@ -1,0 +1,1 @@
+from .r9_7 import run

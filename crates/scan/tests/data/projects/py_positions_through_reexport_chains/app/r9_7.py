@@ -1,0 +1,1 @@
+from .r9_8 import run

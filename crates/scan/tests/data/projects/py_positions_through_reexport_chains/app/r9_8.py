@@ -1,0 +1,1 @@
+from .r9_9 import run

@@ -1,0 +1,1 @@
+from .sink import run

@@ -1,0 +1,4 @@
+from mcp.server.fastmcp import FastMCP
+
+mcp = FastMCP('y')
+tool = mcp.add_tool
