@@ -172,7 +172,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                     || {
                         analyse_all(&found.candidates, options, |candidate| {
                             (candidate.context == finding::Context::Production)
-                                .then_some(Wait::UnlessSource)
+                                .then_some(Pass::First)
                         })
                     },
                     || {
@@ -191,7 +191,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             },
             || {
                 analyse_all(&found.candidates, options, |candidate| {
-                    (candidate.context == finding::Context::Test).then_some(Wait::Never)
+                    (candidate.context == finding::Context::Test).then_some(Pass::Now)
                 })
             },
         )
@@ -356,23 +356,33 @@ impl<'a> Waves<'a> {
                     .collect()
             };
             let reached = changed(false);
-            let todo = if !reached.is_empty() && self.first_waves < MAX_WAVES {
+            let capped = self.first_waves >= MAX_WAVES;
+            let (todo, pass) = if !reached.is_empty() && !capped {
                 self.first_waves += 1;
-                reached
+                (reached, Pass::Now)
             } else if !all {
                 return;
             } else if self.outcomes.iter().any(Option::is_none) {
-                (self.outcomes.iter().enumerate())
+                let waiting = (self.outcomes.iter().enumerate())
                     .filter(|(_, scanned)| scanned.is_none())
                     .map(|(i, _)| i)
-                    .collect()
+                    .collect();
+                (waiting, if capped { Pass::Full } else { Pass::Now })
+            } else if capped && (0..self.outcomes.len()).any(|i| !self.known(i)) {
+                // Past the bound on first analyses, every file's links are made known at
+                // once, as the plain order knows them, before the rounds.
+                let unknown = (0..self.outcomes.len())
+                    .filter(|i| !self.known(*i))
+                    .collect();
+                (unknown, Pass::Full)
             } else {
                 let again = changed(true);
                 if again.is_empty() || self.rounds >= project::MAX_ROUNDS {
                     return;
                 }
                 self.rounds += 1;
-                again
+                // In full: a file analysed in full stays so, whatever reaches it.
+                (again, Pass::Full)
             };
             let analysed: Vec<(usize, Option<Scanned>)> = todo
                 .par_iter()
@@ -380,7 +390,7 @@ impl<'a> Waves<'a> {
                 .filter_map(|i| {
                     let candidate = candidates.get(*i)?;
                     let inbound = inbound.get(*i)?;
-                    Some((*i, scan_file(candidate, options, inbound, Wait::Never)))
+                    Some((*i, scan_file(candidate, options, inbound, pass)))
                 })
                 .collect();
             for (i, scanned) in analysed {
@@ -397,12 +407,12 @@ impl<'a> Waves<'a> {
     }
 }
 
-/// Analyse, in parallel with no inbound, the candidates `pick` gives a [`Wait`] (the others,
+/// Analyse, in parallel with no inbound, the candidates `pick` gives a [`Pass`] (the others,
 /// and those that wait, are `None`).
 fn analyse_all(
     candidates: &[Candidate],
     options: &ScanOptions,
-    pick: impl Fn(&Candidate) -> Option<Wait> + Sync,
+    pick: impl Fn(&Candidate) -> Option<Pass> + Sync,
 ) -> Vec<Option<Scanned>> {
     candidates
         .par_iter()
@@ -410,8 +420,8 @@ fn analyse_all(
         // thread, and on the real trees the other thread idled for a third of the scan.
         .with_max_len(1)
         .map(|candidate| {
-            let wait = pick(candidate)?;
-            scan_file(candidate, options, &Inbound::default(), wait)
+            let pass = pick(candidate)?;
+            scan_file(candidate, options, &Inbound::default(), pass)
         })
         .collect()
 }
@@ -442,11 +452,15 @@ fn open_candidate(
     Ok(Ok((std::fs::File::from(fd), stat)))
 }
 
-/// Whether a file is left for later when it cannot register a tool handler.
+/// How a file is taken in a wave.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    UnlessSource,
-    Never,
+enum Pass {
+    /// The first wave: a production file that cannot register a tool handler waits.
+    First,
+    /// Analysed now; a quiet Python file told nothing by other files is only parsed.
+    Now,
+    /// Analysed now and in full, quiet or not.
+    Full,
 }
 
 /// Scan one file, with what other files told it; `None` when it waits.
@@ -454,10 +468,10 @@ fn scan_file(
     candidate: &Candidate,
     options: &ScanOptions,
     seeds: &Inbound,
-    wait: Wait,
+    pass: Pass,
 ) -> Option<Scanned> {
     let mut links = Links::default();
-    let (outcome, identity) = scan_file_links(candidate, options, seeds, wait, &mut links)?;
+    let (outcome, identity) = scan_file_links(candidate, options, seeds, pass, &mut links)?;
     Some(Scanned {
         outcome,
         identity,
@@ -470,7 +484,7 @@ fn scan_file_links(
     candidate: &Candidate,
     options: &ScanOptions,
     seeds: &Inbound,
-    wait: Wait,
+    pass: Pass,
     links: &mut Links,
 ) -> Option<(FileOutcome, Option<FileIdentity>)> {
     let failed = |message: String| {
@@ -515,7 +529,7 @@ fn scan_file_links(
     let Ok(text) = String::from_utf8(bytes) else {
         return Some((failed("not valid UTF-8".to_string()), identity));
     };
-    if wait == Wait::UnlessSource && !may_register_handler(candidate.language, &text) {
+    if pass == Pass::First && !may_register_handler(candidate.language, &text) {
         return None;
     }
     let token_limit = token_limit(candidate.language);
@@ -528,8 +542,11 @@ fn scan_file_links(
         ));
     }
     let source = SourceText::new(&text);
-    let sends = candidate.context == finding::Context::Production;
-    let analysed = analyze(candidate.language, &candidate.path, &source, seeds, sends);
+    let wanted = python::Wanted {
+        quiet_links: pass == Pass::Full,
+        sends: candidate.context == finding::Context::Production,
+    };
+    let analysed = analyze(candidate.language, &candidate.path, &source, seeds, wanted);
     let mut analysis = match analysed {
         Ok(analysis) => analysis,
         // A type declaration file holds no runtime code, so nothing in it can reach a shell.
@@ -612,22 +629,18 @@ fn size_reason(size: u64, max_file_size: u64) -> String {
 }
 
 /// The language's analyser over one text; `inbound.seeds` are the exported functions whose
-/// parameters receive tool input from other files of the project; `sends`: the flows the
-/// file sends to other files are read (not for tests).
+/// parameters receive tool input from other files of the project; `wanted`: what is read of
+/// a Python file beyond its hits.
 fn analyze(
     language: Language,
     path: &Path,
     source: &SourceText<'_>,
     inbound: &Inbound,
-    sends: bool,
+    wanted: python::Wanted,
 ) -> Result<Analysis, SourceError> {
     match language {
         Language::JavaScript => javascript::analyze(path, source, &inbound.seeds),
         Language::Python => {
-            let wanted = python::Wanted {
-                quiet_links: false,
-                sends,
-            };
             python::analyze_with(source, &inbound.seeds, &inbound.dash_free, wanted)
         }
         Language::Rust => rust_lang::analyze(source),
@@ -733,7 +746,11 @@ pub fn scan_text(path: &Path, text: &str) -> Result<Vec<Finding>, SourceError> {
             .stack_size(nesting::ANALYSIS_STACK_BYTES)
             .spawn_scoped(scope, || {
                 let source = SourceText::new(text);
-                let analysis = analyze(language, path, &source, &Inbound::default(), true)?;
+                let wanted = python::Wanted {
+                    quiet_links: false,
+                    sends: true,
+                };
+                let analysis = analyze(language, path, &source, &Inbound::default(), wanted)?;
                 if analysis.pragmas.ignore_file {
                     return Ok(Vec::new());
                 }

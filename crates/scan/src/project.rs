@@ -15,7 +15,7 @@
 //! Packages from a registry are not followed.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use crate::finding::{Flow, Language, Positions, Reexport};
@@ -100,7 +100,7 @@ fn returns_dash_free(index: &Index<'_, '_, '_>, target: usize, name: &str, hops:
 /// The seeds each file receives (by index into `files`), merged by exported name.
 pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
     let index = Index { modules, files };
-    let mut merged: BTreeMap<(usize, String), (Positions, BTreeSet<String>)> = BTreeMap::new();
+    let mut merged: BTreeMap<(usize, String), Arrival> = BTreeMap::new();
     let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
     for (from, file) in files.iter().enumerate() {
         for flow in file.outgoing {
@@ -118,14 +118,13 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
             }
         }
     }
-    while let Some((target, seed, hops)) = pending.pop() {
-        let entry = merged
-            .entry((target, seed.name.clone()))
-            .or_insert((0, BTreeSet::new()));
-        let before = (entry.0, entry.1.len());
-        entry.0 |= seed.positions;
-        entry.1.extend(seed.keywords.iter().cloned());
-        if (entry.0, entry.1.len()) == before || hops >= MAX_REEXPORT_HOPS {
+    while let Some((target, arriving, hops)) = pending.pop() {
+        let entry = merged.entry((target, arriving.name.clone())).or_default();
+        // Only what arrives in fewer hops than before goes on: what goes on from a name does
+        // not depend on the order the flows are taken in (it did: a name first reached at
+        // the last hop was not followed again when reached directly).
+        let seed = entry.arrive(arriving, hops);
+        if (seed.positions == 0 && seed.keywords.is_empty()) || hops >= MAX_REEXPORT_HOPS {
             continue;
         }
         let Some(file) = files.get(target) else {
@@ -169,17 +168,67 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
         }
     }
     let mut out = vec![Vec::new(); files.len()];
-    for ((target, name), (positions, keywords)) in merged {
+    for ((target, name), arrival) in merged {
         if let Some(list) = out.get_mut(target) {
             list.push(Flow {
                 module: String::new(),
                 name,
-                positions,
-                keywords: keywords.into_iter().collect(),
+                positions: arrival.positions(),
+                keywords: arrival.keywords.into_keys().collect(),
             });
         }
     }
     out
+}
+
+/// What has reached one exported name of a file: each tainted position and keyword, with
+/// the fewest re-export hops it took.
+struct Arrival {
+    /// Hops by position; `None`: not reached.
+    positions: [Option<usize>; 64],
+    keywords: BTreeMap<String, usize>,
+}
+
+impl Default for Arrival {
+    fn default() -> Arrival {
+        Arrival {
+            positions: [None; 64],
+            keywords: BTreeMap::new(),
+        }
+    }
+}
+
+impl Arrival {
+    fn positions(&self) -> Positions {
+        (self.positions.iter().enumerate())
+            .filter(|(_, hops)| hops.is_some())
+            .fold(0, |bits, (bit, _)| bits | 1 << bit)
+    }
+
+    /// Take in `flow`, `hops` re-exports from where it left its file; what of it arrived in
+    /// fewer hops than before (to be followed on).
+    fn arrive(&mut self, flow: Flow, hops: usize) -> Flow {
+        let mut positions = 0;
+        for (bit, least) in self.positions.iter_mut().enumerate() {
+            if flow.positions & 1 << bit != 0 && least.is_none_or(|least| hops < least) {
+                *least = Some(hops);
+                positions |= 1 << bit;
+            }
+        }
+        let mut keywords = Vec::new();
+        for keyword in flow.keywords {
+            let least = self.keywords.entry(keyword.clone()).or_insert(usize::MAX);
+            if hops < *least {
+                *least = hops;
+                keywords.push(keyword);
+            }
+        }
+        Flow {
+            positions,
+            keywords,
+            ..flow
+        }
+    }
 }
 
 /// The scan's files by normalised path, and Python modules by dotted path suffix: what

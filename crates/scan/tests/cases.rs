@@ -186,3 +186,65 @@ fn projects_carry_taint_across_files() {
     }
     tally.assert_bar(&format!("projects: {}", projects.len()), &[]);
 }
+
+/// The order of analysis (`scan::Waves`) loses nothing the plain order found, also past its
+/// bound on waves of first analyses (205): a JS chain of 206 files, each reached for the
+/// first time in a wave of its own, spends the bound; a Python handler that the text search
+/// does not take for one (`@mcp. tool()`) waits until then, and its input goes through a
+/// quiet file (only parsed, its links unknown) to a shell. Once the bound is spent every
+/// file's links are made known, so the shell is still reached (it was not, once).
+#[test]
+fn taint_past_the_bound_on_first_analyses_is_followed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let js = dir.path().join("js");
+    let py = dir.path().join("py");
+    fs::create_dir_all(&js).expect("js folder");
+    fs::create_dir_all(&py).expect("py folder");
+    let chain = 206;
+    fs::write(
+        js.join("server.ts"),
+        "import { c1 } from \"./c1\";\n\
+         server.tool(\"run\", {}, async ({ cmd }) => { c1(cmd); return { content: [] }; });\n",
+    )
+    .expect("write");
+    for k in 1..chain {
+        let next = k + 1;
+        fs::write(
+            js.join(format!("c{k}.ts")),
+            format!(
+                "import {{ c{next} }} from \"./c{next}\";\nexport function c{k}(x: string) {{ c{next}(x); }}\n"
+            ),
+        )
+        .expect("write");
+    }
+    fs::write(
+        js.join(format!("c{chain}.ts")),
+        format!("export function c{chain}(x: string) {{ return x; }}\n"),
+    )
+    .expect("write");
+    fs::write(
+        py.join("s.py"),
+        "from mcp.server.fastmcp import FastMCP\nfrom q import run_q\nmcp = FastMCP('x')\n\n\
+         @mcp. tool()\ndef t(x: str):\n    run_q(x)\n",
+    )
+    .expect("write");
+    fs::write(
+        py.join("q.py"),
+        "from shell import sh\n\ndef run_q(x):\n    sh(x)\n",
+    )
+    .expect("write");
+    fs::write(
+        py.join("shell.py"),
+        "import subprocess\n\ndef sh(x):\n    subprocess.run(x, shell=True, timeout=5)\n",
+    )
+    .expect("write");
+    let report = scan::scan(&scan::ScanOptions::new(dir.path())).expect("scan");
+    let shell: Vec<(&str, bool)> = (report.findings.iter())
+        .filter(|finding| finding.file.ends_with("shell.py"))
+        .map(|finding| (finding.rule_id, finding.tainted_from_tool_input))
+        .collect();
+    assert!(
+        shell.contains(&("shell_true_option", true)),
+        "shell.py findings: {shell:?}"
+    );
+}

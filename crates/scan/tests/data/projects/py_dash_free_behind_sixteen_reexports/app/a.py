@@ -1,0 +1,1 @@
+from .val import v

@@ -1,0 +1,1 @@
+from .r1 import v

@@ -1,0 +1,1 @@
+from .r2 import v

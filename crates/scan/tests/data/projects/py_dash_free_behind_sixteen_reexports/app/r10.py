@@ -1,0 +1,1 @@
+from .r11 import v

@@ -1,0 +1,1 @@
+from .r12 import v

@@ -1,0 +1,1 @@
+from .r13 import v

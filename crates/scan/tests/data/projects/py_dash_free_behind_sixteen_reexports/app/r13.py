@@ -1,0 +1,1 @@
+from .r14 import v

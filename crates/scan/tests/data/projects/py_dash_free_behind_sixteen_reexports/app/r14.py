@@ -1,0 +1,1 @@
+from .r15 import v

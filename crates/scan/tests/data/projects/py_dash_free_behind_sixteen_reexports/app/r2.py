@@ -1,0 +1,1 @@
+from .r3 import v

@@ -1,0 +1,1 @@
+from .r4 import v

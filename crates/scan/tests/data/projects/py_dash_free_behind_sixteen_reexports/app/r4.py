@@ -1,0 +1,1 @@
+from .r5 import v

@@ -1,0 +1,1 @@
+from .r6 import v

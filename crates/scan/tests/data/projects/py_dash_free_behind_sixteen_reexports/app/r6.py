@@ -1,0 +1,1 @@
+from .r7 import v

@@ -1,0 +1,1 @@
+from .r8 import v

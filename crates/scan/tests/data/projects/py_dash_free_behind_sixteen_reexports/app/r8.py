@@ -1,0 +1,1 @@
+from .r9 import v

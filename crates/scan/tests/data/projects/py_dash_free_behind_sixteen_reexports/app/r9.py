@@ -1,0 +1,1 @@
+from .r10 import v

@@ -1,0 +1,4 @@
+import os
+
+def v(p):
+    return os.path.realpath(p)
