@@ -270,15 +270,17 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
 /// preference:
 /// 1. the files with unknown links that a flow now reaches (their first full analysis, with
 ///    what reaches them): at most [`MAX_WAVES`] such waves;
-/// 2. else, with `all`, the files not analysed yet;
-/// 3. else, with `all`, the files analysed in full whose inbound changed: a round, at most
-///    [`project::MAX_ROUNDS`].
+/// 2. else, with `all`, the files not analysed yet (in full once the bound of 1. is spent);
+/// 3. else, with `all` and the bound of 1. spent, the files whose links are still unknown,
+///    in full;
+/// 4. else, with `all`, the files analysed in full whose inbound changed, in full: a round,
+///    at most [`project::MAX_ROUNDS`].
 ///
 /// Before any round, then, every file is analysed once and no flow reaches a file whose
-/// links are unknown, so what the rounds see is at least what an analysis of every file
-/// followed by rounds would see: after as many rounds, every file's inbound holds at least
-/// as much (the analyses are monotone in their inbound), and the order loses nothing the
-/// plain order found.
+/// links are unknown (or none is unknown), so what the rounds see is at least what an
+/// analysis of every file followed by rounds would see: after as many rounds, every file's
+/// inbound holds at least as much (the analyses are monotone in their inbound), and the order
+/// loses nothing the plain order found.
 struct Waves<'a> {
     outcomes: Vec<Option<Scanned>>,
     given: Vec<Inbound>,
