@@ -2725,7 +2725,7 @@ fn is_tool_registration(name: &str) -> bool {
 /// Whether `text` may register a tool handler: it calls a method of [`TOOL_REGISTRATIONS`]
 /// (`server.tool(`, `.registerTool(`), by the text. For the order of analysis only.
 pub(crate) fn may_register_handlers(text: &str) -> bool {
-    crate::source::names_member(text, &TOOL_REGISTRATIONS)
+    crate::source::names_member(text, TOOL_REGISTRATIONS)
 }
 
 fn parse_failed(parsed: &ParserReturn<'_>) -> bool {

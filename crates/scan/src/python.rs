@@ -126,8 +126,7 @@ const ADD_TOOL: &str = "add_tool";
 /// [`TOOL_DECORATORS`] or [`ADD_TOOL`] (`@mcp.tool`, `server.call_tool(`, `mcp.add_tool(`),
 /// by the text. For the order of analysis only.
 pub(crate) fn may_register_handlers(text: &str) -> bool {
-    crate::source::names_member(text, &TOOL_DECORATORS)
-        || crate::source::names_member(text, &[ADD_TOOL])
+    crate::source::names_member(text, TOOL_DECORATORS.into_iter().chain([ADD_TOOL]))
 }
 
 fn module_named(dotted: &str) -> Option<Module> {
@@ -141,9 +140,9 @@ fn module_named(dotted: &str) -> Option<Module> {
 /// module is bit `1 << (module as u32)`.
 const QUIET_RULES: crate::python_ruff::QuietRules = crate::python_ruff::QuietRules {
     binds_modules: |module| {
-        let root = |dotted: &str| dotted.split('.').next().unwrap_or_default().to_string();
+        let root = module.split('.').next().unwrap_or_default();
         (MODULES.iter())
-            .filter(|(name, _)| root(name) == root(module))
+            .filter(|(name, _)| name.split('.').next() == Some(root))
             .fold(0, |bits, (_, module)| bits | 1 << (*module as u32))
     },
     member_of: |name| {

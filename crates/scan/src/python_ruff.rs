@@ -118,10 +118,7 @@ pub(crate) fn parse_quiet<'t>(
         members: 0,
     };
     quiet.visit_body(&parsed.syntax().body);
-    if quiet.loud
-        || quiet.imported & quiet.members != 0
-        || quiet.deepest + bracket_depth(parsed.tokens()) > QUIET_DEPTH
-    {
+    if quiet.loud() || quiet.deepest + bracket_depth(parsed.tokens()) > QUIET_DEPTH {
         return convert(text, lines, parsed).map(Parse::Tree);
     }
     let comments = (parsed.tokens().iter())
@@ -134,11 +131,7 @@ pub(crate) fn parse_quiet<'t>(
         .collect();
     // ruff's AST is never deeper than the converted tree, so the plain drop's bound holds
     // for its own depth.
-    if quiet.deepest <= PLAIN_DROP_DEPTH {
-        drop(parsed);
-    } else {
-        dismantle(parsed.into_syntax());
-    }
+    drop_ast(parsed, quiet.deepest);
     Ok(Parse::Quiet(comments))
 }
 
@@ -173,11 +166,18 @@ fn convert(
     // dropped as it is. Each of ruff's nodes has a node of its own in the converted tree
     // (tree-sitter's trees are never shallower), so the converted depth bounds the drop's
     // recursion.
-    match &result {
-        Ok(tree) if tree.depth() <= PLAIN_DROP_DEPTH => drop(parsed),
-        _ => dismantle(parsed.into_syntax()),
-    }
+    drop_ast(parsed, result.as_ref().map_or(usize::MAX, PyTree::depth));
     result
+}
+
+/// Drop ruff's parse, at most `depth` deep: as it is when that is shallow enough
+/// ([`PLAIN_DROP_DEPTH`]), else taken apart on a growing stack ([`dismantle`]).
+fn drop_ast(parsed: ruff_python_parser::Parsed<ast::ModModule>, depth: usize) {
+    if depth <= PLAIN_DROP_DEPTH {
+        drop(parsed);
+    } else {
+        dismantle(parsed.into_syntax());
+    }
 }
 
 /// The deepest ruff AST of a quiet file ([`parse_quiet`]), its brackets' nesting added:
@@ -240,6 +240,11 @@ struct Quiet<'t, 'r> {
 }
 
 impl Quiet<'_, '_> {
+    /// Whether the file is loud already (no later node can make it quiet again).
+    fn loud(&self) -> bool {
+        self.loud || self.imported & self.members != 0
+    }
+
     /// `walk` one node down, which stands for `levels` levels of the converted tree where
     /// ruff keeps a flat list that tree-sitter nests (`a and b and c`, `a = b = c`).
     fn nested(&mut self, levels: usize, walk: impl FnOnce(&mut Self)) {
@@ -255,33 +260,32 @@ impl Quiet<'_, '_> {
     /// f-string, or a string literal whose text between the quotes names one; not a call,
     /// an attribute, a number, ...
     fn may_name_program(&self, element: &Expr) -> bool {
-        let names = |content: &[u8]| {
-            let content = String::from_utf8_lossy(content);
+        // The text between the quotes of each part of an implicit concatenation, joined.
+        let names = |parts: &mut dyn Iterator<Item = TextRange>| {
+            let mut content = Vec::new();
+            for range in parts {
+                let (from, to) = quoted(self.bytes, range).content;
+                content.extend_from_slice(self.bytes.get(from..to).unwrap_or_default());
+            }
+            let content = String::from_utf8_lossy(&content);
             crate::rule::is_shell_program(&content) || crate::rule::is_program_runner(&content)
-        };
-        let mut content = Vec::new();
-        let mut add = |range: TextRange| {
-            let (from, to) = quoted(self.bytes, range).content;
-            content.extend_from_slice(self.bytes.get(from..to).unwrap_or_default());
         };
         match element {
             Expr::Name(_) | Expr::If(_) | Expr::FString(_) | Expr::TString(_) => true,
             Expr::BinOp(operation) => operation.op == ast::Operator::Add,
-            Expr::StringLiteral(literal) => {
-                literal.value.iter().for_each(|part| add(part.range));
-                names(&content)
-            }
-            Expr::BytesLiteral(literal) => {
-                literal.value.iter().for_each(|part| add(part.range));
-                names(&content)
-            }
+            Expr::StringLiteral(literal) => names(&mut literal.value.iter().map(|p| p.range)),
+            Expr::BytesLiteral(literal) => names(&mut literal.value.iter().map(|p| p.range)),
             _ => false,
         }
     }
 }
 
+// Once the file is loud, the walk stops: its depth then does not matter.
 impl<'a> Visitor<'a> for Quiet<'_, '_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.loud() {
+            return;
+        }
         match stmt {
             Stmt::Import(import) => {
                 for alias in &import.names {
@@ -305,6 +309,9 @@ impl<'a> Visitor<'a> for Quiet<'_, '_> {
         self.nested(levels, |me| walk_stmt(me, stmt));
     }
     fn visit_expr(&mut self, expr: &'a Expr) {
+        if self.loud() {
+            return;
+        }
         let registration = |name: &str| self.rules.registration.is_some_and(|r| r(name));
         match expr {
             Expr::Name(name) => {

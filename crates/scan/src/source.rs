@@ -151,12 +151,12 @@ pub(crate) fn estimated_tokens(text: &str) -> usize {
 /// Whether one of `words` follows a `.` or an `@` in `text` as a whole word (no identifier
 /// character after it): a method called or a decorator applied (`server.tool(`,
 /// `@mcp.tool`).
-pub(crate) fn names_member(text: &str, words: &[&str]) -> bool {
+pub(crate) fn names_member<'w>(text: &str, words: impl IntoIterator<Item = &'w str>) -> bool {
     let bytes = text.as_bytes();
     let identifier = |byte: Option<&u8>| {
         byte.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$') || *b >= 0x80)
     };
-    words.iter().any(|word| {
+    words.into_iter().any(|word| {
         memchr::memmem::find_iter(bytes, word.as_bytes()).any(|at| {
             matches!(
                 at.checked_sub(1).and_then(|i| bytes.get(i)),
@@ -210,6 +210,30 @@ mod tests {
         }
         assert_eq!(tokens_over(";;;;", 3), Some(4));
         assert_eq!(tokens_over("abcd", 3), None, "four bytes but one token");
+    }
+
+    #[test]
+    fn names_member_wants_a_dot_or_an_at_before_a_whole_word() {
+        let words = ["tool", "add_tool"];
+        for text in [
+            "server.tool(",
+            "@mcp.tool\n",
+            "@tool()",
+            "mcp.add_tool(f)",
+            "x.tool",
+        ] {
+            assert!(names_member(text, words), "{text:?}");
+        }
+        for text in [
+            "tool(run)",
+            "the tool",
+            "x.tools",
+            "x.tool_name",
+            "x.toolé",
+            "add_tool",
+        ] {
+            assert!(!names_member(text, words), "{text:?}");
+        }
     }
 
     #[test]
