@@ -155,7 +155,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .build()
         .map_err(|error| ScanError::Threads(error.to_string()))?;
     // TypeScript `paths` aliases, for imports such as `~/services/x.js`.
-    let configs = tsconfig::configs(&found.ts_configs);
+    let (configs, configs_read) = tsconfig::configs(&found.ts_configs);
     // Tool input that crosses files: a file is analysed again when it receives new seeds (or
     // learns that a function it calls returns no value that can start with `-`), until nothing
     // new arrives (or the chain is as long as the bound). The order saves most of those second
@@ -215,6 +215,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .into_iter()
             .map(|(file, reason)| SkippedFile { file, reason }),
     );
+    report.read_files.extend(configs_read);
     let mut lines = 0;
     for Scanned {
         outcome, identity, ..

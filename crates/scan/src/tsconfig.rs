@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::project::normalise;
+use crate::report::FileIdentity;
 
 /// The largest config file read.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -72,17 +73,22 @@ struct Own {
 /// `extends` is followed to another of these files (a relative path, at most
 /// [`MAX_EXTENDS`] steps); a config that cannot be read or parsed governs its folder with no
 /// alias.
-pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
+///
+/// Also returns the identity of every config file it opened: `--output` must not replace a
+/// file the scan read, configs included.
+pub(crate) fn configs(paths: &[PathBuf]) -> (Vec<Config>, Vec<FileIdentity>) {
+    let mut read = Vec::new();
     let own: Vec<(PathBuf, Own)> = paths
         .iter()
         .map(|path| {
-            let parsed = read_config(path)
+            let parsed = read_config(path, &mut read)
                 .and_then(|text| own_of(&text, path.parent()?))
                 .unwrap_or_default();
             (normalise(path), parsed)
         })
         .collect();
-    own.iter()
+    let configs = own
+        .iter()
         .filter(|(path, _)| {
             matches!(
                 path.file_name().and_then(|name| name.to_str()),
@@ -115,7 +121,8 @@ pub(crate) fn configs(paths: &[PathBuf]) -> Vec<Config> {
             let aliases = config_aliases(base, table, &scope);
             Some(Config { scope, aliases })
         })
-        .collect()
+        .collect();
+    (configs, read)
 }
 
 /// How many `extends` steps are followed.
@@ -220,8 +227,8 @@ fn aliases_of_table(
 }
 
 /// The text of a config: a regular file opened without following a symbolic link, at most
-/// [`MAX_CONFIG_BYTES`].
-fn read_config(path: &Path) -> Option<String> {
+/// [`MAX_CONFIG_BYTES`]. The identity of a regular file it opens goes to `read`.
+fn read_config(path: &Path, read: &mut Vec<FileIdentity>) -> Option<String> {
     use rustix::fs::{Mode, OFlags};
     let flags =
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW;
@@ -230,6 +237,10 @@ fn read_config(path: &Path) -> Option<String> {
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
         return None;
     }
+    read.push(FileIdentity {
+        device: stat.st_dev,
+        inode: stat.st_ino,
+    });
     let mut text = String::new();
     std::fs::File::from(fd)
         .take(MAX_CONFIG_BYTES + 1)

@@ -499,6 +499,49 @@ fn output_refuses_a_scanned_file_by_name_or_by_inode() {
 }
 
 #[test]
+fn output_refuses_a_config_the_scan_read() {
+    // tsconfig.json is not a source file, but the scan reads it for its `paths` aliases:
+    // `--output tsconfig.json` used to replace it with the report. A hard link to it from
+    // outside the tree is the same file.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    let config = r#"{ "compilerOptions": { "paths": { "@/*": ["lib/*"] } } }"#;
+    let config_path = write(&src, "tsconfig.json", config);
+    write(
+        &src,
+        "lib/exec.ts",
+        "import { exec } from \"child_process\";\nexport function run(c: string) { exec(`git ${c}`); }\n",
+    );
+    write(
+        &src,
+        "main.ts",
+        "import { run } from \"@/exec\";\nserver.tool(\"t\", {}, async ({ cmd }) => { run(cmd); });\n",
+    );
+    fs::hard_link(&config_path, dir.path().join("config-link.json")).expect("hard link");
+    // The alias is followed, so the config was read: the sink is tainted.
+    let (code, report) = json_scan(&src, &dir.path().join("report.json"), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["rule_id"] == "exec_template_literal_with_input"
+                && f["tainted_from_tool_input"] == true),
+        "{report}"
+    );
+    for out in [config_path.clone(), dir.path().join("config-link.json")] {
+        assert_eq!(
+            run_with(&[utf8(&src), "--output", utf8(&out)]),
+            2,
+            "{}",
+            out.display()
+        );
+    }
+    assert_eq!(fs::read_to_string(&config_path).expect("config"), config);
+}
+
+#[test]
 fn output_replaces_a_regular_report_and_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let src = dir.path().join("src");
