@@ -864,6 +864,25 @@ fn files_past_the_memory_bounds_are_refused_with_a_reason() {
     };
     assert!(reason("dense.js").contains("more tokens than the scanner parses"));
     assert!(reason("huge.py").contains("hard size limit"));
+    // Blank lines are tokens to Python's lexer: 3 MB of them once parsed (60 MB took 1.6 GB
+    // and then aborted the process); past Python's bound of 2 million tokens they are refused
+    // like dense code, in every line-end style.
+    for (name, line_end) in [("blank.py", "\n"), ("crlf.py", "\r\n"), ("cr.py", "\r")] {
+        let text = format!(
+            "import os\n{}os.system(x)\n",
+            line_end.repeat(2_000_000 + 1)
+        );
+        let file = write(&src, name, &text);
+        let alone = scan::scan(&scan::ScanOptions::new(&file)).expect("scan");
+        assert!(
+            alone
+                .skipped
+                .iter()
+                .any(|s| s.reason.contains("more tokens than the scanner parses")),
+            "{name}: {:?}",
+            alone.skipped
+        );
+    }
 }
 
 #[test]
