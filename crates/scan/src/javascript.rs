@@ -20,7 +20,10 @@ use oxc_ast::ast::{
     UnaryOperator,
 };
 
-use crate::nesting::{MAX_JAVASCRIPT_NESTING, javascript_nesting};
+use crate::nesting::{
+    LEXER_MEASURED_BYTES, MAX_JAVASCRIPT_NESTING, javascript_nesting, jsx_openings_over,
+};
+use crate::syntax_tree::{self, Grammar};
 use oxc_parser::{Parser, ParserReturn};
 use oxc_semantic::{AstNodes, Scoping, SemanticBuilder};
 use oxc_span::{GetSpan, SourceType, Span};
@@ -2750,12 +2753,42 @@ pub(crate) fn analyze(
         source_type = source_type.with_typescript_definition(true);
     }
     // oxc and the visitors after it recurse: refuse a file nested past the bound before any
-    // of them runs (1 500 nested parentheses used to abort the whole scan).
-    if let Err(offset) = javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING) {
-        return Err(SourceError::TooDeep {
-            line: source.line_of(offset),
-            limit: MAX_JAVASCRIPT_NESTING,
-        });
+    // of them runs (1 500 nested parentheses used to abort the whole scan). A small file is
+    // measured by a lexer's estimate: a misread can fool it, but no file that small can nest
+    // deeper than the stack holds. A larger one is measured on tree-sitter's tree, which no
+    // misread fools; where that tree is broken, by the lexer's estimate and a count of the
+    // places a JSX element may open as well.
+    let by_lexer = |text: &str| {
+        let offset = javascript_nesting(text, MAX_JAVASCRIPT_NESTING, true)
+            .err()
+            .or_else(|| jsx_openings_over(text, MAX_JAVASCRIPT_NESTING));
+        offset.map_or(Ok(()), |offset| {
+            Err(SourceError::TooDeep {
+                line: source.line_of(offset),
+                limit: MAX_JAVASCRIPT_NESTING,
+            })
+        })
+    };
+    if source.text().len() <= LEXER_MEASURED_BYTES {
+        if let Err(offset) = javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING, false) {
+            return Err(SourceError::TooDeep {
+                line: source.line_of(offset),
+                limit: MAX_JAVASCRIPT_NESTING,
+            });
+        }
+    } else {
+        let grammar = if source_type.is_typescript() {
+            if source_type.is_jsx() {
+                Grammar::Tsx
+            } else {
+                Grammar::TypeScript
+            }
+        } else {
+            Grammar::JavaScript
+        };
+        if syntax_tree::depth_check(grammar, source.text(), MAX_JAVASCRIPT_NESTING)? {
+            by_lexer(source.text())?;
+        }
     }
     let mut allocator = Allocator::default();
     let first = Parser::new(&allocator, source.text(), source_type).parse();

@@ -7,7 +7,9 @@
 //! literals, member chains, `&&&x`). So:
 //!
 //! - JS/TS: [`javascript_nesting`] over-estimates the parser's recursion depth from the raw
-//!   text with a small iterative lexer, before oxc sees the file;
+//!   text with a small iterative lexer, before oxc sees the file, for files up to
+//!   [`LEXER_MEASURED_BYTES`]; larger files are measured on tree-sitter's tree (which parses
+//!   without recursion), since a lexer without the parser's context can be fooled;
 //! - Python/Rust: `syntax_tree::parse` measures the real tree depth with a cursor (no
 //!   recursion) right after tree-sitter returns.
 //!
@@ -20,6 +22,13 @@
 /// the pages a file actually uses are ever touched.
 pub(crate) const ANALYSIS_STACK_BYTES: usize = 256 * 1024 * 1024;
 
+/// Largest JS/TS file measured by [`javascript_nesting`]; a larger one is measured on its
+/// tree-sitter tree (`syntax_tree::depth_check`). The lexer can be fooled (a lone CR ends a
+/// `//` comment, a `/` after `)` may start a regular expression, JSX text is not code), but a
+/// file of this size nests at most one level per byte, 65 536 levels, which the stack
+/// ([`ANALYSIS_STACK_BYTES`]) holds with a margin of 2.7 at 1.5 KB per level.
+pub(crate) const LEXER_MEASURED_BYTES: usize = 64 * 1024;
+
 /// Bound of [`javascript_nesting`]'s estimate for a JS/TS file.
 pub(crate) const MAX_JAVASCRIPT_NESTING: usize = 50_000;
 
@@ -31,6 +40,9 @@ pub(crate) const MAX_TREE_DEPTH: usize = 50_000;
 struct Frame {
     chain: usize,
     template: bool,
+    /// Opened right after `if`, `while`, `for` or `with`: a `/` after its `)` starts a
+    /// regular expression (`if (a) /'/.test(b)`), not a division.
+    condition: bool,
 }
 
 /// Whether a token just seen ends an operand, so that a `/` after it divides (and does not
@@ -70,12 +82,31 @@ const REGEX_AFTER: [&str; 14] = [
 /// and regular expressions are skipped; a string or regular expression ends at a newline at the
 /// latest, so a misread (a `'` in JSX text) cannot swallow the rest of the file. Newlines do
 /// not end a segment: `a\n.b\n.c` chains as deeply as `a.b.c`.
-pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usize> {
+///
+/// `strict` (for a file whose tree-sitter tree is broken, so that nothing else measures it)
+/// also counts every `(`, `[` and `{` inside what it skips as strings, comments, template text
+/// and regular expressions, as a level that never closes: a misread (a `/` after a block's `}`
+/// is a regular expression to oxc and a division here, so its `'` opens a string to the end
+/// of the line) then hides no bracket.
+pub(crate) fn javascript_nesting(text: &str, limit: usize, strict: bool) -> Result<usize, usize> {
+    let opens_in = |from: usize, to: usize| {
+        if strict {
+            bytes_between(text.as_bytes(), from, to)
+                .iter()
+                .filter(|byte| matches!(byte, b'(' | b'[' | b'{'))
+                .count()
+        } else {
+            0
+        }
+    };
     let bytes = text.as_bytes();
     let mut frames = vec![Frame {
         chain: 0,
         template: false,
+        condition: false,
     }];
+    // The last token was `if`, `while`, `for` or `with`.
+    let mut after_condition_keyword = false;
     // frames.len() + the sum of every frame's chain, kept up to date.
     let mut total = 1usize;
     let mut deepest = total;
@@ -85,7 +116,12 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
     while index < bytes.len() {
         if in_template {
             // Template text: up to the closing backtick or a `${`.
-            match skip_template_text(bytes, index) {
+            let from = index;
+            let skipped = skip_template_text(bytes, index);
+            // The text only, not the `${` that ends it.
+            let text_end = if skipped.1 { skipped.0 } else { skipped.0 - 2 };
+            total += opens_in(from, text_end);
+            match skipped {
                 (next, true) => {
                     index = next;
                     in_template = false;
@@ -101,6 +137,7 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
                     frames.push(Frame {
                         chain: 0,
                         template: true,
+                        condition: false,
                     });
                     total += 2;
                     previous = Previous::Operator;
@@ -120,15 +157,22 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
             index += 1;
             continue;
         }
-        if byte == b'/' && next == Some(b'/') {
-            index = end_of_line(bytes, index);
-            continue;
-        }
-        if byte == b'/' && next == Some(b'*') {
-            index = find(bytes, index + 2, b"*/").map_or(bytes.len(), |end| end + 2);
+        if byte == b'/' && matches!(next, Some(b'/' | b'*')) {
+            let from = index;
+            index = if next == Some(b'/') {
+                end_of_line(bytes, index)
+            } else {
+                find(bytes, index + 2, b"*/").map_or(bytes.len(), |end| end + 2)
+            };
+            total += opens_in(from, index);
+            deepest = deepest.max(total);
+            if deepest > limit {
+                return Err(from);
+            }
             continue;
         }
         let start = index;
+        let condition = std::mem::take(&mut after_condition_keyword);
         // Every token counts one at the current level.
         if let Some(top) = frames.last_mut() {
             top.chain += 1;
@@ -137,6 +181,7 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
         match byte {
             b'\'' | b'"' => {
                 index = skip_quoted(bytes, index + 1, byte);
+                total += opens_in(start, index);
                 previous = Previous::Operand;
             }
             b'`' => {
@@ -145,12 +190,14 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
             }
             b'/' if previous == Previous::Operator => {
                 index = skip_regex(bytes, index + 1);
+                total += opens_in(start, index);
                 previous = Previous::Operand;
             }
             b'(' | b'[' | b'{' => {
                 frames.push(Frame {
                     chain: 0,
                     template: false,
+                    condition: condition && byte == b'(',
                 });
                 total += 1;
                 index += 1;
@@ -165,6 +212,9 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
                     total = total.saturating_sub(1 + closed.chain);
                     if closed.template && byte == b'}' {
                         in_template = true;
+                    }
+                    if closed.condition {
+                        previous = Previous::Operator;
                     }
                 }
             }
@@ -181,11 +231,16 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
                     index += 1;
                 }
                 let word = text.get(start..index).unwrap_or("");
+                after_condition_keyword = matches!(word, "if" | "while" | "for" | "with");
                 previous = if REGEX_AFTER.contains(&word) {
                     Previous::Operator
                 } else {
                     Previous::Operand
                 };
+            }
+            // A postfix `++` or `--` ends an operand: `a++ / b` divides.
+            b'+' | b'-' if next == Some(byte) && previous == Previous::Operand => {
+                index += 2;
             }
             _ => {
                 index += 1;
@@ -200,15 +255,60 @@ pub(crate) fn javascript_nesting(text: &str, limit: usize) -> Result<usize, usiz
     Ok(deepest)
 }
 
+/// The offset of the first `<` past `limit` that may open a JSX element: followed by a letter,
+/// `_`, `$` or `>`, and not after an operand (a word, a number, `)` or `]`, which make it a
+/// comparison or type arguments). Closing tags are not subtracted: a `</a>` inside an
+/// attribute string would cancel an element that stays open. For a large file whose
+/// tree-sitter tree is broken (tree-sitter recovers from unclosed elements with a flat tree,
+/// oxc recurses into each).
+pub(crate) fn jsx_openings_over(text: &str, limit: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut openings = 0usize;
+    let mut previous = b';';
+    for (index, &byte) in bytes.iter().enumerate() {
+        if byte == b'<'
+            && !(is_word_byte(previous) || matches!(previous, b')' | b']'))
+            && bytes.get(index + 1).is_some_and(|next| {
+                next.is_ascii_alphabetic() || matches!(next, b'_' | b'$' | b'>')
+            })
+        {
+            openings += 1;
+            if openings > limit {
+                return Some(index);
+            }
+        }
+        if !byte.is_ascii_whitespace() {
+            previous = byte;
+        }
+    }
+    None
+}
+
+fn bytes_between(bytes: &[u8], from: usize, to: usize) -> &[u8] {
+    bytes.get(from..to.min(bytes.len())).unwrap_or(&[])
+}
+
 fn is_word_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte == b'\\' || byte >= 0x80
 }
 
+/// The offset of the first line terminator at or after `from`: `\n`, `\r`, U+2028 or U+2029
+/// (each ends a `//` comment in JavaScript).
 fn end_of_line(bytes: &[u8], from: usize) -> usize {
-    bytes
-        .get(from..)
-        .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
-        .map_or(bytes.len(), |at| from + at)
+    (from..bytes.len())
+        .find(|&index| is_line_terminator(bytes, index))
+        .unwrap_or(bytes.len())
+}
+
+/// Whether a line terminator starts at `index`: `\n`, `\r`, or U+2028/U+2029 (E2 80 A8/A9).
+fn is_line_terminator(bytes: &[u8], index: usize) -> bool {
+    match bytes.get(index) {
+        Some(b'\n' | b'\r') => true,
+        Some(0xE2) => {
+            bytes.get(index + 1) == Some(&0x80) && matches!(bytes.get(index + 2), Some(0xA8 | 0xA9))
+        }
+        _ => false,
+    }
 }
 
 fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
@@ -219,13 +319,13 @@ fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
         .map(|at| from + at)
 }
 
-/// Past a `'..'` or `".."` string: the index after the closing quote, or of the newline that
-/// ends a misread one.
+/// Past a `'..'` or `".."` string: the index after the closing quote, or of the line end
+/// (`\n` or `\r`) that ends a misread one.
 fn skip_quoted(bytes: &[u8], mut index: usize, quote: u8) -> usize {
     while let Some(&byte) = bytes.get(index) {
         match byte {
             b'\\' => index += 2,
-            b'\n' => return index,
+            b'\n' | b'\r' => return index,
             _ if byte == quote => return index + 1,
             _ => index += 1,
         }
@@ -237,9 +337,11 @@ fn skip_quoted(bytes: &[u8], mut index: usize, quote: u8) -> usize {
 fn skip_regex(bytes: &[u8], mut index: usize) -> usize {
     let mut in_class = false;
     while let Some(&byte) = bytes.get(index) {
+        if is_line_terminator(bytes, index) {
+            return index;
+        }
         match byte {
             b'\\' => index += 2,
-            b'\n' => return index,
             b'[' => {
                 in_class = true;
                 index += 1;
@@ -279,7 +381,7 @@ mod tests {
     use super::*;
 
     fn estimate(text: &str) -> usize {
-        javascript_nesting(text, usize::MAX).unwrap_or(usize::MAX)
+        javascript_nesting(text, usize::MAX, false).unwrap_or(usize::MAX)
     }
 
     #[test]
@@ -314,8 +416,68 @@ mod tests {
     }
 
     #[test]
+    fn line_terminators_postfix_operators_and_conditions_are_read_as_javascript_reads_them() {
+        let parens = format!("{}1{}", "(".repeat(1000), ")".repeat(1000));
+        for text in [
+            format!("x = 1 // c\r x = {parens};"),
+            format!("x = 1 // c\u{2028} x = {parens};"),
+            format!("x = 1 // c\u{2029} x = {parens};"),
+            format!("x = a++ / {parens} / 1;"),
+            format!("x = a-- / {parens} / 1;"),
+            format!("if (a) /'/.test(b), {parens};"),
+            format!("while (a) /\"/.test(b), {parens};"),
+            format!("x = '\r{parens};"),
+        ] {
+            assert!(
+                estimate(&text) >= 1000,
+                "{:?}: {}",
+                text.get(..20),
+                estimate(&text)
+            );
+        }
+        // Still a division after an ordinary call (nothing skipped), a regex after `(`
+        // (its brackets skipped).
+        assert_eq!(
+            estimate("x = f(a) / 2 / (1);"),
+            estimate("x = f(a) * 2 * (1);")
+        );
+        assert_eq!(estimate("x = (/[(]{3}/g);"), estimate("x = (/a/g);"));
+    }
+
+    #[test]
+    fn strict_counts_the_brackets_a_misread_skips() {
+        // After a block's `}` a `/` starts a regular expression; the lexer reads a division
+        // and its `'` as a string to the end of the line. Only strict mode sees the brackets.
+        let text = format!("function f(){{}}\n/'/.test(b), {}1;", "(".repeat(1000));
+        assert!(estimate(&text) < 100);
+        let strict = javascript_nesting(&text, usize::MAX, true).unwrap_or(usize::MAX);
+        assert!(strict >= 1000, "{strict}");
+        // Strings, comments and regexes without brackets cost nothing more in strict mode.
+        let plain = "a = 'x'; // y\nb = /z/g; c = `t${d}t`;";
+        assert_eq!(
+            javascript_nesting(plain, usize::MAX, true),
+            javascript_nesting(plain, usize::MAX, false)
+        );
+    }
+
+    #[test]
+    fn jsx_openings_are_counted_and_comparisons_and_type_arguments_are_not() {
+        assert_eq!(jsx_openings_over(&"<a>,".repeat(11), 10), Some(40));
+        assert_eq!(jsx_openings_over(&"<>,".repeat(11), 10), Some(30));
+        for text in [
+            "a < b, ",
+            "f(x)<y, ",
+            "Array<string>; ",
+            "a[0]<b; ",
+            "1<2; ",
+        ] {
+            assert_eq!(jsx_openings_over(&text.repeat(100), 10), None, "{text}");
+        }
+    }
+
+    #[test]
     fn the_offset_of_the_first_level_past_the_limit_is_returned() {
         let text = format!("x;\n{}", "(".repeat(100));
-        assert_eq!(javascript_nesting(&text, 10), Err(7));
+        assert_eq!(javascript_nesting(&text, 10, false), Err(7));
     }
 }

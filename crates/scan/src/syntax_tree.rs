@@ -1,5 +1,7 @@
 //! tree-sitter plumbing shared by the Python and Rust analysers: one parser per thread per
-//! language, a pre-order walk, and the first syntax error.
+//! language, a pre-order walk, and the first syntax error. The JavaScript and TypeScript
+//! grammars only measure how deep a large JS/TS file nests ([`depth_check`]), before oxc
+//! (which recurses) parses it.
 
 use hashbrown::HashSet;
 use std::cell::RefCell;
@@ -15,6 +17,9 @@ thread_local! {
     #[cfg(test)]
     static PYTHON: RefCell<Option<Parser>> = const { RefCell::new(None) };
     static RUST: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static JAVASCRIPT: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static TYPESCRIPT: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static TSX: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
 /// A tree-sitter grammar we parse with.
@@ -26,6 +31,12 @@ pub(crate) enum Grammar {
     Python,
     /// tree-sitter-rust.
     Rust,
+    /// tree-sitter-javascript (JSX included): only for [`depth_check`].
+    JavaScript,
+    /// tree-sitter-typescript's TypeScript grammar: only for [`depth_check`].
+    TypeScript,
+    /// tree-sitter-typescript's TSX grammar: only for [`depth_check`].
+    Tsx,
 }
 
 impl Grammar {
@@ -34,6 +45,20 @@ impl Grammar {
             #[cfg(test)]
             Grammar::Python => tree_sitter_python::LANGUAGE.into(),
             Grammar::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Grammar::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Grammar::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        }
+    }
+
+    fn parser(self) -> &'static std::thread::LocalKey<RefCell<Option<Parser>>> {
+        match self {
+            #[cfg(test)]
+            Grammar::Python => &PYTHON,
+            Grammar::Rust => &RUST,
+            Grammar::JavaScript => &JAVASCRIPT,
+            Grammar::TypeScript => &TYPESCRIPT,
+            Grammar::Tsx => &TSX,
         }
     }
 }
@@ -106,24 +131,7 @@ impl Span for Node<'_> {
 /// while it visits, and it is the first thing each analyser runs over the tree. Nothing that
 /// recurses may look at the tree before that walk has returned `Ok`.
 pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
-    let slot = match grammar {
-        #[cfg(test)]
-        Grammar::Python => &PYTHON,
-        Grammar::Rust => &RUST,
-    };
-    let tree = slot.with(|cell| {
-        let mut parser = cell.borrow_mut();
-        if parser.is_none() {
-            let mut fresh = Parser::new();
-            fresh
-                .set_language(&grammar.language())
-                .map_err(|error| SourceError::Grammar(error.to_string()))?;
-            *parser = Some(fresh);
-        }
-        (parser.as_mut())
-            .and_then(|parser| parser.parse(text, None))
-            .ok_or(SourceError::GaveUp)
-    })?;
+    let tree = parse_any(grammar, text)?;
     let root = tree.root_node();
     if root.has_error() {
         // Too deep is the answer for a tree that is also broken, as it is for one that is not.
@@ -141,6 +149,41 @@ pub(crate) fn parse(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
         });
     }
     Ok(tree)
+}
+
+/// `Err(TooDeep)` when the tree-sitter tree of `text` is deeper than `limit` nodes, broken or
+/// not; otherwise whether the tree is broken. tree-sitter parses without recursion and its
+/// concrete tree has at least one node per level that oxc and the visitors after it recurse
+/// through, so an unbroken tree bounds their recursion whatever the text does to fool a lexer
+/// (a lone CR ending a comment, a `/` that is a division to one reader and a regular
+/// expression to another, JSX text). A broken tree may be flatter than oxc's reading (tree-sitter
+/// recovers from 600 000 unclosed JSX elements with a tree 2 deep): the caller measures such a
+/// file another way as well.
+pub(crate) fn depth_check(grammar: Grammar, text: &str, limit: usize) -> Result<bool, SourceError> {
+    let tree = parse_any(grammar, text)?;
+    let root = tree.root_node();
+    depth_within(root, limit).map_err(|node| SourceError::TooDeep {
+        line: node.start_position().row + 1,
+        limit,
+    })?;
+    Ok(root.has_error())
+}
+
+/// The tree-sitter tree of `text`, errors and all, with this thread's parser for `grammar`.
+fn parse_any(grammar: Grammar, text: &str) -> Result<Tree, SourceError> {
+    grammar.parser().with(|cell| {
+        let mut parser = cell.borrow_mut();
+        if parser.is_none() {
+            let mut fresh = Parser::new();
+            fresh
+                .set_language(&grammar.language())
+                .map_err(|error| SourceError::Grammar(error.to_string()))?;
+            *parser = Some(fresh);
+        }
+        (parser.as_mut())
+            .and_then(|parser| parser.parse(text, None))
+            .ok_or(SourceError::GaveUp)
+    })
 }
 
 fn too_deep(node: Node<'_>) -> SourceError {
@@ -392,4 +435,43 @@ pub(crate) fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
 /// Whether `node` lies inside `outer` (inclusive).
 pub(crate) fn contains(outer: impl Span, node: impl Span) -> bool {
     outer.start_byte() <= node.start_byte() && node.end_byte() <= outer.end_byte()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_fools_a_lexer_does_not_flatten_the_tree_and_a_broken_tree_says_so() {
+        let n = 2_000;
+        let parens = format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        for text in [
+            format!("x = 1 // c\r x = {parens};\n"),
+            format!("x = 1 // c\u{2028} x = {parens};\n"),
+            format!("x = a++ / {parens} / 1;\n"),
+            format!("if (a) /'/.test(b), {parens};\n"),
+            format!("function f(){{}}\n/'/.test(b), {parens};\n"),
+            format!("x = {}{};\n", "<a>,".repeat(n), "</a>".repeat(n)),
+        ] {
+            for grammar in [Grammar::JavaScript, Grammar::Tsx] {
+                assert!(
+                    matches!(
+                        depth_check(grammar, &text, n),
+                        Err(SourceError::TooDeep { .. })
+                    ),
+                    "{:?}",
+                    text.get(..30)
+                );
+                let wide = depth_check(grammar, &text, 3 * n);
+                assert!(wide.is_ok(), "{:?} {wide:?}", text.get(..30));
+            }
+        }
+        // Unclosed elements: tree-sitter recovers with a flat tree, so the caller must measure
+        // a broken tree another way (oxc recurses into every one).
+        let unclosed = format!("x = {};\n", "<a>,".repeat(n));
+        assert!(matches!(
+            depth_check(Grammar::JavaScript, &unclosed, 100),
+            Ok(true)
+        ));
+    }
 }

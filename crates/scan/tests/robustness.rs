@@ -132,6 +132,83 @@ fn hundred_thousand_nesting_levels_are_an_error_for_that_file_in_every_language(
 }
 
 #[test]
+fn nesting_that_fools_a_lexer_is_an_error_for_that_file() {
+    // Each form hid 150 000 levels from the lexer's estimate and aborted the whole scan with
+    // a stack overflow: a lone CR or U+2028 ends a `//` comment, a `/` after a postfix `++`
+    // divides, a `/` after `if (..)` or after a block starts a regular expression (whose `'`
+    // the lexer took for a string to the end of the line), and JSX text is not code.
+    let n = 150_000;
+    let parens = format!("{}1{}", "(".repeat(n), ")".repeat(n));
+    let forms = [
+        ("cr", format!("x = 1 // c\r x = {parens};\n")),
+        ("ls", format!("x = 1 // c\u{2028} x = {parens};\n")),
+        ("postfix", format!("x = a++ / {parens} / 1;\n")),
+        ("condition", format!("if (a) /'/.test(b), {parens};\n")),
+        (
+            "block",
+            format!("function f(){{}}\n/'/.test(b), {};\n", "(".repeat(n)),
+        ),
+        ("jsx", format!("x = {};\n", "<a>,".repeat(n))),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    write(&src, "ok.js", VULNERABLE);
+    let mut names = Vec::new();
+    for (form, text) in &forms {
+        for extension in ["js", "ts", "tsx"] {
+            // The JSX form is a type assertion in `.ts`; the others nest in every dialect.
+            if *form == "jsx" && extension == "ts" {
+                continue;
+            }
+            let name = format!("{form}.{extension}");
+            write(&src, &name, text);
+            names.push(name);
+        }
+    }
+    let out = dir.path().join("report.json");
+    let (code, report) = json_scan(&src, &out, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["file"]
+                .as_str()
+                .is_some_and(|file| file.ends_with("ok.js"))),
+        "{report:#}"
+    );
+    let errors = report["errors"].as_array().expect("errors");
+    for name in &names {
+        assert!(
+            errors.iter().any(|e| {
+                e["file"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with(&format!("/{name}")))
+                    && e["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("nesting deeper than the scanner's bound"))
+            }),
+            "{name}: {errors:#?}"
+        );
+    }
+}
+
+#[test]
+fn flat_javascript_is_not_refused_as_deep() {
+    // 13 000 top-level functions (262 KB) without a `;` between them added up in the lexer's
+    // estimate and were refused as nested past the bound.
+    let text: String = (0..13_000)
+        .map(|i| format!("function f{i}() {{}}\n"))
+        .chain(std::iter::once(
+            "const cp = require('child_process');\nfunction run(x) { cp.exec(x); }\n".to_string(),
+        ))
+        .collect();
+    let findings = scan::scan_text(Path::new("flat.js"), &text).expect("scans");
+    assert!(findings.iter().any(|f| f.rule_id == "exec_dynamic_string"));
+}
+
+#[test]
 fn nesting_within_the_bound_is_still_analysed() {
     // 2 000 nested parentheses (past the 1 500 that used to abort) around a real finding.
     let text = format!(
@@ -242,7 +319,7 @@ fn python_2_statements_are_a_syntax_error_of_that_file() {
 #[test]
 fn python_gaps_and_comment_runs_are_linear() {
     // The Python tree is built from ruff's tokens: the parentheses around each of 10 000
-    // nested attributes that start at one offset are looked for across a gap of a million
+    // nested attributes that start at one offset are looked for across a gap of 900 000
     // comment lines (or two million blanks), and the comment lines after 400 nested blocks
     // that end on one line are matched to each block. Each is a binary search or a run read
     // once; walking the gap for each node took minutes.
@@ -250,7 +327,8 @@ fn python_gaps_and_comment_runs_are_linear() {
     let chain = ".strip()".repeat(10_000);
     let comments = format!(
         "{tool}    x = (\n{}cmd{chain})\n    os.system(x)\n",
-        "#\n".repeat(1_000_000)
+        // Each line is two tokens (a comment and a line end): within the 2 million bound.
+        "#\n".repeat(900_000)
     );
     assert_tainted("gap.py", &comments, "exec_dynamic_string");
     let blanks = format!(
