@@ -45,6 +45,10 @@ pub(crate) struct Analysis {
     /// Names this file exports of its own (JS/TS): an `export *` of another module does not
     /// carry these (nor `default`).
     pub(crate) exports: Vec<String>,
+    /// The names a seed can land on here (Python: its module-level functions and classes),
+    /// when the analyser lists them; `None`: any name. An `export *` of this module sends
+    /// another file's seed on only if it can land here or go further.
+    pub(crate) defines: Option<Vec<String>>,
     /// Module-level functions (Python) no return value of which can start with `-`: an
     /// absolute path (`os.path.realpath(..)`), a string that starts with literal text.
     pub(crate) dash_free_returns: Vec<String>,

@@ -108,6 +108,7 @@ struct Links {
     outgoing: Vec<Flow>,
     reexports: Vec<finding::Reexport>,
     exports: Vec<String>,
+    defines: Option<Vec<String>>,
     dash_free_returns: Vec<String>,
     /// Not looked for ([`Analysis::partial`]).
     partial: bool,
@@ -342,6 +343,7 @@ impl<'a> Waves<'a> {
                         },
                         reexports: &links.reexports,
                         exports: &links.exports,
+                        defines: links.defines.as_deref(),
                         dash_free_returns: &links.dash_free_returns,
                     },
                     _ => project::ModuleLinks::default(),
@@ -572,6 +574,7 @@ fn scan_file_links(
         outgoing: std::mem::take(&mut analysis.outgoing),
         reexports: std::mem::take(&mut analysis.reexports),
         exports: std::mem::take(&mut analysis.exports),
+        defines: analysis.defines.take(),
         dash_free_returns: std::mem::take(&mut analysis.dash_free_returns),
         partial: analysis.partial,
     };

@@ -38,6 +38,8 @@ pub(crate) struct ModuleLinks<'a> {
     pub(crate) reexports: &'a [Reexport],
     /// Names it exports of its own (a star re-export does not carry them).
     pub(crate) exports: &'a [String],
+    /// The names a seed can land on, when known ([`crate::finding::Analysis::defines`]).
+    pub(crate) defines: Option<&'a [String]>,
     /// Its functions whose return values cannot start with `-`.
     pub(crate) dash_free_returns: &'a [String],
 }
@@ -118,6 +120,8 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
             }
         }
     }
+    // Each re-exporting file's re-exports by name, made when a seed first reaches it.
+    let mut barrels: HashMap<usize, Barrel<'_>> = HashMap::new();
     while let Some((target, arriving, hops)) = pending.pop() {
         let entry = merged.entry((target, arriving.name.clone())).or_default();
         // Only what arrives in fewer hops than before goes on: what goes on from a name does
@@ -130,21 +134,18 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
         let Some(file) = files.get(target) else {
             continue;
         };
+        if file.reexports.is_empty() {
+            continue;
+        }
+        let barrel = barrels
+            .entry(target)
+            .or_insert_with(|| Barrel::new(&index, target, file.reexports));
         // `Class.method` re-exports as its class.
         let head = seed.name.split('.').next().unwrap_or(&seed.name);
-        for reexport in file.reexports {
-            let star = reexport.exported == "*";
-            if !star && reexport.exported != head {
-                continue;
-            }
-            // `export *` never carries `default`, nor a name the file exports itself.
-            if star && (head == "default" || file.exports.iter().any(|own| own == head)) {
-                continue;
-            }
+        let mut onward: Vec<(usize, String)> = Vec::new();
+        for reexport in barrel.named.get(head).into_iter().flatten() {
             let rest = seed.name.get(head.len()..).unwrap_or("");
-            let name = if star {
-                seed.name.clone()
-            } else if reexport.imported == "*" {
+            let name = if reexport.imported == "*" {
                 // `export * as git from './git'`: `git.run` is `run` there.
                 rest.trim_start_matches('.').to_string()
             } else {
@@ -153,18 +154,43 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
             if name.is_empty() {
                 continue;
             }
-            for (next, name) in index.resolve_name(target, &reexport.module, &name) {
-                pending.push((
-                    next,
-                    Flow {
-                        module: String::new(),
-                        name,
-                        positions: seed.positions,
-                        keywords: seed.keywords.clone(),
-                    },
-                    hops + 1,
-                ));
+            onward.extend(index.resolve_name(target, &reexport.module, &name));
+        }
+        // `export *` never carries `default`, nor a name the file exports itself; it sends a
+        // name on only to a module the name can land in or go further from (the other
+        // modules of a barrel would not take it: sending every name a barrel receives to
+        // every module it re-exports made a barrel of n modules imported by each of them n²
+        // seeds).
+        let star = !barrel.stars.is_empty()
+            && head != "default"
+            && !file.exports.iter().any(|own| own == head);
+        if star && modules.language(target) == Some(Language::Python) && seed.name.contains('.') {
+            // `pkg.Class.method` may be a submodule's `Class.method`: resolved by name (not
+            // remembered: the names are many and each is asked once).
+            for module in &barrel.stars {
+                let found = index.resolve_name_anew(target, module, &seed.name);
+                onward.extend(found.into_iter().filter(|(next, name)| {
+                    let head = name.split('.').next().unwrap_or(name);
+                    index.may_take(*next, head)
+                }));
             }
+        } else if star {
+            let takers = barrel.takers.get(head).into_iter().flatten();
+            for next in takers.chain(&barrel.open) {
+                onward.push((*next, seed.name.clone()));
+            }
+        }
+        for (next, name) in onward {
+            pending.push((
+                next,
+                Flow {
+                    module: String::new(),
+                    name,
+                    positions: seed.positions,
+                    keywords: seed.keywords.clone(),
+                },
+                hops + 1,
+            ));
         }
     }
     let mut out = vec![Vec::new(); files.len()];
@@ -181,11 +207,62 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
     out
 }
 
+/// A re-exporting file's re-exports, indexed for the seeds that reach it.
+struct Barrel<'a> {
+    /// Named re-exports (`export { a as b } from`, `export * as ns from`, Python's
+    /// `from m import f`) by exported name.
+    named: HashMap<&'a str, Vec<&'a Reexport>>,
+    /// The modules of its `export *` (`from m import *`), as written.
+    stars: Vec<&'a str>,
+    /// Files of its `export *` that a name can land in or go further from, by that name.
+    takers: HashMap<&'a str, Vec<usize>>,
+    /// Files of its `export *` that may take any name: links unknown, a JS/TS file with no
+    /// export recognised or a default export (`module.exports = { run }`), or one with an
+    /// `export *` of its own.
+    open: Vec<usize>,
+}
+
+impl<'a> Barrel<'a> {
+    fn new(index: &Index<'_, '_, 'a>, from: usize, reexports: &'a [Reexport]) -> Barrel<'a> {
+        let mut barrel = Barrel {
+            named: HashMap::new(),
+            stars: Vec::new(),
+            takers: HashMap::new(),
+            open: Vec::new(),
+        };
+        for reexport in reexports {
+            if reexport.exported != "*" {
+                let named = barrel.named.entry(reexport.exported.as_str());
+                named.or_default().push(reexport);
+                continue;
+            }
+            barrel.stars.push(&reexport.module);
+            let Some(target) = index.resolve_module(from, &reexport.module) else {
+                continue;
+            };
+            match index.names(target) {
+                Some(names) => {
+                    for name in names {
+                        barrel.takers.entry(name).or_default().push(target);
+                    }
+                }
+                None => barrel.open.push(target),
+            }
+        }
+        // A file that both exports and re-exports a name is listed once for it.
+        for targets in barrel.takers.values_mut() {
+            targets.dedup();
+        }
+        barrel
+    }
+}
+
 /// What has reached one exported name of a file: each tainted position and keyword, with
 /// the fewest re-export hops it took.
 struct Arrival {
-    /// Hops by position; `None`: not reached.
-    positions: [Option<usize>; 64],
+    /// Hops by position; `None`: not reached. Hops never pass [`MAX_REEXPORT_HOPS`], so a
+    /// byte holds them (an arrival is 128 bytes of positions, not 1 KiB).
+    positions: [Option<u8>; 64],
     keywords: BTreeMap<String, usize>,
 }
 
@@ -209,9 +286,10 @@ impl Arrival {
     /// fewer hops than before (to be followed on).
     fn arrive(&mut self, flow: Flow, hops: usize) -> Flow {
         let mut positions = 0;
+        let byte = u8::try_from(hops).unwrap_or(u8::MAX);
         for (bit, least) in self.positions.iter_mut().enumerate() {
-            if flow.positions & 1 << bit != 0 && least.is_none_or(|least| hops < least) {
-                *least = Some(hops);
+            if flow.positions & 1 << bit != 0 && least.is_none_or(|least| byte < least) {
+                *least = Some(byte);
                 positions |= 1 << bit;
             }
         }
@@ -331,7 +409,7 @@ impl<'c> Modules<'c> {
     }
 }
 
-impl Index<'_, '_, '_> {
+impl<'a> Index<'_, '_, 'a> {
     /// The files (and the name there) a `name` imported from `module` by file `from` is.
     fn resolve_name(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
         let query = Resolving(from, module, name);
@@ -344,6 +422,54 @@ impl Index<'_, '_, '_> {
             resolved.clone(),
         );
         resolved
+    }
+
+    /// The file a module imported by file `from` is, for a plain name (one without a dot:
+    /// the same for every such name, [`Index::resolve_name`]).
+    fn resolve_module(&self, from: usize, module: &str) -> Option<usize> {
+        let modules = self.modules;
+        let importer = modules.path(from)?;
+        match modules.language(from)? {
+            Language::JavaScript => modules.resolve_js(importer, module),
+            Language::Python => modules.resolve_python(from, importer, module),
+            Language::Rust => None,
+        }
+    }
+
+    /// The names a seed can land on in file `target`, or be sent on from by a named
+    /// re-export; `None` when any name may (see [`Barrel::open`]).
+    fn names(&self, target: usize) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
+        let file = self.files.get(target)?;
+        if file
+            .reexports
+            .iter()
+            .any(|reexport| reexport.exported == "*")
+        {
+            return None;
+        }
+        let own: &'a [String] = match self.modules.language(target)? {
+            // `exports` holds the named re-exports too.
+            Language::JavaScript => {
+                if file.exports.is_empty() || file.exports.iter().any(|name| name == "default") {
+                    return None;
+                }
+                file.exports
+            }
+            Language::Python => file.defines?,
+            Language::Rust => return None,
+        };
+        let named = file
+            .reexports
+            .iter()
+            .map(|reexport| reexport.exported.as_str());
+        Some(own.iter().map(String::as_str).chain(named))
+    }
+
+    /// Whether a seed named `head` (or `head.member`) can land on file `target` or be sent on
+    /// from it ([`Index::names`]).
+    fn may_take(&self, target: usize, head: &str) -> bool {
+        self.names(target)
+            .is_none_or(|mut names| names.any(|name| name == head))
     }
 
     /// [`Index::resolve_name`], not remembered.
@@ -534,6 +660,7 @@ mod tests {
             outgoing,
             reexports,
             exports: &[],
+            defines: None,
             dash_free_returns: &[],
         };
         (Path::new(path), language, links)

@@ -2676,6 +2676,7 @@ pub(crate) fn analyze_with(
         analyzer.handlers.insert(function.id());
         roots.push((function, names));
     }
+    analysis.defines = Some(definitions.keys().map(|name| name.to_string()).collect());
     for seed in seeds {
         if let Some(function) = seeded_function(&definitions, &locals.methods, &seed.name) {
             roots.push((function, seeded_parameters(function, text, seed)));

@@ -1074,6 +1074,74 @@ fn star_re_export_rings_and_long_call_chains_end() {
     }
 }
 
+/// A barrel re-exporting every module with `export *` (`from .m import *`), imported by each
+/// of them: a ring of 2 000 handlers, each calling the next one's function through the
+/// barrel, the last of which runs its input. Each name the barrel receives was sent on to
+/// every module it re-exports: 4 M seeds, past 4 GB at 2 000 files (over 2 GB at 1 000). A
+/// name goes only to the module it can land in, and the sink is still tainted.
+#[test]
+fn star_re_export_barrels_are_linear() {
+    const FILES: usize = 2_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let js_barrel: String = (0..FILES)
+        .map(|i| format!("export * from \"./m{i}.js\";\n"))
+        .collect();
+    write(root, "js/index.js", &js_barrel);
+    let py_barrel: String = (0..FILES)
+        .map(|i| format!("from .m{i} import *\n"))
+        .collect();
+    write(root, "py/pkg/__init__.py", &py_barrel);
+    for i in 0..FILES {
+        let next = (i + 1) % FILES;
+        let last = i + 1 == FILES;
+        let (js_head, js_body) = if last {
+            ("import { exec } from \"child_process\";\n", "exec(v);")
+        } else {
+            ("", "return v;")
+        };
+        write(
+            root,
+            &format!("js/m{i}.js"),
+            &format!(
+                "{js_head}import {{ h{next} }} from \"./index.js\";\nconst server = {{}};\n\
+                 server.tool(\"t{i}\", {{}}, async ({{ x }}) => {{ h{next}(x); }});\n\
+                 export function h{i}(v) {{ {js_body} }}\n"
+            ),
+        );
+        let py_body = if last { "os.system(v)" } else { "return v" };
+        write(
+            root,
+            &format!("py/pkg/m{i}.py"),
+            &format!(
+                "import os\nfrom mcp.server.fastmcp import FastMCP\nfrom pkg import h{next}\n\
+                 mcp = FastMCP(\"x\")\n@mcp.tool()\ndef t{i}(x: str):\n    h{next}(x)\n\
+                 def h{i}(v):\n    {py_body}\n"
+            ),
+        );
+    }
+    let report = scan::scan(&scan::ScanOptions::new(root)).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let tainted: Vec<(&str, &str)> = report
+        .findings
+        .iter()
+        .filter(|f| f.tainted_from_tool_input)
+        .map(|f| (f.file.as_str(), f.rule_id))
+        .collect();
+    let last = FILES - 1;
+    let js_sink = format!("js/m{last}.js");
+    let py_sink = format!("py/pkg/m{last}.py");
+    assert_eq!(tainted.len(), 2, "{tainted:?}");
+    assert!(
+        tainted.iter().any(|(file, _)| file.ends_with(&js_sink)),
+        "{tainted:?}"
+    );
+    assert!(
+        tainted.iter().any(|(file, _)| file.ends_with(&py_sink)),
+        "{tainted:?}"
+    );
+}
+
 #[test]
 fn python_class_hierarchies_are_linear() {
     // 3 000 classes, each deriving from the one before, and 3 000 calls into the last one:
