@@ -6,7 +6,7 @@
 //! never a sink.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use oxc_allocator::Allocator;
@@ -322,9 +322,10 @@ struct Analyzer<'a, 's> {
     nodes: &'s AstNodes<'a>,
     bindings: HashMap<SymbolId, Value>,
     tainted: HashSet<SymbolId>,
-    /// Sorted start offsets of every reference to a tainted symbol, and how many symbols were
-    /// tainted when it was built (taint only grows).
-    tainted_references: RefCell<(usize, Vec<u32>)>,
+    /// The start offsets of every reference to a tainted symbol, kept up to date by
+    /// [`Analyzer::taint`] (taint only grows). Rebuilding a sorted list whenever a symbol was
+    /// added was quadratic in a chain of functions each tainting the next one's parameter.
+    tainted_references: BTreeSet<u32>,
     hits: Vec<Hit>,
     /// Every assignment to a plain name (any operator), by the name's symbol.
     writes: HashMap<SymbolId, Vec<(AssignmentOperator, &'a Expression<'a>)>>,
@@ -358,6 +359,11 @@ struct Analyzer<'a, 's> {
     /// file (its node count at the start): past it nothing more is taken as inert, so a file
     /// of many calls of many wrappers stays linear.
     inert_budget: std::cell::Cell<usize>,
+    /// What each call returns ([`Analyzer::call_result`]), by the call's address, once the
+    /// bindings are final (`None` before). Each call of a chain `f()()()..` or `a.b().b()..`
+    /// resolves the whole chain below it: without this, every call of the file is resolved
+    /// once per call above it.
+    resolved_calls: RefCell<Option<HashMap<usize, Option<Value>>>>,
 }
 
 /// What [`Analyzer::scan_argv`] found first.
@@ -457,7 +463,20 @@ impl<'a, 's> Analyzer<'a, 's> {
     }
 
     /// What a call returns: `require(m)`, `promisify(sink)`, `sink.bind(..)`, `createRequire(..)`.
+    /// Remembered once the bindings are final ([`Analyzer::resolved_calls`]).
     fn call_result(&self, call: &'a CallExpression<'a>) -> Option<Value> {
+        let key = std::ptr::from_ref(call) as usize;
+        if let Some(known) = (self.resolved_calls.borrow().as_ref()).and_then(|c| c.get(&key)) {
+            return *known;
+        }
+        let value = self.call_result_of(call);
+        if let Some(cache) = self.resolved_calls.borrow_mut().as_mut() {
+            cache.insert(key, value);
+        }
+        value
+    }
+
+    fn call_result_of(&self, call: &'a CallExpression<'a>) -> Option<Value> {
         match self.resolve(&call.callee) {
             Some(Value::Require) => {
                 let first = call.arguments.first()?.as_expression()?;
@@ -527,26 +546,25 @@ impl<'a, 's> Analyzer<'a, 's> {
     /// each argument of nested calls `f(f(f(..)))` (or each initialiser of nested functions)
     /// was quadratic in the nesting.
     fn mentions_taint(&self, expression: &Expression<'a>) -> bool {
-        if self.tainted.is_empty() {
+        let span = expression.span();
+        self.tainted_references
+            .range(span.start..span.end)
+            .next()
+            .is_some()
+    }
+
+    /// Taint a symbol, and index its references for [`Analyzer::mentions_taint`]. Returns
+    /// whether it is new.
+    fn taint(&mut self, symbol: SymbolId) -> bool {
+        if !self.tainted.insert(symbol) {
             return false;
         }
-        let mut cache = self.tainted_references.borrow_mut();
-        if cache.0 != self.tainted.len() {
-            let mut offsets: Vec<u32> = self
-                .tainted
-                .iter()
-                .flat_map(|symbol| self.scoping.get_resolved_reference_ids(*symbol))
-                .map(|reference| {
-                    let node = self.scoping.get_reference(*reference).node_id();
-                    self.nodes.kind(node).span().start
-                })
-                .collect();
-            offsets.sort_unstable();
-            *cache = (self.tainted.len(), offsets);
+        for reference in self.scoping.get_resolved_reference_ids(symbol) {
+            let node = self.scoping.get_reference(*reference).node_id();
+            self.tainted_references
+                .insert(self.nodes.kind(node).span().start);
         }
-        let span = expression.span();
-        let first = cache.1.partition_point(|offset| *offset < span.start);
-        cache.1.get(first).is_some_and(|offset| *offset < span.end)
+        true
     }
 
     fn arg_tainted(&self, arg: Option<&Arg<'a>>) -> bool {
@@ -560,7 +578,7 @@ impl<'a, 's> Analyzer<'a, 's> {
     fn taint_all(&mut self, symbols: Vec<SymbolId>) -> bool {
         let mut changed = false;
         for symbol in symbols {
-            changed |= self.tainted.insert(symbol);
+            changed |= self.taint(symbol);
         }
         changed
     }
@@ -2847,12 +2865,13 @@ fn analyze_program<'a>(
         nodes: semantic.nodes(),
         bindings: HashMap::new(),
         tainted: HashSet::new(),
-        tainted_references: RefCell::new((0, Vec::new())),
+        tainted_references: BTreeSet::new(),
         hits: Vec::new(),
         writes: HashMap::new(),
         array_additions: HashMap::new(),
         returns: RefCell::new(None),
         inert_budget: std::cell::Cell::new(semantic.nodes().len()),
+        resolved_calls: RefCell::new(None),
         this_properties: HashMap::new(),
         this_fields: Vec::new(),
         classes: Vec::new(),
@@ -3126,7 +3145,7 @@ fn analyze_program<'a>(
                 changed |= analyzer.bindings.insert(*symbol, resolved) != Some(resolved);
             }
             if analyzer.mentions_taint(value) {
-                changed |= analyzer.tainted.insert(*symbol);
+                changed |= analyzer.taint(*symbol);
             }
         }
         if !analyzer.tainted.is_empty() {
@@ -3149,6 +3168,8 @@ fn analyze_program<'a>(
             break;
         }
     }
+    // The bindings are final from here on.
+    *analyzer.resolved_calls.get_mut() = Some(HashMap::new());
 
     for call in &calls {
         if let Some((value, args)) = analyzer.effective_call(&call.callee, &call.arguments) {
