@@ -3900,14 +3900,25 @@ struct Bound<'a, 't> {
 
 /// Record every binding of every name in its scope.
 fn record_bindings<'t>(names: &mut Namespaces<'t>, bound: &Bound<'_, 't>, text: &str) {
+    // `a = b = "x"`: the value is the innermost right side. Found once per chain, not once
+    // per link: walking down from every link of `a = a = .. = a` was quadratic in its length.
+    let mut innermost: HashMap<usize, Option<PyNode<'t>>> = HashMap::new();
     for assignment in bound.assignments {
         let Some(left) = assignment.field("left") else {
             continue;
         };
-        // `a = b = "x"`: the value is the innermost right side.
+        let mut links = Vec::new();
         let mut right = assignment.field("right");
         while let Some(inner) = right.filter(|r| r.kind_name() == "assignment") {
+            if let Some(known) = innermost.get(&inner.id()) {
+                right = *known;
+                break;
+            }
+            links.push(inner.id());
             right = inner.field("right");
+        }
+        for link in links {
+            innermost.insert(link, right);
         }
         let plus = assignment.kind_name() == "augmented_assignment";
         let followed = !plus
