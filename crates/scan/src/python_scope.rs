@@ -9,6 +9,8 @@
 //! one binds in the enclosing function), `global` (the binding is the module's) and `nonlocal`
 //! (the enclosing functions' name is bound by something unseen).
 
+use std::cell::RefCell;
+
 use hashbrown::{HashMap, HashSet};
 
 use crate::python_tree::{PyNode, named_children};
@@ -71,6 +73,10 @@ pub(crate) struct Namespaces<'t> {
     /// `global name` in a function: (the function, name).
     globals: HashSet<(ScopeId, String)>,
     bindings: HashMap<ScopeId, HashMap<String, Vec<Binding<'t>>>>,
+    /// The scope a read of a name refers to from inside a scope (by its index in `scopes`)
+    /// where the name is not bound, once asked: each read used to walk every scope around
+    /// it, quadratic in a nest of lambdas (`lambda: a if b else lambda: ..`).
+    enclosing_reads: RefCell<HashMap<usize, HashMap<String, ScopeId>>>,
 }
 
 impl<'t> Namespaces<'t> {
@@ -93,6 +99,7 @@ impl<'t> Namespaces<'t> {
             scopes,
             globals: HashSet::new(),
             bindings: HashMap::new(),
+            enclosing_reads: RefCell::new(HashMap::new()),
         };
         for declaration in declarations {
             let names: Vec<String> = named_children(*declaration)
@@ -137,6 +144,10 @@ impl<'t> Namespaces<'t> {
     }
 
     fn add(&mut self, scope: ScopeId, name: String, binding: Binding<'t>) {
+        // A new binding can change where a read refers to.
+        if !self.enclosing_reads.get_mut().is_empty() {
+            self.enclosing_reads.get_mut().clear();
+        }
         self.bindings
             .entry(scope)
             .or_default()
@@ -176,23 +187,64 @@ impl<'t> Namespaces<'t> {
 
     /// The scope a read of `name` at `at` refers to.
     pub(crate) fn scope_of_read(&self, at: PyNode<'_>, name: &str) -> ScopeId {
-        for (depth, &(id, kind)) in self.scopes.containing(at).enumerate() {
-            // A class body's names are not seen from the functions inside it.
-            if kind == ScopeKind::Class && depth > 0 {
-                continue;
-            }
-            if kind == ScopeKind::Function && self.is_global_in(id, name) {
-                return self.root;
-            }
-            if self
-                .bindings
-                .get(&id)
-                .is_some_and(|names| names.contains_key(name))
-            {
-                return id;
-            }
+        let Some(innermost) = self.scopes.innermost(at) else {
+            return self.root;
+        };
+        // The innermost scope, a class body included.
+        if let Some(found) = self.decides(innermost, name, true) {
+            return found;
         }
-        self.root
+        match self.scopes.parent(innermost) {
+            Some(parent) => self.scope_of_read_from(parent, name),
+            None => self.root,
+        }
+    }
+
+    /// Whether the scope at `index` (of [`Namespaces::scopes`]) decides a read of `name`: the
+    /// module for a `global` name, the scope itself for a name bound there. A class body
+    /// decides only for a read directly inside it (`class_seen`): its names are not seen from
+    /// the functions inside it.
+    fn decides(&self, index: usize, name: &str, class_seen: bool) -> Option<ScopeId> {
+        let &(id, kind) = self.scopes.value(index)?;
+        if kind == ScopeKind::Class && !class_seen {
+            return None;
+        }
+        if kind == ScopeKind::Function && self.is_global_in(id, name) {
+            return Some(self.root);
+        }
+        self.bindings
+            .get(&id)
+            .is_some_and(|names| names.contains_key(name))
+            .then_some(id)
+    }
+
+    /// [`Namespaces::scope_of_read`] from an enclosing scope (class bodies skipped), memoised
+    /// for every scope it passes ([`Namespaces::enclosing_reads`]).
+    fn scope_of_read_from(&self, index: usize, name: &str) -> ScopeId {
+        let mut passed = Vec::new();
+        let mut next = Some(index);
+        let found = loop {
+            let Some(index) = next else {
+                break self.root;
+            };
+            if let Some(known) =
+                (self.enclosing_reads.borrow().get(&index)).and_then(|names| names.get(name))
+            {
+                break *known;
+            }
+            if let Some(found) = self.decides(index, name, false) {
+                break found;
+            }
+            passed.push(index);
+            next = self.scopes.parent(index);
+        };
+        let mut memo = self.enclosing_reads.borrow_mut();
+        for index in passed {
+            memo.entry(index)
+                .or_default()
+                .insert(name.to_string(), found);
+        }
+        found
     }
 
     /// The bindings of `name` in `scope` (empty when it has none there).

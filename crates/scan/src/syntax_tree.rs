@@ -286,6 +286,32 @@ impl<T> Scopes<T> {
         Scopes { scopes }
     }
 
+    /// The index of the innermost scope that contains `node`, for [`Scopes::parent`] and
+    /// [`Scopes::value`].
+    pub(crate) fn innermost(&self, node: impl Span) -> Option<usize> {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let after = self.scopes.partition_point(|scope| scope.0 <= start);
+        let mut next = after.checked_sub(1);
+        while let Some(index) = next {
+            let scope = self.scopes.get(index)?;
+            if scope.0 <= start && end <= scope.1 {
+                return Some(index);
+            }
+            next = scope.2;
+        }
+        None
+    }
+
+    /// The index of the scope around the scope at `index`.
+    pub(crate) fn parent(&self, index: usize) -> Option<usize> {
+        self.scopes.get(index).and_then(|scope| scope.2)
+    }
+
+    /// The value of the scope at `index`.
+    pub(crate) fn value(&self, index: usize) -> Option<&T> {
+        self.scopes.get(index).map(|scope| &scope.3)
+    }
+
     /// The values of the scopes that contain `node`, innermost first.
     pub(crate) fn containing(&self, node: impl Span) -> impl Iterator<Item = &T> {
         let (start, end) = (node.start_byte(), node.end_byte());
