@@ -1169,3 +1169,90 @@ fn python_class_hierarchies_are_linear() {
     assert!(tainted("    C10(x).m(x)\n"));
     assert!(!tainted(&format!("    C{last}(x).m(x)\n")));
 }
+
+#[test]
+fn javascript_call_chains_are_linear() {
+    // `$(opts)()()..()` of execa, 20 000 calls long, then a template: each call of the chain
+    // resolved the whole chain below it (400 M steps in all); the value of each call is now
+    // remembered once the bindings are final. The shell option set at the bottom of the chain
+    // still reaches the template at its top.
+    let calls = 20_000;
+    let text = format!(
+        "import {{ $ }} from 'execa';\nserver.tool('run', async ({{ cmd }}) => {{\n  await $({{ shell: true }}){}`ls ${{cmd}}`;\n}});\n",
+        "()".repeat(calls)
+    );
+    assert_tainted("chain.js", &text, "shell_true_option");
+}
+
+#[test]
+fn javascript_member_call_chains_are_linear() {
+    // `cp.exec.bind(cp).bind(cp)..(cmd)`, plain and with `?.`: each `.bind(..)` resolved the
+    // chain below it, once for every call above it.
+    let links = 10_000;
+    for link in [".bind(cp)", "?.bind(cp)"] {
+        let text = format!(
+            "import cp from 'child_process';\nserver.tool('run', async ({{ cmd }}) => {{\n  cp.exec{}(cmd);\n}});\n",
+            link.repeat(links)
+        );
+        assert_tainted("chain.js", &text, "exec_dynamic_string");
+    }
+}
+
+#[test]
+fn javascript_function_chains_are_linear() {
+    // The handler calls `f0`, each `fi` calls `f{i+1}` with its parameter, declared in call
+    // order, and the last runs `cp.exec`: each parameter tainted used to rebuild the index of
+    // tainted references from every tainted symbol (20 000 rebuilds of up to 20 000 symbols).
+    // (`};`: statements ended by `}` alone count towards the nesting estimate.)
+    let functions = 20_000;
+    let mut text = String::from(
+        "const cp = require('child_process');\nserver.tool('t', {}, async ({ x }) => { f0(x); });\n",
+    );
+    for i in 0..functions {
+        text.push_str(&format!("function f{i}(v) {{ f{}(v); }};\n", i + 1));
+    }
+    text.push_str(&format!("function f{functions}(v) {{ cp.exec(v); }}\n"));
+    assert_tainted("chain.js", &text, "exec_dynamic_string");
+}
+
+#[test]
+fn python_chained_assignments_are_linear() {
+    // `a = a = .. = a = cmd`, 20 000 targets: the value of each link used to be found by
+    // walking down every link below it.
+    let targets = 20_000;
+    let text = format!(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n    a = {}cmd\n    os.system(a)\n",
+        "a = ".repeat(targets - 1)
+    );
+    assert_tainted("chain.py", &text, "exec_dynamic_string");
+}
+
+#[test]
+fn python_nested_lambdas_are_linear() {
+    // `lambda: c if b else lambda: ..`, 12 000 lambdas deep, reading `c` and `b` in each:
+    // each read used to look for its scope in every lambda around it. `c` is a constant of
+    // the module, so the innermost command is one, and `cmd` of the tool is not.
+    let lambdas = 12_000;
+    let text = format!(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\nc = 'ls'\nb = True\nf = {}os.system(c)\n@mcp.tool()\ndef run(cmd):\n    g = {}os.system(cmd)\n",
+        "lambda: c if b else ".repeat(lambdas),
+        "lambda: c if b else ".repeat(lambdas),
+    );
+    let findings = scan::scan_text(Path::new("lambdas.py"), &text).expect("scans");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(findings[0].rule_id == "exec_dynamic_string" && findings[0].tainted_from_tool_input);
+}
+
+#[test]
+fn python_nested_f_strings_are_linear() {
+    // `f"{f"{..{cmd}..}"}"`, 20 000 deep: below Python 3.12 ruff checks each replacement
+    // field for comments by a search of the file's tokens, quadratic in the nesting; the
+    // scan parses as the newest Python, which has no such check.
+    let levels = 20_000;
+    let text = format!(
+        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n    os.system({}cmd{})\n",
+        "f\"{".repeat(levels),
+        "}\"".repeat(levels)
+    );
+    assert_tainted("fstrings.py", &text, "exec_template_literal_with_input");
+}
