@@ -2794,7 +2794,9 @@ pub(crate) fn analyze(
                 limit: MAX_JAVASCRIPT_NESTING,
             });
         }
-    } else {
+    } else if crate::source::estimated_tokens(source.text()) > MAX_JAVASCRIPT_NESTING {
+        // Every level takes a token at least, so a file of fewer tokens than the bound is
+        // within it, however large (most large files are data: long strings, few tokens).
         let grammar = if source_type.is_typescript() {
             if source_type.is_jsx() {
                 Grammar::Tsx
