@@ -2776,24 +2776,12 @@ pub(crate) fn analyze(
     // deeper than the stack holds. A larger one is measured on tree-sitter's tree, which no
     // misread fools; where that tree is broken, by the lexer's estimate and a count of the
     // places a JSX element may open as well.
-    let by_lexer = |text: &str| {
-        let offset = javascript_nesting(text, MAX_JAVASCRIPT_NESTING, true)
-            .err()
-            .or_else(|| jsx_openings_over(text, MAX_JAVASCRIPT_NESTING));
-        offset.map_or(Ok(()), |offset| {
-            Err(SourceError::TooDeep {
-                line: source.line_of(offset),
-                limit: MAX_JAVASCRIPT_NESTING,
-            })
-        })
+    let too_deep = |offset: usize| SourceError::TooDeep {
+        line: source.line_of(offset),
+        limit: MAX_JAVASCRIPT_NESTING,
     };
     if source.text().len() <= LEXER_MEASURED_BYTES {
-        if let Err(offset) = javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING, false) {
-            return Err(SourceError::TooDeep {
-                line: source.line_of(offset),
-                limit: MAX_JAVASCRIPT_NESTING,
-            });
-        }
+        javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING, false).map_err(too_deep)?;
     } else if crate::source::estimated_tokens(source.text()) > MAX_JAVASCRIPT_NESTING {
         // Every level takes a token at least, so a file of fewer tokens than the bound is
         // within it, however large (most large files are data: long strings, few tokens).
@@ -2807,7 +2795,10 @@ pub(crate) fn analyze(
             Grammar::JavaScript
         };
         if syntax_tree::depth_check(grammar, source.text(), MAX_JAVASCRIPT_NESTING)? {
-            by_lexer(source.text())?;
+            javascript_nesting(source.text(), MAX_JAVASCRIPT_NESTING, true).map_err(too_deep)?;
+            if let Some(offset) = jsx_openings_over(source.text(), MAX_JAVASCRIPT_NESTING) {
+                return Err(too_deep(offset));
+            }
         }
     }
     let mut allocator = Allocator::default();

@@ -1170,6 +1170,10 @@ fn python_class_hierarchies_are_linear() {
     assert!(!tainted(&format!("    C{last}(x).m(x)\n")));
 }
 
+/// A FastMCP module's first lines, and a tool `run(cmd)` after them.
+const PY_MODULE: &str = "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n";
+const PY_TOOL: &str = "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n";
+
 #[test]
 fn javascript_call_chains_are_linear() {
     // `$(opts)()()..()` of execa, 20 000 calls long, then a template: each call of the chain
@@ -1203,7 +1207,6 @@ fn javascript_function_chains_are_linear() {
     // The handler calls `f0`, each `fi` calls `f{i+1}` with its parameter, declared in call
     // order, and the last runs `cp.exec`: each parameter tainted used to rebuild the index of
     // tainted references from every tainted symbol (20 000 rebuilds of up to 20 000 symbols).
-    // (`};`: statements ended by `}` alone count towards the nesting estimate.)
     let functions = 20_000;
     let mut text = String::from(
         "const cp = require('child_process');\nserver.tool('t', {}, async ({ x }) => { f0(x); });\n",
@@ -1221,7 +1224,7 @@ fn python_chained_assignments_are_linear() {
     // walking down every link below it.
     let targets = 20_000;
     let text = format!(
-        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n    a = {}cmd\n    os.system(a)\n",
+        "{PY_TOOL}    a = {}cmd\n    os.system(a)\n",
         "a = ".repeat(targets - 1)
     );
     assert_tainted("chain.py", &text, "exec_dynamic_string");
@@ -1234,7 +1237,7 @@ fn python_nested_lambdas_are_linear() {
     // the module, so the innermost command is one, and `cmd` of the tool is not.
     let lambdas = 12_000;
     let text = format!(
-        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\nc = 'ls'\nb = True\nf = {}os.system(c)\n@mcp.tool()\ndef run(cmd):\n    g = {}os.system(cmd)\n",
+        "{PY_MODULE}c = 'ls'\nb = True\nf = {}os.system(c)\n@mcp.tool()\ndef run(cmd):\n    g = {}os.system(cmd)\n",
         "lambda: c if b else ".repeat(lambdas),
         "lambda: c if b else ".repeat(lambdas),
     );
@@ -1250,7 +1253,7 @@ fn python_nested_f_strings_are_linear() {
     // scan parses as the newest Python, which has no such check.
     let levels = 20_000;
     let text = format!(
-        "import os\nfrom mcp.server.fastmcp import FastMCP\nmcp = FastMCP('x')\n@mcp.tool()\ndef run(cmd):\n    os.system({}cmd{})\n",
+        "{PY_TOOL}    os.system({}cmd{})\n",
         "f\"{".repeat(levels),
         "}\"".repeat(levels)
     );
