@@ -347,6 +347,10 @@ struct Analyzer<'a, 's> {
     imports: HashMap<SymbolId, (String, String)>,
     /// What this file exports, by exported name (`default` for the default export).
     exports: HashMap<String, Exported<'a>>,
+    /// Whether its default export is `module.exports = x`: then any name another module
+    /// takes from it may be a member of `x` (`module.exports = { run }`), an `export *` of it
+    /// included.
+    commonjs_default: bool,
     /// Tool handlers registered by a name that resolves to nothing local.
     registered_handlers: Vec<&'a Expression<'a>>,
     /// `if (x.startsWith("-")) throw ..` / `return ..`: where the statement ends, and `x`.
@@ -877,6 +881,107 @@ impl<'a, 's> Analyzer<'a, 's> {
             return self.exported_target(Exported::Symbol(symbol), member, 0);
         }
         None
+    }
+
+    /// The names a seed from another file can land on here ([`Analysis::defines`], as
+    /// [`Analyzer::exported_parameters`] finds them): the named exports, the top-level names
+    /// of a file with no export we recognise, and the keys of a CommonJS default export;
+    /// `None` (any name) when those keys are not all literal.
+    fn takeable_names(&self) -> Option<Vec<String>> {
+        let mut names: Vec<String> = if self.exports.is_empty() {
+            let root = self.scoping.get_bindings(self.scoping.root_scope_id());
+            root.keys().map(ToString::to_string).collect()
+        } else {
+            (self.exports.keys())
+                .filter(|name| *name != "default")
+                .cloned()
+                .collect()
+        };
+        if self.commonjs_default
+            && self.default_namespace().is_none()
+            && let Some(default) = self.exports.get("default")
+        {
+            self.members(*default, &mut names, 0)?;
+        }
+        names.sort_unstable();
+        names.dedup();
+        Some(names)
+    }
+
+    /// `const lib = require('./lib'); module.exports = lib`: the module whose names the
+    /// default export hands on, all of them (an `export *` of it, as `module.exports =
+    /// require('./lib')` is).
+    fn default_namespace(&self) -> Option<&str> {
+        let Some(Exported::Expression(expression)) = self.exports.get("default").copied() else {
+            return None;
+        };
+        let Expression::Identifier(identifier) = expression.get_inner_expression() else {
+            return None;
+        };
+        match self.imports.get(&self.symbol_of(identifier)?)? {
+            (module, imported) if imported == "*" => Some(module),
+            _ => None,
+        }
+    }
+
+    /// Push the names `exported_target` can find as a member of `exported` (`module.exports
+    /// = { run }`, a class's methods); `None` when any name may be one (a member of an
+    /// imported value, of an inherited class).
+    fn members(&self, exported: Exported<'a>, out: &mut Vec<String>, depth: usize) -> Option<()> {
+        if depth > MAX_EXPORT_LINKS {
+            return Some(());
+        }
+        let next = |exported, out: &mut Vec<String>| self.members(exported, out, depth + 1);
+        match exported {
+            Exported::Function(_) => Some(()),
+            Exported::Class(class) => {
+                for element in &class.body.body {
+                    let key = match element {
+                        ClassElement::MethodDefinition(method) => method.key.static_name(),
+                        ClassElement::PropertyDefinition(property) => property.key.static_name(),
+                        _ => None,
+                    };
+                    out.extend(key.map(|key| key.to_string()));
+                }
+                match &class.heritage {
+                    Some(heritage) => next(Exported::Expression(&heritage.expression), out),
+                    None => Some(()),
+                }
+            }
+            Exported::Symbol(symbol) => {
+                if self.imports.contains_key(&symbol) {
+                    return None;
+                }
+                match self.nodes.kind(self.scoping.symbol_declaration(symbol)) {
+                    AstKind::Function(function) => next(Exported::Function(function), out),
+                    AstKind::Class(class) => next(Exported::Class(class), out),
+                    AstKind::VariableDeclarator(declarator) => match &declarator.init {
+                        Some(init) => next(Exported::Expression(init), out),
+                        None => Some(()),
+                    },
+                    _ => Some(()),
+                }
+            }
+            Exported::Expression(expression) => match expression.get_inner_expression() {
+                Expression::Identifier(identifier) => match self.symbol_of(identifier) {
+                    Some(symbol) => next(Exported::Symbol(symbol), out),
+                    None => Some(()),
+                },
+                Expression::ClassExpression(class) => next(Exported::Class(class), out),
+                Expression::ObjectExpression(object) => {
+                    for property in &object.properties {
+                        if let ObjectPropertyKind::ObjectProperty(property) = property {
+                            out.extend(property.key.static_name().map(|key| key.to_string()));
+                        }
+                    }
+                    Some(())
+                }
+                Expression::NewExpression(construction) => {
+                    next(Exported::Expression(&construction.callee), out)
+                }
+                _ => Some(()),
+            },
+        }
     }
 
     fn exported_target(
@@ -2872,6 +2977,7 @@ fn analyze_program<'a>(
         deciding: RefCell::new(HashSet::new()),
         imports: HashMap::new(),
         exports: HashMap::new(),
+        commonjs_default: false,
         registered_handlers: Vec::new(),
         dash_guards: Vec::new(),
     };
@@ -3226,6 +3332,16 @@ fn analyze_program<'a>(
         }
     }
     analysis.exports = analyzer.exports.keys().cloned().collect();
+    analysis.defines = analyzer.takeable_names();
+    if analyzer.commonjs_default
+        && let Some(module) = analyzer.default_namespace()
+    {
+        analysis.reexports.push(Reexport {
+            exported: "*".to_string(),
+            module: module.to_string(),
+            imported: "*".to_string(),
+        });
+    }
     analysis.exports.extend(
         (analysis.reexports.iter())
             .filter(|r| r.exported != "*")
@@ -3490,6 +3606,9 @@ fn record_module_boundary<'a>(
             } else {
                 return;
             };
+            if name == "default" {
+                analyzer.commonjs_default = true;
+            }
             if name == "default"
                 && let Some(module) = required_module(&assignment.right)
             {
@@ -3504,5 +3623,65 @@ fn record_module_boundary<'a>(
                 .insert(name.to_string(), Exported::Expression(&assignment.right));
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names an `export *` of each file may send a seed into (`Analysis::defines`): what
+    /// `Analyzer::exported_parameters` can find, so a barrel sends each module only those.
+    #[test]
+    fn the_names_a_module_takes_are_what_its_exports_resolve() {
+        let cases: [(&str, Option<&[&str]>); 10] = [
+            (
+                "export function g(v) {}\nexport default { g };",
+                Some(&["g"]),
+            ),
+            ("export const a = 1, b = () => 0;", Some(&["a", "b"])),
+            ("function g(v) {}\nconst h = 1;", Some(&["g", "h"])),
+            (
+                "function g(v) {}\nmodule.exports = { g, run: g };",
+                Some(&["g", "run"]),
+            ),
+            (
+                "const api = { g() {} };\nmodule.exports = api;",
+                Some(&["g"]),
+            ),
+            (
+                "class Git { diff(v) {} log(v) {} }\nmodule.exports = Git;",
+                Some(&["diff", "log"]),
+            ),
+            ("module.exports = make({ g });", Some(&[])),
+            ("exports.g = function (v) {};", Some(&["g"])),
+            // A required module handed on whole: an `export *` of it.
+            (
+                "const lib = require('./lib');\nmodule.exports = lib;",
+                Some(&[]),
+            ),
+            // A member of an imported value may be any name.
+            (
+                "const { Git } = require('./git');\nmodule.exports = Git;",
+                None,
+            ),
+        ];
+        for (text, expected) in cases {
+            let source = SourceText::new(text);
+            let analysis = analyze(Path::new("m.js"), &source, &[]).expect("parses");
+            let expected = expected.map(|names| names.iter().map(ToString::to_string).collect());
+            assert_eq!(analysis.defines, expected, "{text}");
+        }
+        let source = SourceText::new("const lib = require('./lib');\nmodule.exports = lib;");
+        let analysis = analyze(Path::new("m.js"), &source, &[]).expect("parses");
+        assert!(
+            (analysis.reexports.iter()).any(|r| r.exported == "*" && r.module == "./lib"),
+            "{:?}",
+            analysis
+                .reexports
+                .iter()
+                .map(|r| &r.module)
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -41,6 +41,7 @@ mod source;
 mod syntax_tree;
 mod tsconfig;
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -217,6 +218,17 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .map(|(file, reason)| SkippedFile { file, reason }),
     );
     report.read_files.extend(configs_read);
+    for barrel in &waves.cut {
+        if let Some(candidate) = found.candidates.get(*barrel) {
+            report.errors.push(FileError {
+                file: candidate.display.clone(),
+                message: format!(
+                    "its `export *` re-exports modules that may take any name (a CommonJS default export of an imported value), and past {} seeds into such modules in one scan, the tool input it receives is not followed into them",
+                    project::MAX_OPEN_SEEDS
+                ),
+            });
+        }
+    }
     let mut lines = 0;
     for Scanned {
         outcome, identity, ..
@@ -271,7 +283,8 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
 /// parsed as a quiet Python file); they count as empty. A wave analyses, in this order of
 /// preference:
 /// 1. the files with unknown links that a flow now reaches (their first full analysis, with
-///    what reaches them): at most [`MAX_WAVES`] such waves;
+///    what reaches them), and those an `export *` would send a name into (in full, quiet or
+///    not: [`project::Seeds::unread`]): at most [`MAX_WAVES`] such waves;
 /// 2. else, with `all`, the files not analysed yet (in full once the bound of 1. is spent);
 /// 3. else, with `all` and the bound of 1. spent, the files whose links are still unknown,
 ///    in full;
@@ -291,6 +304,9 @@ struct Waves<'a> {
     first_waves: usize,
     /// Rounds so far, against [`project::MAX_ROUNDS`].
     rounds: usize,
+    /// The barrels whose names the last resolution of the seeds did not all follow
+    /// ([`project::Seeds::cut`]).
+    cut: Vec<usize>,
 }
 
 /// Most waves of first full analyses. Such a wave follows one hop of a flow, through a file
@@ -309,6 +325,7 @@ impl<'a> Waves<'a> {
             modules,
             first_waves: 0,
             rounds: 0,
+            cut: Vec::new(),
         }
     }
 
@@ -335,6 +352,7 @@ impl<'a> Waves<'a> {
                 .zip(&self.outcomes)
                 .map(|(candidate, scanned)| match scanned {
                     Some(Scanned { links, .. }) if !links.partial => project::ModuleLinks {
+                        known: true,
                         // A handler in a test registers nothing a client reaches: its input
                         // taints only the test file itself.
                         outgoing: match candidate.context {
@@ -349,8 +367,9 @@ impl<'a> Waves<'a> {
                     _ => project::ModuleLinks::default(),
                 })
                 .collect();
-            let inbound: Vec<Inbound> = project::seeds(&self.modules, &links)
-                .into_iter()
+            let seeds = project::seeds(&self.modules, &links);
+            self.cut = seeds.cut;
+            let inbound: Vec<Inbound> = (seeds.by_file.into_iter())
                 .zip(project::dash_free_imports(&self.modules, &links))
                 .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
                 .collect();
@@ -362,9 +381,20 @@ impl<'a> Waves<'a> {
             };
             let reached = changed(false);
             let capped = self.first_waves >= MAX_WAVES;
-            let (todo, pass) = if !reached.is_empty() && !capped {
+            let all_in = |files: Vec<usize>, pass: Pass| -> Vec<(usize, Pass)> {
+                files.into_iter().map(|i| (i, pass)).collect()
+            };
+            let first = !reached.is_empty() || !seeds.unread.is_empty();
+            let todo = if first && !capped {
                 self.first_waves += 1;
-                (reached, Pass::Now)
+                // The files an `export *` would send names into are analysed in full (a quiet
+                // Python file too: its names are what is wanted).
+                let mut passes: HashMap<usize, Pass> =
+                    (reached.into_iter()).map(|i| (i, Pass::Now)).collect();
+                passes.extend(seeds.unread.into_iter().map(|i| (i, Pass::Full)));
+                let mut todo: Vec<(usize, Pass)> = passes.into_iter().collect();
+                todo.sort_unstable_by_key(|(i, _)| *i);
+                todo
             } else if !all {
                 return;
             } else if self.outcomes.iter().any(Option::is_none) {
@@ -372,14 +402,14 @@ impl<'a> Waves<'a> {
                     .filter(|(_, scanned)| scanned.is_none())
                     .map(|(i, _)| i)
                     .collect();
-                (waiting, if capped { Pass::Full } else { Pass::Now })
+                all_in(waiting, if capped { Pass::Full } else { Pass::Now })
             } else if capped && (0..self.outcomes.len()).any(|i| !self.known(i)) {
                 // Past the bound on first analyses, every file's links are made known at
                 // once, as the plain order knows them, before the rounds.
                 let unknown = (0..self.outcomes.len())
                     .filter(|i| !self.known(*i))
                     .collect();
-                (unknown, Pass::Full)
+                all_in(unknown, Pass::Full)
             } else {
                 let again = changed(true);
                 if again.is_empty() || self.rounds >= project::MAX_ROUNDS {
@@ -387,15 +417,15 @@ impl<'a> Waves<'a> {
                 }
                 self.rounds += 1;
                 // In full: a file analysed in full stays so, whatever reaches it.
-                (again, Pass::Full)
+                all_in(again, Pass::Full)
             };
             let analysed: Vec<(usize, Option<Scanned>)> = todo
                 .par_iter()
                 .with_max_len(1)
-                .filter_map(|i| {
+                .filter_map(|(i, pass)| {
                     let candidate = candidates.get(*i)?;
                     let inbound = inbound.get(*i)?;
-                    Some((*i, scan_file(candidate, options, inbound, pass)))
+                    Some((*i, scan_file(candidate, options, inbound, *pass)))
                 })
                 .collect();
             for (i, scanned) in analysed {
@@ -403,7 +433,7 @@ impl<'a> Waves<'a> {
                     *slot = scanned;
                 }
             }
-            for i in todo {
+            for (i, _) in todo {
                 if let (Some(given), Some(now)) = (self.given.get_mut(i), inbound.get(i)) {
                     given.clone_from(now);
                 }
@@ -475,7 +505,12 @@ fn scan_file(
     seeds: &Inbound,
     pass: Pass,
 ) -> Option<Scanned> {
-    let mut links = Links::default();
+    // A file skipped or failed takes no name another file sends (it was one of the modules
+    // of a barrel that took every name); an analysis replaces these links.
+    let mut links = Links {
+        defines: Some(Vec::new()),
+        ..Links::default()
+    };
     let (outcome, identity) = scan_file_links(candidate, options, seeds, pass, &mut links)?;
     Some(Scanned {
         outcome,

@@ -15,8 +15,9 @@
 //! Packages from a registry are not followed.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use crate::finding::{Flow, Language, Positions, Reexport};
 use crate::tsconfig::{Alias, Config};
@@ -32,6 +33,10 @@ const MAX_REEXPORT_HOPS: usize = 16;
 /// Its path and language are in [`Modules`], at the same index.
 #[derive(Default)]
 pub(crate) struct ModuleLinks<'a> {
+    /// The file was analysed in full. If not (not analysed yet, or a quiet Python file only
+    /// parsed), its links are unknown and left empty here; an `export *` does not send names
+    /// into it but asks for it to be analysed first ([`Seeds::unread`]).
+    pub(crate) known: bool,
     /// Tool input leaving the file.
     pub(crate) outgoing: &'a [Flow],
     /// Names it re-exports.
@@ -51,7 +56,7 @@ pub(crate) fn dash_free_imports(
     modules: &Modules<'_>,
     files: &[ModuleLinks<'_>],
 ) -> Vec<Vec<(String, String)>> {
-    let index = Index { modules, files };
+    let index = Index::new(modules, files);
     files
         .iter()
         .enumerate()
@@ -99,9 +104,36 @@ fn returns_dash_free(index: &Index<'_, '_, '_>, target: usize, name: &str, hops:
         })
 }
 
-/// The seeds each file receives (by index into `files`), merged by exported name.
-pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec<Flow>> {
-    let index = Index { modules, files };
+/// What [`seeds`] finds.
+pub(crate) struct Seeds {
+    /// The seeds each file receives (by index into `files`), merged by exported name.
+    pub(crate) by_file: Vec<Vec<Flow>>,
+    /// Files with unknown links that an `export *` would have sent a seed into, in order
+    /// (each once): the caller analyses them, and the next call sends into each only the
+    /// names it can take. Sending every name a barrel receives into each of its unknown
+    /// modules made a barrel of n waiting helpers n² seeds.
+    pub(crate) unread: Vec<usize>,
+    /// Barrels that did not send every name they received into their modules that take any
+    /// name ([`Barrel::open`]), past [`MAX_OPEN_SEEDS`]: the caller reports them.
+    pub(crate) cut: Vec<usize>,
+}
+
+/// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan. Each name
+/// a barrel receives goes into each such module: a barrel of 1 000 of them, each importing
+/// from it, made a million seeds (15 s and 1.4 GB), 2 000 ran out of 4 GB. Past the bound the
+/// barrel is reported, not followed further.
+pub(crate) const MAX_OPEN_SEEDS: usize = 50_000;
+
+/// The seeds each file receives, and the files to be analysed before some may be sent.
+pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
+    let index = Index::new(modules, files);
+    let mut unread: Vec<usize> = Vec::new();
+    let mut wanted: HashSet<usize> = HashSet::new();
+    let mut want = |file: usize| {
+        if wanted.insert(file) {
+            unread.push(file);
+        }
+    };
     let mut merged: BTreeMap<(usize, String), Arrival> = BTreeMap::new();
     let mut pending: Vec<(usize, Flow, usize)> = Vec::new();
     for (from, file) in files.iter().enumerate() {
@@ -122,6 +154,8 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
     }
     // Each re-exporting file's re-exports by name, made when a seed first reaches it.
     let mut barrels: HashMap<usize, Barrel<'_>> = HashMap::new();
+    let mut open_seeds = 0;
+    let mut cut: BTreeSet<usize> = BTreeSet::new();
     while let Some((target, arriving, hops)) = pending.pop() {
         let entry = merged.entry((target, arriving.name.clone())).or_default();
         // Only what arrives in fewer hops than before goes on: what goes on from a name does
@@ -139,7 +173,7 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
         }
         let barrel = barrels
             .entry(target)
-            .or_insert_with(|| Barrel::new(&index, target, file.reexports));
+            .or_insert_with(|| Barrel::new(&index, target, file, &mut want));
         // `Class.method` re-exports as its class.
         let head = seed.name.split('.').next().unwrap_or(&seed.name);
         let mut onward: Vec<(usize, String)> = Vec::new();
@@ -161,23 +195,33 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
         // modules of a barrel would not take it: sending every name a barrel receives to
         // every module it re-exports made a barrel of n modules imported by each of them n²
         // seeds).
-        let star = !barrel.stars.is_empty()
-            && head != "default"
-            && !file.exports.iter().any(|own| own == head);
+        let star = !barrel.stars.is_empty() && head != "default" && !barrel.own.contains(head);
         if star && modules.language(target) == Some(Language::Python) && seed.name.contains('.') {
             // `pkg.Class.method` may be a submodule's `Class.method`: resolved by name (not
             // remembered: the names are many and each is asked once).
             for module in &barrel.stars {
-                let found = index.resolve_name_anew(target, module, &seed.name);
-                onward.extend(found.into_iter().filter(|(next, name)| {
-                    let head = name.split('.').next().unwrap_or(name);
-                    index.may_take(*next, head)
-                }));
+                for (next, name) in index.resolve_name_anew(target, module, &seed.name) {
+                    let head = name.split('.').next().unwrap_or(&name);
+                    let names = index.deep_names(next, &mut want);
+                    if names.is_none_or(|names| names.contains(head)) {
+                        onward.push((next, name));
+                    }
+                }
             }
         } else if star {
             let takers = barrel.takers.get(head).into_iter().flatten();
-            for next in takers.chain(&barrel.open) {
+            for next in takers {
                 onward.push((*next, seed.name.clone()));
+            }
+            if open_seeds + barrel.open.len() > MAX_OPEN_SEEDS {
+                if !barrel.open.is_empty() {
+                    cut.insert(target);
+                }
+            } else {
+                open_seeds += barrel.open.len();
+                for next in &barrel.open {
+                    onward.push((*next, seed.name.clone()));
+                }
             }
         }
         for (next, name) in onward {
@@ -193,9 +237,9 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
             ));
         }
     }
-    let mut out = vec![Vec::new(); files.len()];
+    let mut by_file = vec![Vec::new(); files.len()];
     for ((target, name), arrival) in merged {
-        if let Some(list) = out.get_mut(target) {
+        if let Some(list) = by_file.get_mut(target) {
             list.push(Flow {
                 module: String::new(),
                 name,
@@ -204,7 +248,11 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Vec<Vec
             });
         }
     }
-    out
+    Seeds {
+        by_file,
+        unread,
+        cut: cut.into_iter().collect(),
+    }
 }
 
 /// A re-exporting file's re-exports, indexed for the seeds that reach it.
@@ -214,22 +262,34 @@ struct Barrel<'a> {
     named: HashMap<&'a str, Vec<&'a Reexport>>,
     /// The modules of its `export *` (`from m import *`), as written.
     stars: Vec<&'a str>,
-    /// Files of its `export *` that a name can land in or go further from, by that name.
+    /// Names it exports of its own, which its `export *` does not carry.
+    own: HashSet<&'a str>,
+    /// Files of its `export *` that a name can land in or go further from, by that name
+    /// ([`Index::deep_names`]).
     takers: HashMap<&'a str, Vec<usize>>,
-    /// Files of its `export *` that may take any name: links unknown, a JS/TS file with no
-    /// export recognised or a default export (`module.exports = { run }`), or one with an
-    /// `export *` of its own.
+    /// Files of its `export *` that may take any name: a JS/TS file whose CommonJS default
+    /// export hands on a value imported from elsewhere (`module.exports = Git` of an imported
+    /// `Git`), or one that re-exports such a file.
     open: Vec<usize>,
 }
 
 impl<'a> Barrel<'a> {
-    fn new(index: &Index<'_, '_, 'a>, from: usize, reexports: &'a [Reexport]) -> Barrel<'a> {
+    /// The barrel of file `from`; the files of its `export *` whose links are unknown go to
+    /// `unknown` ([`Seeds::unread`]) and take no name.
+    fn new(
+        index: &Index<'_, '_, 'a>,
+        from: usize,
+        file: &ModuleLinks<'a>,
+        unknown: &mut impl FnMut(usize),
+    ) -> Barrel<'a> {
         let mut barrel = Barrel {
             named: HashMap::new(),
             stars: Vec::new(),
+            own: file.exports.iter().map(String::as_str).collect(),
             takers: HashMap::new(),
             open: Vec::new(),
         };
+        let reexports = file.reexports;
         for reexport in reexports {
             if reexport.exported != "*" {
                 let named = barrel.named.entry(reexport.exported.as_str());
@@ -240,9 +300,13 @@ impl<'a> Barrel<'a> {
             let Some(target) = index.resolve_module(from, &reexport.module) else {
                 continue;
             };
-            match index.names(target) {
+            if !index.known(target) {
+                unknown(target);
+                continue;
+            }
+            match index.deep_names(target, unknown) {
                 Some(names) => {
-                    for name in names {
+                    for name in names.iter() {
                         barrel.takers.entry(name).or_default().push(target);
                     }
                 }
@@ -341,10 +405,15 @@ impl hashbrown::Equivalent<(usize, String, String)> for Resolving<'_> {
     }
 }
 
+/// What [`Index::deep_names`] finds: `None`, any name.
+type DeepNames<'a> = Option<Rc<HashSet<&'a str>>>;
+
 /// [`Modules`] with what each file says in this round.
 struct Index<'m, 'f, 'a> {
     modules: &'m Modules<'m>,
     files: &'f [ModuleLinks<'a>],
+    /// [`Index::deep_names`] of the files asked so far.
+    deep_names: RefCell<HashMap<usize, DeepNames<'a>>>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
@@ -409,7 +478,20 @@ impl<'c> Modules<'c> {
     }
 }
 
-impl<'a> Index<'_, '_, 'a> {
+impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
+    fn new(modules: &'m Modules<'m>, files: &'f [ModuleLinks<'a>]) -> Self {
+        Index {
+            modules,
+            files,
+            deep_names: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Whether file `target`'s links are known ([`ModuleLinks::known`]).
+    fn known(&self, target: usize) -> bool {
+        self.files.get(target).is_some_and(|file| file.known)
+    }
+
     /// The files (and the name there) a `name` imported from `module` by file `from` is.
     fn resolve_name(&self, from: usize, module: &str, name: &str) -> Vec<(usize, String)> {
         let query = Resolving(from, module, name);
@@ -437,25 +519,11 @@ impl<'a> Index<'_, '_, 'a> {
     }
 
     /// The names a seed can land on in file `target`, or be sent on from by a named
-    /// re-export; `None` when any name may (see [`Barrel::open`]).
+    /// re-export (not by its `export *`); `None` when any name may (see [`Barrel::open`]).
     fn names(&self, target: usize) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
         let file = self.files.get(target)?;
-        if file
-            .reexports
-            .iter()
-            .any(|reexport| reexport.exported == "*")
-        {
-            return None;
-        }
         let own: &'a [String] = match self.modules.language(target)? {
-            // `exports` holds the named re-exports too.
-            Language::JavaScript => {
-                if file.exports.is_empty() || file.exports.iter().any(|name| name == "default") {
-                    return None;
-                }
-                file.exports
-            }
-            Language::Python => file.defines?,
+            Language::JavaScript | Language::Python => file.defines?,
             Language::Rust => return None,
         };
         let named = file
@@ -465,11 +533,52 @@ impl<'a> Index<'_, '_, 'a> {
         Some(own.iter().map(String::as_str).chain(named))
     }
 
-    /// Whether a seed named `head` (or `head.member`) can land on file `target` or be sent on
-    /// from it ([`Index::names`]).
-    fn may_take(&self, target: usize, head: &str) -> bool {
-        self.names(target)
-            .is_none_or(|mut names| names.any(|name| name == head))
+    /// The names a seed can land on in file `target` or be sent on from ([`Index::names`]),
+    /// through its own `export *` too (up to [`MAX_REEXPORT_HOPS`], each file once); `None`
+    /// when any name may. Files met whose links are unknown go to `unknown` and add no name
+    /// (the caller has them analysed first). Remembered per file: a barrel of barrels asks
+    /// each once, not once per name.
+    fn deep_names(&self, target: usize, unknown: &mut impl FnMut(usize)) -> DeepNames<'a> {
+        if let Some(known) = self.deep_names.borrow().get(&target) {
+            return known.clone();
+        }
+        let mut names = HashSet::new();
+        let mut asked = HashSet::from([target]);
+        let mut level = vec![target];
+        let mut any = false;
+        'hops: for _ in 0..=MAX_REEXPORT_HOPS {
+            let mut next_level = Vec::new();
+            for file in level {
+                if !self.known(file) {
+                    unknown(file);
+                    continue;
+                }
+                match self.names(file) {
+                    Some(own) => names.extend(own),
+                    None => {
+                        any = true;
+                        break 'hops;
+                    }
+                }
+                let Some(links) = self.files.get(file) else {
+                    continue;
+                };
+                for star in (links.reexports.iter()).filter(|reexport| reexport.exported == "*") {
+                    if let Some(next) = self.resolve_module(file, &star.module)
+                        && asked.insert(next)
+                    {
+                        next_level.push(next);
+                    }
+                }
+            }
+            if next_level.is_empty() {
+                break;
+            }
+            level = next_level;
+        }
+        let found = (!any).then(|| Rc::new(names));
+        (self.deep_names.borrow_mut()).insert(target, found.clone());
+        found
     }
 
     /// [`Index::resolve_name`], not remembered.
@@ -657,6 +766,7 @@ mod tests {
         reexports: &'a [Reexport],
     ) -> (&'a Path, Language, ModuleLinks<'a>) {
         let links = ModuleLinks {
+            known: true,
             outgoing,
             reexports,
             exports: &[],
@@ -675,7 +785,7 @@ mod tests {
             .iter()
             .map(|(_, _, links)| ModuleLinks { ..*links })
             .collect();
-        seeds(&modules, &links)
+        seeds(&modules, &links).by_file
     }
 
     fn flow(module: &str, name: &str, positions: Positions) -> Flow {
@@ -766,5 +876,99 @@ mod tests {
         let seeds = seeds_of(&files);
         assert_eq!(seeds[1], vec![flow("", "f", 1)]);
         assert_eq!(seeds[2], vec![flow("", "f", 1)]);
+    }
+
+    fn star(module: &str) -> Reexport {
+        Reexport {
+            exported: "*".to_string(),
+            module: module.to_string(),
+            imported: "*".to_string(),
+        }
+    }
+
+    /// A barrel `index.js` of `N` modules `w{i}.js`, each handler file `m{i}.js` calling
+    /// `g{i}` through it. Each name may go only into the module that defines it, found when
+    /// that module's links are known; a module read as taking every name would make N² seeds.
+    #[test]
+    fn an_export_star_sends_each_name_into_its_module_only() {
+        const N: usize = 300;
+        let paths: Vec<(String, String, String)> = (0..N)
+            .map(|i| {
+                (
+                    format!("r/m{i}.js"),
+                    format!("r/w{i}.js"),
+                    format!("r/v{i}.js"),
+                )
+            })
+            .collect();
+        let barrel: Vec<Reexport> = (0..N).map(|i| star(&format!("./w{i}.js"))).collect();
+        let outgoing: Vec<[Flow; 1]> = (0..N)
+            .map(|i| [flow("./index.js", &format!("g{i}"), 1)])
+            .collect();
+        let defines: Vec<[String; 1]> = (0..N).map(|i| [format!("g{i}")]).collect();
+        let onward: Vec<[Reexport; 1]> = (0..N).map(|i| [star(&format!("./v{i}.js"))]).collect();
+        let none: Option<&[String]> = Some(&[]);
+        // Stage 0: the modules are not read yet; 1: each defines its name; 2: each re-exports
+        // `v{i}.js` with `export *`, which defines it; 3: each failed to parse (no links).
+        for stage in 0..4 {
+            let mut files = vec![module("r/index.js", Language::JavaScript, &[], &barrel)];
+            for (i, (m, _, _)) in paths.iter().enumerate() {
+                files.push(module(m, Language::JavaScript, &outgoing[i], &[]));
+            }
+            for (i, (_, w, _)) in paths.iter().enumerate() {
+                let (mut links, reexports, defines): (_, &[Reexport], _) = match stage {
+                    0 => (module(w, Language::JavaScript, &[], &[]), &[], None),
+                    1 => (
+                        module(w, Language::JavaScript, &[], &[]),
+                        &[],
+                        Some(&defines[i][..]),
+                    ),
+                    2 => (module(w, Language::JavaScript, &[], &[]), &onward[i], none),
+                    _ => (module(w, Language::JavaScript, &[], &[]), &[], none),
+                };
+                links.2.known = stage != 0;
+                links.2.reexports = reexports;
+                links.2.defines = defines;
+                files.push(links);
+            }
+            for (i, (_, _, v)) in paths.iter().enumerate() {
+                let mut links = module(v, Language::JavaScript, &[], &[]);
+                links.2.defines = Some(&defines[i][..]);
+                files.push(links);
+            }
+            let modules = Modules::new(
+                files.iter().map(|(path, language, _)| (*path, *language)),
+                &[],
+            );
+            let links: Vec<ModuleLinks<'_>> = files
+                .iter()
+                .map(|(_, _, links)| ModuleLinks { ..*links })
+                .collect();
+            let found = seeds(&modules, &links);
+            let sent: usize = found.by_file.iter().map(Vec::len).sum();
+            let into_w = |i: usize| &found.by_file[1 + N + i];
+            let into_v = |i: usize| &found.by_file[1 + 2 * N + i];
+            match stage {
+                0 => {
+                    // Only the barrel's own names; the modules are asked for, once each.
+                    assert_eq!(sent, N);
+                    let mut unread = found.unread.clone();
+                    unread.sort_unstable();
+                    assert_eq!(unread, (1 + N..1 + 2 * N).collect::<Vec<_>>());
+                }
+                1 => {
+                    assert_eq!(sent, 2 * N);
+                    assert!((0..N).all(|i| into_w(i) == &[flow("", &format!("g{i}"), 1)]));
+                }
+                2 => {
+                    assert_eq!(sent, 3 * N);
+                    assert!((0..N).all(|i| into_v(i) == &[flow("", &format!("g{i}"), 1)]));
+                }
+                _ => assert_eq!(sent, N),
+            }
+            if stage != 0 {
+                assert!(found.unread.is_empty(), "stage {stage}: {:?}", found.unread);
+            }
+        }
     }
 }

@@ -86,6 +86,37 @@ fn deep_files() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A JSON report of a scan that must exit 2: `ok.js` still reported, and each of `names` an
+/// error for nesting past the bound.
+fn assert_only_too_deep(code: i32, report: &serde_json::Value, names: &[String]) {
+    assert_eq!(code, 2, "a too-deep file is an error");
+    // The other file is scanned and reported.
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["file"]
+                .as_str()
+                .is_some_and(|file| file.ends_with("/ok.js") || file == "ok.js")),
+        "{report:#}"
+    );
+    let errors = report["errors"].as_array().expect("errors");
+    for name in names {
+        assert!(
+            errors.iter().any(|e| {
+                e["file"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with(&format!("/{name}")))
+                    && e["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("nesting deeper than the scanner's bound"))
+            }),
+            "{name}: {errors:#?}"
+        );
+    }
+}
+
 #[test]
 fn hundred_thousand_nesting_levels_are_an_error_for_that_file_in_every_language() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -97,30 +128,8 @@ fn hundred_thousand_nesting_levels_are_an_error_for_that_file_in_every_language(
     }
     let out = dir.path().join("report.json");
     let (code, report) = on_small_stack(|| json_scan(&src, &out, &[]));
-    assert_eq!(code, 2, "a too-deep file is an error");
-    // The other file is scanned and reported.
-    assert!(
-        report["findings"]
-            .as_array()
-            .expect("findings")
-            .iter()
-            .any(|f| f["file"]
-                .as_str()
-                .is_some_and(|file| file.ends_with("ok.js"))),
-        "{report:#}"
-    );
-    let errors = report["errors"].as_array().expect("errors");
-    for (name, _) in &deep {
-        assert!(
-            errors.iter().any(|e| {
-                e["file"].as_str().is_some_and(|f| f.ends_with(name))
-                    && e["message"]
-                        .as_str()
-                        .is_some_and(|m| m.contains("nesting deeper than the scanner's bound"))
-            }),
-            "{name}: {errors:#?}"
-        );
-    }
+    let names: Vec<String> = deep.iter().map(|(name, _)| name.to_string()).collect();
+    assert_only_too_deep(code, &report, &names);
     // The in-memory entry point holds as well, on the same small stack.
     for (name, text) in &deep {
         let result = on_small_stack(|| scan::scan_text(Path::new(name), text));
@@ -167,31 +176,7 @@ fn nesting_that_fools_a_lexer_is_an_error_for_that_file() {
     }
     let out = dir.path().join("report.json");
     let (code, report) = json_scan(&src, &out, &[]);
-    assert_eq!(code, 2);
-    assert!(
-        report["findings"]
-            .as_array()
-            .expect("findings")
-            .iter()
-            .any(|f| f["file"]
-                .as_str()
-                .is_some_and(|file| file.ends_with("ok.js"))),
-        "{report:#}"
-    );
-    let errors = report["errors"].as_array().expect("errors");
-    for name in &names {
-        assert!(
-            errors.iter().any(|e| {
-                e["file"]
-                    .as_str()
-                    .is_some_and(|f| f.ends_with(&format!("/{name}")))
-                    && e["message"]
-                        .as_str()
-                        .is_some_and(|m| m.contains("nesting deeper than the scanner's bound"))
-            }),
-            "{name}: {errors:#?}"
-        );
-    }
+    assert_only_too_deep(code, &report, &names);
 }
 
 #[test]
@@ -721,6 +706,30 @@ fn a_file_name_cannot_forge_report_lines_or_cells() {
     }
 }
 
+/// A file name that is not UTF-8 is scanned like any other. JSON strings hold Unicode only,
+/// so each byte that is not UTF-8 is U+FFFD in every report; the text report shows the same
+/// name.
+#[test]
+fn a_file_name_that_is_not_utf8_is_scanned_and_its_bad_bytes_are_u_fffd() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = std::ffi::OsStr::from_bytes(b"bad\xff\xfe.js");
+    fs::write(
+        dir.path().join(name),
+        "const { exec } = require('child_process');\nexec(process.argv[2]);\n",
+    )
+    .expect("write");
+    let report = scan::scan(&scan::ScanOptions::new(dir.path())).expect("scan");
+    assert_eq!(report.summary.files_scanned, 1, "{:?}", report.skipped);
+    let json: serde_json::Value =
+        serde_json::from_str(&report.render(scan::report::Format::Json).expect("json"))
+            .expect("parses");
+    let file = json["findings"][0]["file"].as_str().expect("a finding");
+    assert!(file.ends_with("bad\u{FFFD}\u{FFFD}.js"), "{file:?}");
+    let text = report.render(scan::report::Format::Text).expect("text");
+    assert!(text.contains("bad\u{FFFD}\u{FFFD}.js:2:"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // SARIF URIs
 
@@ -1140,6 +1149,176 @@ fn star_re_export_barrels_are_linear() {
         tainted.iter().any(|(file, _)| file.ends_with(&py_sink)),
         "{tainted:?}"
     );
+}
+
+/// The barrels `star_re_export_barrels_are_linear` left quadratic, each with 1 500 modules
+/// that each hold the sink for one handler file: modules that wait for a seed (no handler of
+/// their own, so their links are unknown when names reach the barrel), quiet Python files, ESM
+/// modules with a default export too, CommonJS modules (`module.exports = { g }`), modules
+/// with no export (their top-level names), `module.exports = lib` of a required module, and
+/// barrels of barrels. Each was sent every name:
+/// 1 000 modules took 6.5-9.4 s and 2.1 GB, 2 000 ran out of 4 GB. Every sink is still
+/// tainted.
+#[test]
+fn star_re_export_barrels_of_every_module_kind_are_linear() {
+    const FILES: usize = 1_500;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let esm = |i: usize| {
+        format!(
+            "import {{ execSync }} from \"child_process\";\nexport function g{i}(v) {{ execSync(\"ls \" + v); }}\n"
+        )
+    };
+    let cjs = |i: usize| {
+        format!(
+            "const {{ execSync }} = require(\"child_process\");\nfunction g{i}(v) {{ execSync(\"ls \" + v); }}\n"
+        )
+    };
+    type Modules<'f> = &'f dyn Fn(usize) -> Vec<(String, String)>;
+    let kinds: [(&str, Modules<'_>); 6] = [
+        ("waiting", &|i| vec![(format!("w{i}.js"), esm(i))]),
+        ("default", &|i| {
+            vec![(
+                format!("w{i}.js"),
+                format!("{}export default {{ g{i} }};\n", esm(i)),
+            )]
+        }),
+        ("commonjs", &|i| {
+            vec![(
+                format!("w{i}.js"),
+                format!("{}module.exports = {{ g{i} }};\n", cjs(i)),
+            )]
+        }),
+        ("no_export", &|i| vec![(format!("w{i}.js"), cjs(i))]),
+        ("namespace", &|i| {
+            vec![
+                (
+                    format!("w{i}.js"),
+                    format!("const lib = require(\"./v{i}.js\");\nmodule.exports = lib;\n"),
+                ),
+                (
+                    format!("v{i}.js"),
+                    format!("{}exports.g{i} = g{i};\n", cjs(i)),
+                ),
+            ]
+        }),
+        ("nested", &|i| {
+            vec![
+                (
+                    format!("w{i}.js"),
+                    format!("export * from \"./v{i}.js\";\n"),
+                ),
+                (format!("v{i}.js"), esm(i)),
+            ]
+        }),
+    ];
+    for (kind, modules) in kinds {
+        let barrel: String = (0..FILES)
+            .map(|i| format!("export * from \"./w{i}.js\";\n"))
+            .collect();
+        write(root, &format!("{kind}/index.js"), &barrel);
+        for i in 0..FILES {
+            write(
+                root,
+                &format!("{kind}/m{i}.js"),
+                &format!(
+                    "import {{ g{i} }} from \"./index.js\";\nconst server = {{}};\n\
+                     server.tool(\"t{i}\", {{}}, async ({{ x }}) => {{ g{i}(x); }});\n"
+                ),
+            );
+            for (name, text) in modules(i) {
+                write(root, &format!("{kind}/{name}"), &text);
+            }
+        }
+    }
+    let py_barrel: String = (0..FILES)
+        .map(|i| format!("from .w{i} import *\n"))
+        .collect();
+    write(root, "quiet/pkg/__init__.py", &py_barrel);
+    for i in 0..FILES {
+        write(
+            root,
+            &format!("quiet/pkg/m{i}.py"),
+            &format!(
+                "from mcp.server.fastmcp import FastMCP\nfrom pkg import g{i}\nmcp = FastMCP(\"x\")\n\
+                 @mcp.tool()\ndef t{i}(x: str):\n    g{i}(x)\n"
+            ),
+        );
+        write(
+            root,
+            &format!("quiet/pkg/w{i}.py"),
+            &format!("import os\ndef g{i}(v):\n    os.system(\"ls \" + v)\n"),
+        );
+    }
+    let report = scan::scan(&scan::ScanOptions::new(root)).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    for kind in [
+        "waiting",
+        "default",
+        "commonjs",
+        "no_export",
+        "nested",
+        "quiet",
+    ] {
+        let sinks: std::collections::BTreeSet<&str> = (report.findings.iter())
+            .filter(|f| f.tainted_from_tool_input && f.file.contains(&format!("{kind}/")))
+            .filter(|f| ["exec_sync_dynamic_string", "exec_dynamic_string"].contains(&f.rule_id))
+            .map(|f| f.file.as_str())
+            .collect();
+        assert_eq!(sinks.len(), FILES, "{kind}: {} tainted sinks", sinks.len());
+    }
+}
+
+/// A module whose CommonJS default export is a value imported by name (`module.exports = X`
+/// of `const { X } = require(..)`) may hand on any member of it, so a barrel sends it every
+/// name it receives: n such modules, each importing from the barrel, are n² seeds (1 000 took
+/// 15 s and 1.4 GB, 2 000 ran out of 4 GB). Within `MAX_OPEN_SEEDS` (50 000) every sink is
+/// followed; past it the barrel is an error of the scan (exit 2, as every error is), and the
+/// scan ends.
+#[test]
+fn modules_that_take_any_name_are_followed_within_a_bound_then_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    for (tree, files) in [("within", 200), ("past", 400)] {
+        let barrel: String = (0..files)
+            .map(|i| format!("export * from \"./w{i}.js\";\n"))
+            .collect();
+        write(root, &format!("{tree}/index.js"), &barrel);
+        for i in 0..files {
+            write(
+                root,
+                &format!("{tree}/m{i}.js"),
+                &format!(
+                    "import {{ g{i} }} from \"./index.js\";\nconst server = {{}};\n\
+                     server.tool(\"t{i}\", {{}}, async ({{ x }}) => {{ g{i}(x); }});\n"
+                ),
+            );
+            write(
+                root,
+                &format!("{tree}/w{i}.js"),
+                &format!("const {{ X }} = require(\"./v{i}.js\");\nmodule.exports = X;\n"),
+            );
+            write(
+                root,
+                &format!("{tree}/v{i}.js"),
+                &format!(
+                    "const {{ execSync }} = require(\"child_process\");\n\
+                     class X {{ static g{i}(v) {{ execSync(\"ls \" + v); }} }}\nmodule.exports = {{ X }};\n"
+                ),
+            );
+        }
+    }
+    let within = scan::scan(&scan::ScanOptions::new(root.join("within"))).expect("scan");
+    assert!(within.errors.is_empty(), "{:?}", within.errors);
+    let tainted = (within.findings.iter())
+        .filter(|f| f.tainted_from_tool_input && f.file.contains("/v"))
+        .count();
+    assert_eq!(tainted, 200);
+    let past = scan::scan(&scan::ScanOptions::new(root.join("past"))).expect("scan");
+    assert_eq!(past.errors.len(), 1, "{:?}", past.errors);
+    let error = &past.errors[0];
+    assert!(error.file.ends_with("past/index.js"), "{error:?}");
+    assert!(error.message.contains("not followed"), "{error:?}");
 }
 
 #[test]

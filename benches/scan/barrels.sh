@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Time and peak memory of `scan` on `export *` barrels across files: N modules of each kind
+# re-exported by one barrel, each imported through it by a handler file of its own (so each
+# name the barrel receives is wanted by one module only). Prints one line per kind and
+# binary: seconds, max RSS, findings and how many are tainted from tool input. Each run has a
+# 120 s timeout and a 4 GB address-space limit.
+#
+#   benches/scan/barrels.sh [N]                      # release build of this checkout, N=2000
+#   BASELINE=path/to/old/safe-mcp benches/scan/barrels.sh 1000   # side by side with another
+#
+# Kinds: waiting (helpers that register nothing, not analysed when names reach the barrel),
+# quiet (the same in Python), default (ESM modules with a default export too), commonjs
+# (`module.exports = { g }`), no_export, namespace (`module.exports = lib` of a required
+# module), nested (barrels of barrels), opaque (`module.exports = make(..)`), and
+# imported_value (`module.exports = X` of an imported `X`: takes any name, bounded by
+# project::MAX_OPEN_SEEDS, past which the barrel is an error of the scan).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+n="${1:-2000}"
+if [[ -z "${SCAN:-}" ]]; then
+    cargo build -q --release -p safe-mcp
+    SCAN=target/release/safe-mcp
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$n" "$work" <<'PY'
+import os, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+esm = lambda i: f'import {{ execSync }} from "child_process";\nexport function g{i}(v) {{ execSync("ls " + v); }}\n'
+cjs = lambda i: f'const {{ execSync }} = require("child_process");\nfunction g{i}(v) {{ execSync("ls " + v); }}\n'
+kinds = {
+    "waiting": lambda i: {f"w{i}.js": esm(i)},
+    "default": lambda i: {f"w{i}.js": esm(i) + f"export default {{ g{i} }};\n"},
+    "commonjs": lambda i: {f"w{i}.js": cjs(i) + f"module.exports = {{ g{i} }};\n"},
+    "no_export": lambda i: {f"w{i}.js": cjs(i)},
+    "namespace": lambda i: {f"w{i}.js": f'const lib = require("./v{i}.js");\nmodule.exports = lib;\n',
+                            f"v{i}.js": cjs(i) + f"exports.g{i} = g{i};\n"},
+    "nested": lambda i: {f"w{i}.js": f'export * from "./v{i}.js";\n', f"v{i}.js": esm(i)},
+    "opaque": lambda i: {f"w{i}.js": cjs(i) + f"module.exports = make({{ g{i} }});\n"},
+    "imported_value": lambda i: {f"w{i}.js": f'const {{ X }} = require("./v{i}.js");\nmodule.exports = X;\n',
+                                 f"v{i}.js": 'const { execSync } = require("child_process");\n'
+                                 f'class X {{ static g{i}(v) {{ execSync("ls " + v); }} }}\nmodule.exports = {{ X }};\n'},
+}
+for kind, files in kinds.items():
+    write(f"{d}/{kind}/index.js", "".join(f'export * from "./w{i}.js";\n' for i in range(n)))
+    for i in range(n):
+        write(f"{d}/{kind}/m{i}.js", f'import {{ g{i} }} from "./index.js";\nconst server = {{}};\n'
+              f'server.tool("t{i}", {{}}, async ({{x}}) => {{ g{i}(x); }});\n')
+        for name, text in files(i).items():
+            write(f"{d}/{kind}/{name}", text)
+write(f"{d}/quiet/pkg/__init__.py", "".join(f"from .w{i} import *\n" for i in range(n)))
+for i in range(n):
+    write(f"{d}/quiet/pkg/m{i}.py", f'from mcp.server.fastmcp import FastMCP\nfrom pkg import g{i}\n'
+          f'mcp = FastMCP("x")\n@mcp.tool()\ndef t{i}(x: str):\n    g{i}(x)\n')
+    write(f"{d}/quiet/pkg/w{i}.py", f'import os\ndef g{i}(v):\n    os.system("ls " + v)\n')
+PY
+run() {
+    local label="$1" binary="$2" kind="$3"
+    local code=0
+    /usr/bin/time -f "%e %M" -o "$work/time" timeout 120 prlimit --as=4000000000 \
+        "$binary" scan "$work/$kind" --format json > "$work/out.json" 2> "$work/err" || code=$?
+    read -r seconds kb < <(tail -n 1 "$work/time")
+    local counts
+    counts=$(python3 -c '
+import json, sys
+try:
+    report = json.load(open(sys.argv[1]))
+except Exception:
+    print("no report"); sys.exit()
+f = report["findings"]
+print(f"{len(f)} findings, {sum(1 for x in f if x[\"tainted_from_tool_input\"])} tainted, {len(report[\"errors\"])} errors")
+' "$work/out.json")
+    printf '%-9s %-15s n=%-5s exit %-3s %7s s %8.1f MB  %s\n' "$label" "$kind" "$n" "$code" "$seconds" "$(echo "$kb / 1024" | bc -l)" "$counts"
+}
+for kind in waiting quiet default commonjs no_export namespace nested opaque imported_value; do
+    run this "$SCAN" "$kind"
+    if [[ -n "${BASELINE:-}" ]]; then
+        run baseline "$BASELINE" "$kind"
+    fi
+done
