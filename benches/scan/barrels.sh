@@ -72,7 +72,8 @@ try:
 except Exception:
     print("no report"); sys.exit()
 f = report["findings"]
-print(f"{len(f)} findings, {sum(1 for x in f if x[\"tainted_from_tool_input\"])} tainted, {len(report[\"errors\"])} errors")
+tainted = sum(1 for x in f if x["tainted_from_tool_input"])
+print(len(f), "findings,", tainted, "tainted,", len(report["errors"]), "errors")
 ' "$work/out.json")
     printf '%-9s %-15s n=%-5s exit %-3s %7s s %8.1f MB  %s\n' "$label" "$kind" "$n" "$code" "$seconds" "$(echo "$kb / 1024" | bc -l)" "$counts"
 }

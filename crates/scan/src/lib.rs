@@ -41,7 +41,7 @@ mod source;
 mod syntax_tree;
 mod tsconfig;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -307,6 +307,11 @@ struct Waves<'a> {
     /// The barrels whose names the last resolution of the seeds did not all follow
     /// ([`project::Seeds::cut`]).
     cut: Vec<usize>,
+    /// Files analysed in full only for their links, before any inbound reached them
+    /// ([`project::Seeds::unread`]): the first inbound that reaches one still takes a wave
+    /// of first analyses, not a round (a chain of 13 `export *` hops, each to a file read
+    /// ahead, ran out of rounds and lost its taint).
+    read_ahead: Vec<bool>,
 }
 
 /// Most waves of first full analyses. Such a wave follows one hop of a flow, through a file
@@ -319,6 +324,7 @@ const MAX_WAVES: usize = project::MAX_ROUNDS * 17 + 1;
 
 impl<'a> Waves<'a> {
     fn new(outcomes: Vec<Option<Scanned>>, modules: project::Modules<'a>) -> Waves<'a> {
+        let outcomes_len = outcomes.len();
         Waves {
             given: vec![Inbound::default(); outcomes.len()],
             outcomes,
@@ -326,6 +332,7 @@ impl<'a> Waves<'a> {
             first_waves: 0,
             rounds: 0,
             cut: Vec::new(),
+            read_ahead: vec![false; outcomes_len],
         }
     }
 
@@ -373,25 +380,32 @@ impl<'a> Waves<'a> {
                 .zip(project::dash_free_imports(&self.modules, &links))
                 .map(|(seeds, dash_free)| Inbound { seeds, dash_free })
                 .collect();
-            let changed = |known: bool| -> Vec<usize> {
-                (inbound.iter().zip(&self.given).enumerate())
-                    .filter(|(i, (now, before))| now != before && self.known(*i) == known)
-                    .map(|(i, _)| i)
-                    .collect()
-            };
-            let reached = changed(false);
+            let changed: Vec<usize> = (inbound.iter().zip(&self.given).enumerate())
+                .filter(|(_, (now, before))| now != before)
+                .map(|(i, _)| i)
+                .collect();
+            let reached: Vec<usize> = (changed.iter().copied())
+                .filter(|i| !self.known(*i) || self.read_ahead.get(*i) == Some(&true))
+                .collect();
             let capped = self.first_waves >= MAX_WAVES;
             let all_in = |files: Vec<usize>, pass: Pass| -> Vec<(usize, Pass)> {
                 files.into_iter().map(|i| (i, pass)).collect()
             };
             let first = !reached.is_empty() || !seeds.unread.is_empty();
+            let mut read_ahead: HashSet<usize> = HashSet::new();
             let todo = if first && !capped {
                 self.first_waves += 1;
                 // The files an `export *` would send names into are analysed in full (a quiet
                 // Python file too: its names are what is wanted).
-                let mut passes: HashMap<usize, Pass> =
-                    (reached.into_iter()).map(|i| (i, Pass::Now)).collect();
-                passes.extend(seeds.unread.into_iter().map(|i| (i, Pass::Full)));
+                let mut passes: HashMap<usize, Pass> = (seeds.unread.into_iter())
+                    .map(|i| (i, Pass::Full))
+                    .collect();
+                // The others are only read ahead: analysed with no new inbound.
+                read_ahead = passes.keys().copied().collect();
+                for i in &reached {
+                    passes.entry(*i).or_insert(Pass::Now);
+                    read_ahead.remove(i);
+                }
                 let mut todo: Vec<(usize, Pass)> = passes.into_iter().collect();
                 todo.sort_unstable_by_key(|(i, _)| *i);
                 todo
@@ -411,7 +425,7 @@ impl<'a> Waves<'a> {
                     .collect();
                 all_in(unknown, Pass::Full)
             } else {
-                let again = changed(true);
+                let again: Vec<usize> = (changed.into_iter()).filter(|i| self.known(*i)).collect();
                 if again.is_empty() || self.rounds >= project::MAX_ROUNDS {
                     return;
                 }
@@ -436,6 +450,9 @@ impl<'a> Waves<'a> {
             for (i, _) in todo {
                 if let (Some(given), Some(now)) = (self.given.get_mut(i), inbound.get(i)) {
                     given.clone_from(now);
+                }
+                if let Some(flag) = self.read_ahead.get_mut(i) {
+                    *flag = read_ahead.contains(&i);
                 }
             }
         }

@@ -17,7 +17,6 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
-use std::rc::Rc;
 
 use crate::finding::{Flow, Language, Positions, Reexport};
 use crate::tsconfig::{Alias, Config};
@@ -118,11 +117,11 @@ pub(crate) struct Seeds {
     pub(crate) cut: Vec<usize>,
 }
 
-/// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan. Each name
-/// a barrel receives goes into each such module: a barrel of 1 000 of them, each importing
-/// from it, made a million seeds (15 s and 1.4 GB), 2 000 ran out of 4 GB. Past the bound the
-/// barrel is reported, not followed further.
-pub(crate) const MAX_OPEN_SEEDS: usize = 50_000;
+/// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan (about
+/// 300 MB). Each name a barrel receives goes into each such module: a barrel of 1 000 of
+/// them, each importing from it, made a million seeds (15 s and 1.4 GB), 2 000 ran out of
+/// 4 GB. Past the bound the barrel is reported, not followed further.
+pub(crate) const MAX_OPEN_SEEDS: usize = 200_000;
 
 /// The seeds each file receives, and the files to be analysed before some may be sent.
 pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
@@ -202,8 +201,7 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
             for module in &barrel.stars {
                 for (next, name) in index.resolve_name_anew(target, module, &seed.name) {
                     let head = name.split('.').next().unwrap_or(&name);
-                    let names = index.deep_names(next, &mut want);
-                    if names.is_none_or(|names| names.contains(head)) {
+                    if index.reaches(next, head, &mut want) {
                         onward.push((next, name));
                     }
                 }
@@ -212,6 +210,11 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
             let takers = barrel.takers.get(head).into_iter().flatten();
             for next in takers {
                 onward.push((*next, seed.name.clone()));
+            }
+            for next in &barrel.nested {
+                if index.reaches(*next, head, &mut want) {
+                    onward.push((*next, seed.name.clone()));
+                }
             }
             if open_seeds + barrel.open.len() > MAX_OPEN_SEEDS {
                 if !barrel.open.is_empty() {
@@ -264,9 +267,13 @@ struct Barrel<'a> {
     stars: Vec<&'a str>,
     /// Names it exports of its own, which its `export *` does not carry.
     own: HashSet<&'a str>,
-    /// Files of its `export *` that a name can land in or go further from, by that name
-    /// ([`Index::deep_names`]).
+    /// Files of its `export *` that a name can land in or go further from by a named
+    /// re-export, by that name.
     takers: HashMap<&'a str, Vec<usize>>,
+    /// Files of its `export *` with an `export *` of their own: each name is asked of them
+    /// ([`Index::reaches`]). The names they take through it were a set per file, and a
+    /// barrel of n modules that each re-export one shared module of n names held n² of them.
+    nested: Vec<usize>,
     /// Files of its `export *` that may take any name: a JS/TS file whose CommonJS default
     /// export hands on a value imported from elsewhere (`module.exports = Git` of an imported
     /// `Git`), or one that re-exports such a file.
@@ -287,6 +294,7 @@ impl<'a> Barrel<'a> {
             stars: Vec::new(),
             own: file.exports.iter().map(String::as_str).collect(),
             takers: HashMap::new(),
+            nested: Vec::new(),
             open: Vec::new(),
         };
         let reexports = file.reexports;
@@ -304,13 +312,19 @@ impl<'a> Barrel<'a> {
                 unknown(target);
                 continue;
             }
-            match index.deep_names(target, unknown) {
+            match index.names(target) {
                 Some(names) => {
-                    for name in names.iter() {
+                    for name in names {
                         barrel.takers.entry(name).or_default().push(target);
                     }
                 }
-                None => barrel.open.push(target),
+                None => {
+                    barrel.open.push(target);
+                    continue;
+                }
+            }
+            if index.stars(target).next().is_some() {
+                barrel.nested.push(target);
             }
         }
         // A file that both exports and re-exports a name is listed once for it.
@@ -405,15 +419,15 @@ impl hashbrown::Equivalent<(usize, String, String)> for Resolving<'_> {
     }
 }
 
-/// What [`Index::deep_names`] finds: `None`, any name.
-type DeepNames<'a> = Option<Rc<HashSet<&'a str>>>;
+/// [`Index::names`] as a set: `None`, any name.
+type NameSet<'a> = Option<HashSet<&'a str>>;
 
 /// [`Modules`] with what each file says in this round.
 struct Index<'m, 'f, 'a> {
     modules: &'m Modules<'m>,
     files: &'f [ModuleLinks<'a>],
-    /// [`Index::deep_names`] of the files asked so far.
-    deep_names: RefCell<HashMap<usize, DeepNames<'a>>>,
+    /// [`Index::names`] of the files asked so far ([`Index::reaches`]).
+    name_sets: RefCell<HashMap<usize, NameSet<'a>>>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
@@ -483,7 +497,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         Index {
             modules,
             files,
-            deep_names: RefCell::new(HashMap::new()),
+            name_sets: RefCell::new(HashMap::new()),
         }
     }
 
@@ -533,52 +547,49 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         Some(own.iter().map(String::as_str).chain(named))
     }
 
-    /// The names a seed can land on in file `target` or be sent on from ([`Index::names`]),
-    /// through its own `export *` too (up to [`MAX_REEXPORT_HOPS`], each file once); `None`
-    /// when any name may. Files met whose links are unknown go to `unknown` and add no name
-    /// (the caller has them analysed first). Remembered per file: a barrel of barrels asks
-    /// each once, not once per name.
-    fn deep_names(&self, target: usize, unknown: &mut impl FnMut(usize)) -> DeepNames<'a> {
-        if let Some(known) = self.deep_names.borrow().get(&target) {
-            return known.clone();
-        }
-        let mut names = HashSet::new();
+    /// The files of the `export *` of file `target`.
+    fn stars(&self, target: usize) -> impl Iterator<Item = usize> {
+        let reexports = self
+            .files
+            .get(target)
+            .map_or(&[][..], |file| file.reexports);
+        (reexports.iter())
+            .filter(|reexport| reexport.exported == "*")
+            .filter_map(move |reexport| self.resolve_module(target, &reexport.module))
+    }
+
+    /// Whether a seed named `head` (or `head.member`) can land on file `target` or be sent on
+    /// from it ([`Index::names`]), through its own `export *` too (up to
+    /// [`MAX_REEXPORT_HOPS`], each file once). Files met whose links are unknown go to
+    /// `unknown` and take nothing (the caller has them analysed first).
+    fn reaches(&self, target: usize, head: &str, unknown: &mut impl FnMut(usize)) -> bool {
         let mut asked = HashSet::from([target]);
         let mut level = vec![target];
-        let mut any = false;
-        'hops: for _ in 0..=MAX_REEXPORT_HOPS {
+        for _ in 0..=MAX_REEXPORT_HOPS {
             let mut next_level = Vec::new();
             for file in level {
                 if !self.known(file) {
                     unknown(file);
                     continue;
                 }
-                match self.names(file) {
-                    Some(own) => names.extend(own),
-                    None => {
-                        any = true;
-                        break 'hops;
-                    }
+                if self.takes_own(file, head) {
+                    return true;
                 }
-                let Some(links) = self.files.get(file) else {
-                    continue;
-                };
-                for star in (links.reexports.iter()).filter(|reexport| reexport.exported == "*") {
-                    if let Some(next) = self.resolve_module(file, &star.module)
-                        && asked.insert(next)
-                    {
-                        next_level.push(next);
-                    }
-                }
+                next_level.extend(self.stars(file).filter(|next| asked.insert(*next)));
             }
             if next_level.is_empty() {
-                break;
+                return false;
             }
             level = next_level;
         }
-        let found = (!any).then(|| Rc::new(names));
-        (self.deep_names.borrow_mut()).insert(target, found.clone());
-        found
+        false
+    }
+
+    /// Whether `head` is one of the [`Index::names`] of file `target` (any is, for `None`).
+    fn takes_own(&self, target: usize, head: &str) -> bool {
+        let mut sets = self.name_sets.borrow_mut();
+        let set = (sets.entry(target)).or_insert_with(|| self.names(target).map(Iterator::collect));
+        set.as_ref().is_none_or(|names| names.contains(head))
     }
 
     /// [`Index::resolve_name`], not remembered.

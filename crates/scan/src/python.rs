@@ -2606,6 +2606,7 @@ pub(crate) fn analyze_with(
     );
     let module_written =
         record_reflective_writes(&analyzer, &mut names, &assignments, &calls) || star_import;
+    names.finish();
     analyzer.names = Some(names);
     let alias_candidates = bind_values(&mut analyzer, module_written);
     bind_aliases(

@@ -259,8 +259,13 @@ pub(crate) fn walk_with_parent<'t>(
 /// the scopes that contain a node by walking up from the last scope that starts before it,
 /// instead of testing every scope for every node.
 pub(crate) struct Scopes<T> {
-    /// `(start, end, parent index, value)`, sorted by start.
+    /// `(start, end, parent index, value)`, sorted by start: the index is a preorder, and a
+    /// scope's descendants follow it.
     scopes: Vec<(usize, usize, Option<usize>, T)>,
+    /// From each byte offset on, the innermost scope that holds it (`None`: none), in order
+    /// of offset. The walk up from the last scope that starts before a node passed every
+    /// closed scope in between: a read after a closed nest of `d` lambdas walked `d` scopes.
+    deepest: Vec<(usize, Option<usize>)>,
 }
 
 impl<T> Scopes<T> {
@@ -283,15 +288,47 @@ impl<T> Scopes<T> {
             scopes.push((start, end, open.last().copied(), value));
             open.push(scopes.len() - 1);
         }
-        Scopes { scopes }
+        let mut deepest = Vec::with_capacity(scopes.len() * 2);
+        let mut held: Vec<(usize, usize)> = Vec::new();
+        for (index, (start, end, _, _)) in scopes.iter().enumerate() {
+            while let Some(&(_, held_end)) = held.last() {
+                if held_end > *start {
+                    break;
+                }
+                held.pop();
+                deepest.push((held_end, held.last().map(|(index, _)| *index)));
+            }
+            deepest.push((*start, Some(index)));
+            held.push((index, *end));
+        }
+        while let Some((_, held_end)) = held.pop() {
+            deepest.push((held_end, held.last().map(|(index, _)| *index)));
+        }
+        Scopes { scopes, deepest }
+    }
+
+    /// How many scopes there are.
+    pub(crate) fn len(&self) -> usize {
+        self.scopes.len()
+    }
+
+    /// The scope to walk up from for a node that starts at `start` and ends at `end`: the
+    /// innermost scope holding the byte at `start` (a node of no width: the last scope that
+    /// starts before it, as a scope may end where it is).
+    fn first_to_try(&self, start: usize, end: usize) -> Option<usize> {
+        if start == end {
+            let after = self.scopes.partition_point(|scope| scope.0 <= start);
+            return after.checked_sub(1);
+        }
+        let after = self.deepest.partition_point(|(offset, _)| *offset <= start);
+        self.deepest.get(after.checked_sub(1)?)?.1
     }
 
     /// The index of the innermost scope that contains `node`, for [`Scopes::parent`] and
     /// [`Scopes::value`].
     pub(crate) fn innermost(&self, node: impl Span) -> Option<usize> {
         let (start, end) = (node.start_byte(), node.end_byte());
-        let after = self.scopes.partition_point(|scope| scope.0 <= start);
-        let mut next = after.checked_sub(1);
+        let mut next = self.first_to_try(start, end);
         while let Some(index) = next {
             let scope = self.scopes.get(index)?;
             if scope.0 <= start && end <= scope.1 {
@@ -315,8 +352,7 @@ impl<T> Scopes<T> {
     /// The values of the scopes that contain `node`, innermost first.
     pub(crate) fn containing(&self, node: impl Span) -> impl Iterator<Item = &T> {
         let (start, end) = (node.start_byte(), node.end_byte());
-        let after = self.scopes.partition_point(|scope| scope.0 <= start);
-        let mut next = after.checked_sub(1);
+        let mut next = self.first_to_try(start, end);
         std::iter::from_fn(move || {
             while let Some(index) = next {
                 let scope = self.scopes.get(index)?;

@@ -1269,17 +1269,86 @@ fn star_re_export_barrels_of_every_module_kind_are_linear() {
     }
 }
 
+/// A call chain through 40 barrels, each an `export *` of the module that calls through the
+/// next: the handler calls `g1` through `b1`, `w1.g1` calls `g2` through `b2`, .., and `w40`
+/// runs its input. Each `w` was analysed ahead (for its names) before its seed arrived, and
+/// the seed then took one of the 12 rounds: from the 13th hop on the taint was lost, with no
+/// error. A file read ahead takes its first seed in a wave of first analyses.
+#[test]
+fn taint_follows_a_long_chain_through_export_star_barrels() {
+    const HOPS: usize = 40;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(
+        root,
+        "js/h.js",
+        "import { g1 } from \"./b1.js\";\nconst server = {};\n\
+         server.tool(\"t\", {}, async ({ x }) => { g1(x); });\n",
+    );
+    write(
+        root,
+        "py/srv.py",
+        "from mcp.server.fastmcp import FastMCP\nfrom b1 import g1\nmcp = FastMCP(\"x\")\n\
+         @mcp.tool()\ndef t(x: str):\n    g1(x)\n",
+    );
+    for i in 1..=HOPS {
+        let next = i + 1;
+        write(
+            root,
+            &format!("js/b{i}.js"),
+            &format!("export * from \"./w{i}.js\";\n"),
+        );
+        write(root, &format!("py/b{i}/__init__.py"), "from .w import *\n");
+        let (js, py) = if i < HOPS {
+            (
+                format!(
+                    "import {{ g{next} }} from \"./b{next}.js\";\nexport function g{i}(v) {{ g{next}(v); }}\n"
+                ),
+                format!("from b{next} import g{next}\ndef g{i}(v):\n    g{next}(v)\n"),
+            )
+        } else {
+            (
+                format!(
+                    "import {{ execSync }} from \"child_process\";\nexport function g{i}(v) {{ execSync(\"ls \" + v); }}\n"
+                ),
+                format!("import os\ndef g{i}(v):\n    os.system(\"ls \" + v)\n"),
+            )
+        };
+        write(root, &format!("js/w{i}.js"), &js);
+        write(root, &format!("py/b{i}/w.py"), &py);
+    }
+    let report = scan::scan(&scan::ScanOptions::new(root)).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let tainted: Vec<&str> = (report.findings.iter())
+        .filter(|f| f.tainted_from_tool_input)
+        .map(|f| f.file.as_str())
+        .collect();
+    assert_eq!(tainted.len(), 2, "{tainted:?}");
+    assert!(
+        tainted
+            .iter()
+            .any(|f| f.ends_with(&format!("js/w{HOPS}.js"))),
+        "{tainted:?}"
+    );
+    assert!(
+        tainted
+            .iter()
+            .any(|f| f.ends_with(&format!("py/b{HOPS}/w.py"))),
+        "{tainted:?}"
+    );
+}
+
 /// A module whose CommonJS default export is a value imported by name (`module.exports = X`
 /// of `const { X } = require(..)`) may hand on any member of it, so a barrel sends it every
 /// name it receives: n such modules, each importing from the barrel, are n² seeds (1 000 took
-/// 15 s and 1.4 GB, 2 000 ran out of 4 GB). Within `MAX_OPEN_SEEDS` (50 000) every sink is
+/// 15 s and 1.4 GB, 2 000 ran out of 4 GB). Within `MAX_OPEN_SEEDS` (200 000) every sink is
 /// followed; past it the barrel is an error of the scan (exit 2, as every error is), and the
 /// scan ends.
 #[test]
 fn modules_that_take_any_name_are_followed_within_a_bound_then_reported() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    for (tree, files) in [("within", 200), ("past", 400)] {
+    for (tree, files) in [("within", 400), ("past", 500)] {
         let barrel: String = (0..files)
             .map(|i| format!("export * from \"./w{i}.js\";\n"))
             .collect();
@@ -1313,7 +1382,7 @@ fn modules_that_take_any_name_are_followed_within_a_bound_then_reported() {
     let tainted = (within.findings.iter())
         .filter(|f| f.tainted_from_tool_input && f.file.contains("/v"))
         .count();
-    assert_eq!(tainted, 200);
+    assert_eq!(tainted, 400);
     let past = scan::scan(&scan::ScanOptions::new(root.join("past"))).expect("scan");
     assert_eq!(past.errors.len(), 1, "{:?}", past.errors);
     let error = &past.errors[0];
@@ -1421,6 +1490,28 @@ fn python_nested_lambdas_are_linear() {
         "lambda: c if b else ".repeat(lambdas),
     );
     let findings = scan::scan_text(Path::new("lambdas.py"), &text).expect("scans");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(findings[0].rule_id == "exec_dynamic_string" && findings[0].tainted_from_tool_input);
+}
+
+#[test]
+fn python_many_names_in_deep_lambda_nests_are_linear() {
+    // 4 000 different names read inside 4 000 lambdas: each name's scope was remembered in
+    // every lambda around the read, depth × names entries (8 000 of each: 59 s and 6.3 GB in
+    // a release build). Then 20 000 reads after a closed nest of 20 000 lambdas: each read
+    // walked up every lambda of the nest to find the scope around it. `c` is a constant of
+    // the module, so `os.system(c)` is not a finding, and the tool's `cmd` is.
+    let (depth, names) = (4_000, 4_000);
+    let reads: Vec<String> = (0..names).map(|i| format!("a{i}")).collect();
+    let text = format!(
+        "{PY_MODULE}c = 'ls'\nf = {}({})\ng = {}0\nh = ({})\nos.system(c)\n\
+         @mcp.tool()\ndef run(cmd):\n    os.system(cmd)\n",
+        "lambda: ".repeat(depth),
+        reads.join(", "),
+        "lambda: ".repeat(20_000),
+        "c, ".repeat(20_000),
+    );
+    let findings = scan::scan_text(Path::new("names.py"), &text).expect("scans");
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert!(findings[0].rule_id == "exec_dynamic_string" && findings[0].tainted_from_tool_input);
 }
