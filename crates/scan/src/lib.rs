@@ -302,6 +302,11 @@ struct Waves<'a> {
     modules: project::Modules<'a>,
     /// Waves of first full analyses so far, against [`MAX_WAVES`].
     first_waves: usize,
+    /// Waves that only read files ahead ([`project::Seeds::unread`]) so far, against
+    /// [`MAX_WAVES`] on their own: they do not spend the first bound, or a chain of calls
+    /// through `export *` barrels (a wave for the barrel, one to read the module ahead, one
+    /// for its seed) would stop at two thirds of the files a chain of plain imports reaches.
+    ahead_waves: usize,
     /// Rounds so far, against [`project::MAX_ROUNDS`].
     rounds: usize,
     /// The barrels whose names the last resolution of the seeds did not all follow
@@ -330,6 +335,7 @@ impl<'a> Waves<'a> {
             outcomes,
             modules,
             first_waves: 0,
+            ahead_waves: 0,
             rounds: 0,
             cut: Vec::new(),
             read_ahead: vec![false; outcomes_len],
@@ -391,10 +397,19 @@ impl<'a> Waves<'a> {
             let all_in = |files: Vec<usize>, pass: Pass| -> Vec<(usize, Pass)> {
                 files.into_iter().map(|i| (i, pass)).collect()
             };
-            let first = !reached.is_empty() || !seeds.unread.is_empty();
+            let ahead_only = reached.is_empty() && !seeds.unread.is_empty();
+            let first = if ahead_only {
+                self.ahead_waves < MAX_WAVES
+            } else {
+                !reached.is_empty()
+            };
             let mut read_ahead: HashSet<usize> = HashSet::new();
             let todo = if first && !capped {
-                self.first_waves += 1;
+                if ahead_only {
+                    self.ahead_waves += 1;
+                } else {
+                    self.first_waves += 1;
+                }
                 // The files an `export *` would send names into are analysed in full (a quiet
                 // Python file too: its names are what is wanted).
                 let mut passes: HashMap<usize, Pass> = (seeds.unread.into_iter())
