@@ -282,9 +282,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
 /// A file's links are *unknown* while it is not analysed in full (not analysed yet, or only
 /// parsed as a quiet Python file); they count as empty. A wave analyses, in this order of
 /// preference:
-/// 1. the files with unknown links that a flow now reaches (their first full analysis, with
-///    what reaches them), and those an `export *` would send a name into (in full, quiet or
-///    not: [`project::Seeds::unread`]): at most [`MAX_WAVES`] such waves;
+/// 1. the files with unknown links that a flow now reaches, or that were only read ahead
+///    (their first full analysis, with what reaches them), and those an `export *` would
+///    send a name into (in full, quiet or not: [`project::Seeds::unread`]): at most
+///    [`MAX_WAVES`] such waves, and as many that only read files ahead;
 /// 2. else, with `all`, the files not analysed yet (in full once the bound of 1. is spent);
 /// 3. else, with `all` and the bound of 1. spent, the files whose links are still unknown,
 ///    in full;

@@ -17,6 +17,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use crate::finding::{Flow, Language, Positions, Reexport};
 use crate::tsconfig::{Alias, Config};
@@ -340,7 +341,7 @@ impl<'a> Barrel<'a> {
                     continue;
                 }
             }
-            if index.stars(target).next().is_some() {
+            if !index.stars(target).is_empty() {
                 barrel.nested.push(target);
             }
         }
@@ -445,6 +446,8 @@ struct Index<'m, 'f, 'a> {
     files: &'f [ModuleLinks<'a>],
     /// [`Index::names`] of the files asked so far ([`Index::reaches`]).
     name_sets: RefCell<HashMap<usize, NameSet<'a>>>,
+    /// [`Index::stars`] of the files asked so far.
+    stars: RefCell<HashMap<usize, Rc<[usize]>>>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
@@ -515,6 +518,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             modules,
             files,
             name_sets: RefCell::new(HashMap::new()),
+            stars: RefCell::new(HashMap::new()),
         }
     }
 
@@ -564,15 +568,22 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         Some(own.iter().map(String::as_str).chain(named))
     }
 
-    /// The files of the `export *` of file `target`.
-    fn stars(&self, target: usize) -> impl Iterator<Item = usize> {
+    /// The files of the `export *` of file `target`, resolved once per file (a path join
+    /// per module each time a name was walked through took most of a barrel's time).
+    fn stars(&self, target: usize) -> Rc<[usize]> {
+        if let Some(known) = self.stars.borrow().get(&target) {
+            return Rc::clone(known);
+        }
         let reexports = self
             .files
             .get(target)
             .map_or(&[][..], |file| file.reexports);
-        (reexports.iter())
+        let found: Rc<[usize]> = (reexports.iter())
             .filter(|reexport| reexport.exported == "*")
-            .filter_map(move |reexport| self.resolve_module(target, &reexport.module))
+            .filter_map(|reexport| self.resolve_module(target, &reexport.module))
+            .collect();
+        self.stars.borrow_mut().insert(target, Rc::clone(&found));
+        found
     }
 
     /// Whether a seed named `head` (or `head.member`) can land on file `target` or be sent on
@@ -592,7 +603,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
                 if self.takes_own(file, head) {
                     return true;
                 }
-                next_level.extend(self.stars(file).filter(|next| asked.insert(*next)));
+                next_level.extend(self.stars(file).iter().filter(|next| asked.insert(**next)));
             }
             if next_level.is_empty() {
                 return false;
@@ -615,11 +626,15 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         unknown: &mut impl FnMut(usize),
         out: &mut Vec<(usize, usize)>,
     ) {
-        let mut asked: HashSet<usize> = from.iter().copied().collect();
-        let mut level: Vec<usize> = from.to_vec();
+        // The modules of the barrel are not copied or remembered for each name (n of them for
+        // each of n names was most of the time): one met again deeper is asked again, which
+        // only sends the name once more at a higher hop count.
+        let mut asked: HashSet<usize> = HashSet::new();
+        let mut level: Vec<usize> = Vec::new();
         for deep in 0..=depth {
             let mut next_level = Vec::new();
-            for file in level {
+            let files = if deep == 0 { from } else { level.as_slice() };
+            for &file in files {
                 if !self.known(file) {
                     unknown(file);
                     continue;
@@ -632,7 +647,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
                     continue;
                 }
                 if deep < depth {
-                    next_level.extend(self.stars(file).filter(|next| asked.insert(*next)));
+                    next_level.extend(self.stars(file).iter().filter(|next| asked.insert(**next)));
                 }
             }
             if next_level.is_empty() {
