@@ -316,6 +316,10 @@ impl<'a> Barrel<'a> {
             open: Vec::new(),
         };
         let reexports = file.reexports;
+        // Names listed for the modules of nested barrels, at most: a small multiple of the
+        // barrel's own size, so a barrel of n modules that each re-export one shared module
+        // of n names does not list n² of them.
+        let mut budget = 8 * reexports.len() + 4_096;
         for reexport in reexports {
             if reexport.exported != "*" {
                 let named = barrel.named.entry(reexport.exported.as_str());
@@ -341,8 +345,18 @@ impl<'a> Barrel<'a> {
                     continue;
                 }
             }
-            if !index.stars(target).is_empty() {
-                barrel.nested.push(target);
+            if index.stars(target).is_empty() {
+                continue;
+            }
+            // A module with an `export *` of its own: the names it passes on are listed with
+            // it while they are few, else walked for each name ([`Barrel::nested`]).
+            match index.closure_names(target, unknown, &mut budget) {
+                Some(names) => {
+                    for name in names {
+                        barrel.takers.entry(name).or_default().push(target);
+                    }
+                }
+                None => barrel.nested.push(target),
             }
         }
         // A file that both exports and re-exports a name is listed once for it.
@@ -655,6 +669,41 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             }
             level = next_level;
         }
+    }
+
+    /// The names the modules re-exported by file `target` through its `export *` (not its own,
+    /// up to [`MAX_REEXPORT_HOPS`] deep, each module once) can take, if they are at most
+    /// `budget` (which they use up) and none takes any name. Files met whose links are
+    /// unknown go to `unknown` and take nothing.
+    fn closure_names(
+        &self,
+        target: usize,
+        unknown: &mut impl FnMut(usize),
+        budget: &mut usize,
+    ) -> Option<Vec<&'a str>> {
+        let mut names = Vec::new();
+        let mut asked = HashSet::from([target]);
+        let mut level: Vec<usize> = self.stars(target).iter().copied().collect();
+        asked.extend(level.iter().copied());
+        for _ in 1..=MAX_REEXPORT_HOPS {
+            let mut next_level = Vec::new();
+            for file in level {
+                if !self.known(file) {
+                    unknown(file);
+                    continue;
+                }
+                for name in self.names(file)? {
+                    *budget = budget.checked_sub(1)?;
+                    names.push(name);
+                }
+                next_level.extend(self.stars(file).iter().filter(|next| asked.insert(**next)));
+            }
+            if next_level.is_empty() {
+                break;
+            }
+            level = next_level;
+        }
+        Some(names)
     }
 
     /// Whether file `target` takes any name ([`Index::names`] is `None`).
@@ -1049,10 +1098,8 @@ mod tests {
                     assert!((0..N).all(|i| into_w(i) == &[flow("", &format!("g{i}"), 1)]));
                 }
                 2 => {
-                    // Straight into `v{i}.js`, not through `w{i}.js`.
-                    assert_eq!(sent, 2 * N);
+                    assert_eq!(sent, 3 * N);
                     assert!((0..N).all(|i| into_v(i) == &[flow("", &format!("g{i}"), 1)]));
-                    assert!((0..N).all(|i| into_w(i).is_empty()));
                 }
                 _ => assert_eq!(sent, N),
             }
@@ -1060,5 +1107,51 @@ mod tests {
                 assert!(found.unread.is_empty(), "stage {stage}: {:?}", found.unread);
             }
         }
+    }
+
+    /// A barrel of `N` modules that each re-export one shared module of `N` names, each name
+    /// called through the barrel: each name went into every module (N² seeds) to reach the
+    /// shared one. Past a budget the modules are walked for each name and the name goes
+    /// straight to the shared module.
+    #[test]
+    fn names_pass_through_nested_barrels_without_n_squared_seeds() {
+        const N: usize = 300;
+        let paths: Vec<(String, String)> = (0..N)
+            .map(|i| (format!("r/m{i}.js"), format!("r/w{i}.js")))
+            .collect();
+        let barrel: Vec<Reexport> = (0..N).map(|i| star(&format!("./w{i}.js"))).collect();
+        let to_shared = [star("./shared.js")];
+        let outgoing: Vec<[Flow; 1]> = (0..N)
+            .map(|i| [flow("./index.js", &format!("s{i}"), 1)])
+            .collect();
+        let shared_names: Vec<String> = (0..N).map(|i| format!("s{i}")).collect();
+        let none: &[String] = &[];
+        let mut files = vec![module("r/index.js", Language::JavaScript, &[], &barrel)];
+        for (i, (m, _)) in paths.iter().enumerate() {
+            files.push(module(m, Language::JavaScript, &outgoing[i], &[]));
+        }
+        for (_, w) in &paths {
+            let mut links = module(w, Language::JavaScript, &[], &to_shared);
+            links.2.defines = Some(none);
+            files.push(links);
+        }
+        let mut shared = module("r/shared.js", Language::JavaScript, &[], &[]);
+        shared.2.defines = Some(&shared_names);
+        files.push(shared);
+        let found = seeds(
+            &Modules::new(
+                files.iter().map(|(path, language, _)| (*path, *language)),
+                &[],
+            ),
+            &files
+                .iter()
+                .map(|(_, _, links)| ModuleLinks { ..*links })
+                .collect::<Vec<_>>(),
+        );
+        let sent: usize = found.by_file.iter().map(Vec::len).sum();
+        // The barrel's N, the shared module's N, and what the budget lists through modules.
+        assert!(sent <= 2 * N + 8 * N + 4_096, "{sent}");
+        let into_shared = found.by_file.last().expect("shared");
+        assert_eq!(into_shared.len(), N);
     }
 }
