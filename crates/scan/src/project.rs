@@ -914,6 +914,10 @@ mod tests {
     }
 
     fn seeds_of(files: &[(&Path, Language, ModuleLinks<'_>)]) -> Vec<Vec<Flow>> {
+        found_seeds(files).by_file
+    }
+
+    fn found_seeds(files: &[(&Path, Language, ModuleLinks<'_>)]) -> Seeds {
         let modules = Modules::new(
             files.iter().map(|(path, language, _)| (*path, *language)),
             &[],
@@ -922,7 +926,7 @@ mod tests {
             .iter()
             .map(|(_, _, links)| ModuleLinks { ..*links })
             .collect();
-        seeds(&modules, &links).by_file
+        seeds(&modules, &links)
     }
 
     fn flow(module: &str, name: &str, positions: Positions) -> Flow {
@@ -1073,15 +1077,7 @@ mod tests {
                 links.2.defines = Some(&defines[i][..]);
                 files.push(links);
             }
-            let modules = Modules::new(
-                files.iter().map(|(path, language, _)| (*path, *language)),
-                &[],
-            );
-            let links: Vec<ModuleLinks<'_>> = files
-                .iter()
-                .map(|(_, _, links)| ModuleLinks { ..*links })
-                .collect();
-            let found = seeds(&modules, &links);
+            let found = found_seeds(&files);
             let sent: usize = found.by_file.iter().map(Vec::len).sum();
             let into_w = |i: usize| &found.by_file[1 + N + i];
             let into_v = |i: usize| &found.by_file[1 + 2 * N + i];
@@ -1138,16 +1134,7 @@ mod tests {
         let mut shared = module("r/shared.js", Language::JavaScript, &[], &[]);
         shared.2.defines = Some(&shared_names);
         files.push(shared);
-        let found = seeds(
-            &Modules::new(
-                files.iter().map(|(path, language, _)| (*path, *language)),
-                &[],
-            ),
-            &files
-                .iter()
-                .map(|(_, _, links)| ModuleLinks { ..*links })
-                .collect::<Vec<_>>(),
-        );
+        let found = found_seeds(&files);
         let sent: usize = found.by_file.iter().map(Vec::len).sum();
         // The barrel's N, the shared module's N, and what the budget lists through modules.
         assert!(sent <= 2 * N + 8 * N + 4_096, "{sent}");
