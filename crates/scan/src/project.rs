@@ -83,18 +83,17 @@ pub(crate) fn dash_free_imports(
 /// Is `name` of file `target` a function whose return values cannot start with `-`, there
 /// or where the file re-exports it from?
 fn returns_dash_free(index: &Index<'_, '_, '_>, target: usize, name: &str, hops: usize) -> bool {
-    let Some(file) = index.files.get(target) else {
+    let Some(boundary) = index.boundary(target) else {
         return false;
     };
-    if file.dash_free_returns.iter().any(|own| own == name) {
+    if boundary.dash_free.contains(name) {
         return true;
     }
     if hops >= MAX_REEXPORT_HOPS {
         return false;
     }
-    file.reexports
-        .iter()
-        .filter(|reexport| reexport.exported == name && reexport.imported != "*")
+    (boundary.named.get(name).into_iter().flatten())
+        .filter(|reexport| reexport.imported != "*")
         .any(|reexport| {
             let next = index.resolve_name(target, &reexport.module, &reexport.imported);
             !next.is_empty()
@@ -211,14 +210,22 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
             }
         } else if star {
             let takers = barrel.takers.get(head).into_iter().flatten();
-            for next in takers {
+            let asked = (barrel.asked.iter()).filter(|next| index.takes_own(**next, head));
+            for next in takers.chain(asked) {
                 onward.push((*next, seed.name.clone()));
             }
             // Through the modules' own `export *`, straight to the modules that take it: a
             // barrel of n modules that each re-export one shared module sent each name into
             // every one of them (n² seeds) to reach the one module that defines it.
             let depth = MAX_REEXPORT_HOPS - hops - 1;
-            index.takers_through(&barrel.nested, head, depth, &mut want, &mut further);
+            // One module of each group that does not take the name itself (which would keep
+            // it from what it re-exports): the others of the group lead to the same modules.
+            let from: Vec<usize> = (barrel.nested.iter())
+                .filter_map(|group| {
+                    (group.iter().copied()).find(|next| !index.takes_own(*next, head))
+                })
+                .collect();
+            index.takers_through(&from, head, depth, &mut want, &mut further);
             let open = further
                 .iter()
                 .filter(|(next, _)| index.takes_any(*next))
@@ -288,10 +295,14 @@ struct Barrel<'a> {
     /// Files of its `export *` that a name can land in or go further from by a named
     /// re-export, by that name.
     takers: HashMap<&'a str, Vec<usize>>,
-    /// Files of its `export *` with an `export *` of their own: each name is asked of them
-    /// ([`Index::reaches`]). The names they take through it were a set per file, and a
-    /// barrel of n modules that each re-export one shared module of n names held n² of them.
-    nested: Vec<usize>,
+    /// Files of its `export *` whose own names were past the budget of [`Barrel::new`]: each
+    /// name is asked of them ([`Index::takes_own`]).
+    asked: Vec<usize>,
+    /// Files of its `export *` with an `export *` of their own whose names were past the
+    /// budget of [`Barrel::new`]: each name is walked through them
+    /// ([`Index::takers_through`]), grouped by the files they re-export (a barrel of n modules
+    /// that each re-export one shared module walks one of them, not n, for each name).
+    nested: Vec<Vec<usize>>,
     /// Files of its `export *` that may take any name: a JS/TS file whose CommonJS default
     /// export hands on a value imported from elsewhere (`module.exports = Git` of an imported
     /// `Git`), or one that re-exports such a file.
@@ -312,14 +323,20 @@ impl<'a> Barrel<'a> {
             stars: Vec::new(),
             own: file.exports.iter().map(String::as_str).collect(),
             takers: HashMap::new(),
+            asked: Vec::new(),
             nested: Vec::new(),
             open: Vec::new(),
         };
         let reexports = file.reexports;
-        // Names listed for the modules of nested barrels, at most: a small multiple of the
-        // barrel's own size, so a barrel of n modules that each re-export one shared module
-        // of n names does not list n² of them.
-        let mut budget = 8 * reexports.len() + 4_096;
+        // Names listed with the barrel's modules, at most: a small multiple of the barrel's
+        // own size, so that many barrels of one shared module of n names (or of modules that
+        // each re-export it) do not each list its n names. Past it a module is asked for each
+        // name ([`Barrel::asked`], [`Barrel::nested`]).
+        let mut budget = 8 * reexports.len() + 64;
+        // The same again for what nested barrels pass on (one budget for both let the second
+        // use up the first, and the rest of a wide barrel's modules were asked per name).
+        let mut nested_budget = budget;
+        let mut groups: HashMap<Rc<[usize]>, usize> = HashMap::new();
         for reexport in reexports {
             if reexport.exported != "*" {
                 let named = barrel.named.entry(reexport.exported.as_str());
@@ -334,29 +351,39 @@ impl<'a> Barrel<'a> {
                 unknown(target);
                 continue;
             }
-            match index.names(target) {
-                Some(names) => {
-                    for name in names {
-                        barrel.takers.entry(name).or_default().push(target);
-                    }
-                }
+            match index.name_count(target) {
                 None => {
                     barrel.open.push(target);
                     continue;
                 }
+                Some(count) if count <= budget => {
+                    budget -= count;
+                    for name in index.names(target).into_iter().flatten() {
+                        barrel.takers.entry(name).or_default().push(target);
+                    }
+                }
+                Some(_) => barrel.asked.push(target),
             }
             if index.stars(target).is_empty() {
                 continue;
             }
             // A module with an `export *` of its own: the names it passes on are listed with
             // it while they are few, else walked for each name ([`Barrel::nested`]).
-            match index.closure_names(target, unknown, &mut budget) {
+            match index.closure_names(target, unknown, &mut nested_budget) {
                 Some(names) => {
                     for name in names {
                         barrel.takers.entry(name).or_default().push(target);
                     }
                 }
-                None => barrel.nested.push(target),
+                None => {
+                    let group = *(groups.entry(index.stars(target))).or_insert_with(|| {
+                        barrel.nested.push(Vec::new());
+                        barrel.nested.len() - 1
+                    });
+                    if let Some(members) = barrel.nested.get_mut(group) {
+                        members.push(target);
+                    }
+                }
             }
         }
         // A file that both exports and re-exports a name is listed once for it.
@@ -451,6 +478,13 @@ impl hashbrown::Equivalent<(usize, String, String)> for Resolving<'_> {
     }
 }
 
+/// A file's dash-free functions and named re-exports, by name ([`Index::boundary`]): each
+/// flow into a barrel searched all its re-exports, n flows into a barrel of n modules n².
+struct Boundary<'a> {
+    dash_free: HashSet<&'a str>,
+    named: HashMap<&'a str, Vec<&'a Reexport>>,
+}
+
 /// [`Index::names`] as a set: `None`, any name.
 type NameSet<'a> = Option<HashSet<&'a str>>;
 
@@ -462,6 +496,8 @@ struct Index<'m, 'f, 'a> {
     name_sets: RefCell<HashMap<usize, NameSet<'a>>>,
     /// [`Index::stars`] of the files asked so far.
     stars: RefCell<HashMap<usize, Rc<[usize]>>>,
+    /// [`Index::boundary`] of the files asked so far.
+    boundaries: RefCell<HashMap<usize, Rc<Boundary<'a>>>>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
@@ -533,6 +569,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             files,
             name_sets: RefCell::new(HashMap::new()),
             stars: RefCell::new(HashMap::new()),
+            boundaries: RefCell::new(HashMap::new()),
         }
     }
 
@@ -704,6 +741,35 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             level = next_level;
         }
         Some(names)
+    }
+
+    /// File `target`'s [`Boundary`], made once.
+    fn boundary(&self, target: usize) -> Option<Rc<Boundary<'a>>> {
+        if let Some(known) = self.boundaries.borrow().get(&target) {
+            return Some(Rc::clone(known));
+        }
+        let file = self.files.get(target)?;
+        let mut named: HashMap<&'a str, Vec<&'a Reexport>> = HashMap::new();
+        for reexport in file.reexports {
+            named
+                .entry(reexport.exported.as_str())
+                .or_default()
+                .push(reexport);
+        }
+        let boundary = Rc::new(Boundary {
+            dash_free: file.dash_free_returns.iter().map(String::as_str).collect(),
+            named,
+        });
+        (self.boundaries.borrow_mut()).insert(target, Rc::clone(&boundary));
+        Some(boundary)
+    }
+
+    /// How many [`Index::names`] file `target` has (`None`: any name), from the set
+    /// [`Index::takes_own`] keeps.
+    fn name_count(&self, target: usize) -> Option<usize> {
+        self.takes_own(target, "");
+        let sets = self.name_sets.borrow();
+        sets.get(&target)?.as_ref().map(HashSet::len)
     }
 
     /// Whether file `target` takes any name ([`Index::names`] is `None`).
