@@ -492,7 +492,7 @@ type NameSet<'a> = Option<HashSet<&'a str>>;
 struct Index<'m, 'f, 'a> {
     modules: &'m Modules<'m>,
     files: &'f [ModuleLinks<'a>],
-    /// [`Index::names`] of the files asked so far ([`Index::reaches`]).
+    /// [`Index::names`] of the files asked so far ([`Index::takes_own`]).
     name_sets: RefCell<HashMap<usize, NameSet<'a>>>,
     /// [`Index::stars`] of the files asked so far.
     stars: RefCell<HashMap<usize, Rc<[usize]>>>,
