@@ -315,8 +315,8 @@ struct Waves<'a> {
     cut: Vec<usize>,
     /// Files analysed in full only for their links, before any inbound reached them
     /// ([`project::Seeds::unread`]): the first inbound that reaches one still takes a wave
-    /// of first analyses, not a round (a chain of 13 `export *` hops, each to a file read
-    /// ahead, ran out of rounds and lost its taint).
+    /// of first analyses, not a round (in rounds, a chain of 13 `export *` hops, each to a
+    /// file read ahead, would run out of them and lose its taint).
     read_ahead: Vec<bool>,
 }
 
@@ -538,8 +538,8 @@ fn scan_file(
     seeds: &Inbound,
     pass: Pass,
 ) -> Option<Scanned> {
-    // A file skipped or failed takes no name another file sends (it was one of the modules
-    // of a barrel that took every name); an analysis replaces these links.
+    // A file skipped or failed takes no name another file sends (as a module of a barrel
+    // that takes every name, it would receive each); an analysis replaces these links.
     let mut links = Links {
         defines: Some(Vec::new()),
         ..Links::default()

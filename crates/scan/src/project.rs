@@ -110,7 +110,7 @@ pub(crate) struct Seeds {
     /// Files with unknown links that an `export *` would have sent a seed into, in order
     /// (each once): the caller analyses them, and the next call sends into each only the
     /// names it can take. Sending every name a barrel receives into each of its unknown
-    /// modules made a barrel of n waiting helpers n² seeds.
+    /// modules would make a barrel of n waiting helpers n² seeds.
     pub(crate) unread: Vec<usize>,
     /// Barrels that did not send every name they received into their modules that take any
     /// name ([`Barrel::open`]), past [`MAX_OPEN_SEEDS`]: the caller reports them.
@@ -119,8 +119,8 @@ pub(crate) struct Seeds {
 
 /// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan (about
 /// 300 MB). Each name a barrel receives goes into each such module: a barrel of 1 000 of
-/// them, each importing from it, made a million seeds (15 s and 1.4 GB), 2 000 ran out of
-/// 4 GB. Past the bound the barrel is reported, not followed further.
+/// them, each importing from it, makes a million seeds (15 s and 1.4 GB unbounded). Past the
+/// bound the barrel is reported, not followed further.
 pub(crate) const MAX_OPEN_SEEDS: usize = 200_000;
 
 /// The seeds each file receives, and the files to be analysed before some may be sent.
@@ -194,8 +194,8 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
         // `export *` never carries `default`, nor a name the file exports itself; it sends a
         // name on only to a module the name can land in or go further from (the other
         // modules of a barrel would not take it: sending every name a barrel receives to
-        // every module it re-exports made a barrel of n modules imported by each of them n²
-        // seeds).
+        // every module it re-exports would make a barrel of n modules imported by each of them
+        // n² seeds).
         let star = !barrel.stars.is_empty() && head != "default" && !barrel.own.contains(head);
         if star && modules.language(target) == Some(Language::Python) && seed.name.contains('.') {
             // `pkg.Class.method` may be a submodule's `Class.method`: resolved by name (not
@@ -333,8 +333,8 @@ impl<'a> Barrel<'a> {
         // each re-export it) do not each list its n names. Past it a module is asked for each
         // name ([`Barrel::asked`], [`Barrel::nested`]).
         let mut budget = 8 * reexports.len() + 64;
-        // The same again for what nested barrels pass on (one budget for both let the second
-        // use up the first, and the rest of a wide barrel's modules were asked per name).
+        // The same again for what nested barrels pass on (with one budget for both, the second
+        // could use up the first and leave a wide barrel's modules to be asked per name).
         let mut nested_budget = budget;
         let mut groups: HashMap<Rc<[usize]>, usize> = HashMap::new();
         for reexport in reexports {
@@ -619,8 +619,8 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         Some(own.iter().map(String::as_str).chain(named))
     }
 
-    /// The files of the `export *` of file `target`, resolved once per file (a path join
-    /// per module each time a name was walked through took most of a barrel's time).
+    /// The files of the `export *` of file `target`, resolved once per file (not a path join
+    /// per module each time a name is walked through).
     fn stars(&self, target: usize) -> Rc<[usize]> {
         if let Some(known) = self.stars.borrow().get(&target) {
             return Rc::clone(known);
@@ -638,30 +638,20 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
     }
 
     /// Whether a seed named `head` (or `head.member`) can land on file `target` or be sent on
-    /// from it ([`Index::names`]), through its own `export *` too (up to
-    /// [`MAX_REEXPORT_HOPS`], each file once). Files met whose links are unknown go to
-    /// `unknown` and take nothing (the caller has them analysed first).
+    /// from it ([`Index::names`]), through its own `export *` too ([`Index::takers_through`]).
+    /// Files met whose links are unknown go to `unknown` and take nothing (the caller has them
+    /// analysed first).
     fn reaches(&self, target: usize, head: &str, unknown: &mut impl FnMut(usize)) -> bool {
-        let mut asked = HashSet::from([target]);
-        let mut level = vec![target];
-        for _ in 0..=MAX_REEXPORT_HOPS {
-            let mut next_level = Vec::new();
-            for file in level {
-                if !self.known(file) {
-                    unknown(file);
-                    continue;
-                }
-                if self.takes_own(file, head) {
-                    return true;
-                }
-                next_level.extend(self.stars(file).iter().filter(|next| asked.insert(**next)));
-            }
-            if next_level.is_empty() {
-                return false;
-            }
-            level = next_level;
+        if !self.known(target) {
+            unknown(target);
+            return false;
         }
-        false
+        if self.takes_own(target, head) {
+            return true;
+        }
+        let mut further = Vec::new();
+        self.takers_through(&[target], head, MAX_REEXPORT_HOPS, unknown, &mut further);
+        !further.is_empty()
     }
 
     /// The modules that take a seed named `head` through the own `export *` of the modules
@@ -678,8 +668,8 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         out: &mut Vec<(usize, usize)>,
     ) {
         // The modules of the barrel are not copied or remembered for each name (n of them for
-        // each of n names was most of the time): one met again deeper is asked again, which
-        // only sends the name once more at a higher hop count.
+        // each of n names): one met again deeper is asked again, which only sends the name
+        // once more at a higher hop count.
         let mut asked: HashSet<usize> = HashSet::new();
         let mut level: Vec<usize> = Vec::new();
         for deep in 0..=depth {

@@ -83,9 +83,8 @@ pub(crate) struct Namespaces<'t> {
 
 /// For each name, from which scope on (by index in [`Namespaces::scopes`], a preorder) a read
 /// refers to which scope: the innermost scope around the read that binds the name or declares
-/// it `global` (class bodies aside), found by one binary search. Each read used to walk every
-/// scope around it, and a memo of those walks held depth × names entries (a nest of 8 000
-/// lambdas around 8 000 names: 59 s and 6.3 GB).
+/// it `global` (class bodies aside), found by one binary search: not a walk of every scope
+/// around the read, nor a memo of such walks, which holds depth × names entries.
 type ReadIndex = HashMap<String, Vec<(usize, ScopeId)>>;
 
 impl<'t> Namespaces<'t> {
@@ -195,8 +194,8 @@ impl<'t> Namespaces<'t> {
 
     /// Apply the `nonlocal` statements, once every other binding is recorded: `nonlocal name`
     /// rebinds, where we do not follow it, the name of the function around that binds it
-    /// (each function around used to be given such a binding: a nest of `d` functions each
-    /// declaring the name `nonlocal` made d²/2 bindings).
+    /// (not every function around: a nest of `d` functions each declaring the name
+    /// `nonlocal` would make d²/2 bindings).
     pub(crate) fn finish(&mut self) {
         let owners: Vec<(ScopeId, String)> = std::mem::take(&mut self.nonlocals)
             .into_iter()

@@ -263,8 +263,8 @@ pub(crate) struct Scopes<T> {
     /// scope's descendants follow it.
     scopes: Vec<(usize, usize, Option<usize>, T)>,
     /// From each byte offset on, the innermost scope that holds it (`None`: none), in order
-    /// of offset. The walk up from the last scope that starts before a node passed every
-    /// closed scope in between: a read after a closed nest of `d` lambdas walked `d` scopes.
+    /// of offset: a walk up from the last scope that starts before a node would pass every
+    /// closed scope in between (`d` of them after a closed nest of `d` lambdas).
     deepest: Vec<(usize, Option<usize>)>,
 }
 

@@ -1085,9 +1085,9 @@ fn star_re_export_rings_and_long_call_chains_end() {
 
 /// A barrel re-exporting every module with `export *` (`from .m import *`), imported by each
 /// of them: a ring of 2 000 handlers, each calling the next one's function through the
-/// barrel, the last of which runs its input. Each name the barrel receives was sent on to
-/// every module it re-exports: 4 M seeds, past 4 GB at 2 000 files (over 2 GB at 1 000). A
-/// name goes only to the module it can land in, and the sink is still tainted.
+/// barrel, the last of which runs its input. Sending each name the barrel receives on to
+/// every module it re-exports would be 4 M seeds, past 4 GB at 2 000 files. A name goes only
+/// to the module it can land in, and the sink is still tainted.
 #[test]
 fn star_re_export_barrels_are_linear() {
     const FILES: usize = 2_000;
@@ -1151,14 +1151,13 @@ fn star_re_export_barrels_are_linear() {
     );
 }
 
-/// The barrels `star_re_export_barrels_are_linear` left quadratic, each with 1 500 modules
-/// that each hold the sink for one handler file: modules that wait for a seed (no handler of
+/// Barrels of every kind of module, each with 1 500 modules that each hold the sink for one
+/// handler file: modules that wait for a seed (no handler of
 /// their own, so their links are unknown when names reach the barrel), quiet Python files, ESM
 /// modules with a default export too, CommonJS modules (`module.exports = { g }`), modules
 /// with no export (their top-level names), `module.exports = lib` of a required module, and
-/// barrels of barrels. Each was sent every name:
-/// 1 000 modules took 6.5-9.4 s and 2.1 GB, 2 000 ran out of 4 GB. Every sink is still
-/// tainted.
+/// barrels of barrels. Each takes only its own names (sending each every name would be n²
+/// seeds, over 2 GB at 1 000 modules), and every sink is still tainted.
 #[test]
 fn star_re_export_barrels_of_every_module_kind_are_linear() {
     const FILES: usize = 1_500;
@@ -1271,10 +1270,10 @@ fn star_re_export_barrels_of_every_module_kind_are_linear() {
 
 /// A call chain through 100 barrels, each an `export *` of the module that calls through the
 /// next: the handler calls `g1` through `b1`, `w1.g1` calls `g2` through `b2`, .., and `w100`
-/// runs its input. Each `w` was analysed ahead (for its names) before its seed arrived, and
-/// the seed then took one of the 12 rounds: from the 13th hop on the taint was lost, with no
-/// error. A file read ahead takes its first seed in a wave of first analyses, and the waves
-/// that only read ahead do not spend that bound (with them, 100 hops took 300 waves of 205).
+/// runs its input. Each `w` is analysed ahead (for its names) before its seed arrives. A file
+/// read ahead takes its first seed in a wave of first analyses, not one of the 12 rounds
+/// (which would lose the taint from the 13th hop on, with no error), and the waves that only
+/// read ahead do not spend that bound (100 hops take 300 waves with them, past the 205).
 #[test]
 fn taint_follows_a_long_chain_through_export_star_barrels() {
     const HOPS: usize = 100;
@@ -1341,8 +1340,8 @@ fn taint_follows_a_long_chain_through_export_star_barrels() {
 
 /// A module whose CommonJS default export is a value imported by name (`module.exports = X`
 /// of `const { X } = require(..)`) may hand on any member of it, so a barrel sends it every
-/// name it receives: n such modules, each importing from the barrel, are n² seeds (1 000 took
-/// 15 s and 1.4 GB, 2 000 ran out of 4 GB). Within `MAX_OPEN_SEEDS` (200 000) every sink is
+/// name it receives: n such modules, each importing from the barrel, are n² seeds (1 000
+/// unbounded: 15 s and 1.4 GB). Within `MAX_OPEN_SEEDS` (200 000) every sink is
 /// followed; past it the barrel is an error of the scan (exit 2, as every error is), and the
 /// scan ends.
 #[test]
@@ -1497,10 +1496,10 @@ fn python_nested_lambdas_are_linear() {
 
 #[test]
 fn python_many_names_in_deep_lambda_nests_are_linear() {
-    // 4 000 different names read inside 4 000 lambdas: each name's scope was remembered in
-    // every lambda around the read, depth × names entries (8 000 of each: 59 s and 6.3 GB in
-    // a release build). Then 20 000 reads after a closed nest of 20 000 lambdas: each read
-    // walked up every lambda of the nest to find the scope around it. `c` is a constant of
+    // 4 000 different names read inside 4 000 lambdas: remembering each name's scope in every
+    // lambda around the read would be depth × names entries. Then 20 000 reads after a closed
+    // nest of 20 000 lambdas, which a walk up from the last scope before each read would
+    // cross whole. `c` is a constant of
     // the module, so `os.system(c)` is not a finding, and the tool's `cmd` is.
     let (depth, names) = (4_000, 4_000);
     let reads: Vec<String> = (0..names).map(|i| format!("a{i}")).collect();
