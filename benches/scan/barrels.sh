@@ -13,7 +13,14 @@
 # (`module.exports = { g }`), no_export, namespace (`module.exports = lib` of a required
 # module), nested (barrels of barrels), opaque (`module.exports = make(..)`), and
 # imported_value (`module.exports = X` of an imported `X`: takes any name, bounded by
-# project::MAX_OPEN_SEEDS, past which the barrel is an error of the scan).
+# project::MAX_OPEN_SEEDS, past which the barrel is an error of the scan). Barrels of barrels
+# past their budget, with a handler per name: diamond (each module re-exports a shared module
+# of N names and one of its own), twice (two shared modules of the same names), chain (each
+# reaches the shared module through one more barrel), shadow (each re-exports a module that
+# defines the shared module's names itself and re-exports it: the shared module's sinks are
+# not reached), fan (a barrel per handler) and hub (a barrel per handler, each re-exporting one
+# hub of N modules). Keep N at most 3 000 for these: past it the shared module has more than
+# the 10 000 findings a file lists (exit 2, as designed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-2000}"
@@ -52,6 +59,38 @@ for kind, files in kinds.items():
               f'server.tool("t{i}", {{}}, async ({{x}}) => {{ g{i}(x); }});\n')
         for name, text in files(i).items():
             write(f"{d}/{kind}/{name}", text)
+sinks = lambda p: 'import { execSync } from "child_process";\n' + "".join(
+    f'export function {p}{i}(v) {{ execSync("ls " + v); }}\n' for i in range(n))
+handler = lambda names, frm: (f'import {{ {", ".join(names)} }} from "./{frm}";\nconst server = {{}};\n'
+    f'server.tool("t", {{}}, async ({{x}}) => {{ {" ".join(x + "(x);" for x in names)} }});\n')
+nested = {
+    "diamond": lambda i: 'export * from "./shared.js";\n',
+    "twice": lambda i: 'export * from "./shared.js";\nexport * from "./shared2.js";\n',
+    "chain": lambda i: f'export * from "./x{i}.js";\n',
+    "shadow": lambda i: 'export * from "./q.js";\n',
+    "fan": lambda i: 'export * from "./shared.js";\n',
+}
+for kind, first in nested.items():
+    if kind != "fan":
+        write(f"{d}/{kind}/index.js", "".join(f'export * from "./w{i}.js";\n' for i in range(n)))
+    write(f"{d}/{kind}/shared.js", sinks("s"))
+    for i in range(n):
+        write(f"{d}/{kind}/w{i}.js", first(i) + f'export * from "./v{i}.js";\n')
+        write(f"{d}/{kind}/v{i}.js", esm(i).replace(f"g{i}", f"h{i}"))
+        frm = "index.js"
+        if kind == "fan":
+            write(f"{d}/fan/t{i}.js", f'export * from "./w{i}.js";\n')
+            frm = f"t{i}.js"
+        write(f"{d}/{kind}/m{i}.js", handler([f"s{i}", f"h{i}"], frm))
+write(f"{d}/twice/shared2.js", sinks("s"))
+write(f"{d}/shadow/q.js", sinks("s") + 'export * from "./shared.js";\n')
+for i in range(n):
+    write(f"{d}/chain/x{i}.js", 'export * from "./shared.js";\n')
+write(f"{d}/hub/hub.js", "".join(f'export * from "./g{i}.js";\n' for i in range(n)))
+for i in range(n):
+    write(f"{d}/hub/g{i}.js", esm(i))
+    write(f"{d}/hub/t{i}.js", 'export * from "./hub.js";\n')
+    write(f"{d}/hub/m{i}.js", handler([f"g{i}"], f"t{i}.js"))
 write(f"{d}/quiet/pkg/__init__.py", "".join(f"from .w{i} import *\n" for i in range(n)))
 for i in range(n):
     write(f"{d}/quiet/pkg/m{i}.py", f'from mcp.server.fastmcp import FastMCP\nfrom pkg import g{i}\n'
@@ -77,7 +116,8 @@ print(len(f), "findings,", tainted, "tainted,", len(report["errors"]), "errors")
 ' "$work/out.json")
     printf '%-9s %-15s n=%-5s exit %-3s %7s s %8.1f MB  %s\n' "$label" "$kind" "$n" "$code" "$seconds" "$(echo "$kb / 1024" | bc -l)" "$counts"
 }
-for kind in waiting quiet default commonjs no_export namespace nested opaque imported_value; do
+for kind in waiting quiet default commonjs no_export namespace nested opaque imported_value \
+    diamond twice chain shadow fan hub; do
     run this "$SCAN" "$kind"
     if [[ -n "${BASELINE:-}" ]]; then
         run baseline "$BASELINE" "$kind"

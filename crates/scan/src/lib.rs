@@ -218,14 +218,21 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .map(|(file, reason)| SkippedFile { file, reason }),
     );
     report.read_files.extend(configs_read);
-    for barrel in &waves.cut {
+    for (barrel, why) in &waves.cut {
         if let Some(candidate) = found.candidates.get(*barrel) {
-            report.errors.push(FileError {
-                file: candidate.display.clone(),
-                message: format!(
+            let message = match why {
+                project::Cut::OpenSeeds => format!(
                     "its `export *` re-exports modules that may take any name (a CommonJS default export of an imported value), and past {} seeds into such modules in one scan, the tool input it receives is not followed into them",
                     project::MAX_OPEN_SEEDS
                 ),
+                project::Cut::Walk => format!(
+                    "its `export *` re-exports barrels of barrels, and past {} steps through them in one pass, the tool input it receives is not followed through them",
+                    project::MAX_WALK_STEPS
+                ),
+            };
+            report.errors.push(FileError {
+                file: candidate.display.clone(),
+                message,
             });
         }
     }
@@ -312,7 +319,7 @@ struct Waves<'a> {
     rounds: usize,
     /// The barrels whose names the last resolution of the seeds did not all follow
     /// ([`project::Seeds::cut`]).
-    cut: Vec<usize>,
+    cut: Vec<(usize, project::Cut)>,
     /// Files analysed in full only for their links, before any inbound reached them
     /// ([`project::Seeds::unread`]): the first inbound that reaches one still takes a wave
     /// of first analyses, not a round (in rounds, a chain of 13 `export *` hops, each to a

@@ -14,7 +14,9 @@
 //! (`pkg.git` is `pkg/git.py` or `pkg/git/__init__.py`, the one nearest the importer).
 //! Packages from a registry are not followed.
 
+use std::cell::Cell;
 use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
@@ -112,10 +114,26 @@ pub(crate) struct Seeds {
     /// names it can take. Sending every name a barrel receives into each of its unknown
     /// modules would make a barrel of n waiting helpers n² seeds.
     pub(crate) unread: Vec<usize>,
-    /// Barrels that did not send every name they received into their modules that take any
-    /// name ([`Barrel::open`]), past [`MAX_OPEN_SEEDS`]: the caller reports them.
-    pub(crate) cut: Vec<usize>,
+    /// Barrels that did not send every name they received on, and why: the caller reports
+    /// them.
+    pub(crate) cut: Vec<(usize, Cut)>,
 }
+
+/// Why a barrel did not send every name it received on ([`Seeds::cut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Cut {
+    /// Past [`MAX_OPEN_SEEDS`] seeds into modules that take any name ([`Barrel::open`]).
+    OpenSeeds,
+    /// Past [`MAX_WALK_STEPS`] steps through nested barrels ([`Barrel::nested`]).
+    Walk,
+}
+
+/// Most steps taken through nested barrels in one scan: files and links
+/// put in a [`Closure`], and the files met answering each name ([`Index::takers_in`],
+/// [`Index::takers_through`]), about a second. A name costs the files that define it in
+/// the shapes the closures make cheap; a tree built so that each name costs many steps
+/// still ends, and past the bound its barrels are reported, not followed further.
+pub(crate) const MAX_WALK_STEPS: usize = 20_000_000;
 
 /// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan (about
 /// 300 MB). Each name a barrel receives goes into each such module: a barrel of 1 000 of
@@ -154,7 +172,7 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
     // Each re-exporting file's re-exports by name, made when a seed first reaches it.
     let mut barrels: HashMap<usize, Barrel<'_>> = HashMap::new();
     let mut open_seeds = 0;
-    let mut cut: BTreeSet<usize> = BTreeSet::new();
+    let mut cut: BTreeSet<(usize, Cut)> = BTreeSet::new();
     while let Some((target, arriving, hops)) = pending.pop() {
         let entry = merged.entry((target, arriving.name.clone())).or_default();
         // Only what arrives in fewer hops than before goes on: what goes on from a name does
@@ -214,31 +232,35 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
             for next in takers.chain(asked) {
                 onward.push((*next, seed.name.clone()));
             }
-            // Through the modules' own `export *`, straight to the modules that take it: a
-            // barrel of n modules that each re-export one shared module sent each name into
-            // every one of them (n² seeds) to reach the one module that defines it.
+            // Through the modules' own `export *`, straight to the modules that take it (not
+            // into each module on the way: a barrel of n modules that each re-export one
+            // shared module would send each name into all n to reach the one that defines it).
             let depth = MAX_REEXPORT_HOPS - hops - 1;
-            // One module of each group that does not take the name itself (which would keep
-            // it from what it re-exports): the others of the group lead to the same modules.
-            let from: Vec<usize> = (barrel.nested.iter())
-                .filter_map(|group| {
-                    (group.iter().copied()).find(|next| !index.takes_own(*next, head))
-                })
-                .collect();
-            index.takers_through(&from, head, depth, &mut want, &mut further);
+            if barrel.nested.is_empty() {
+            } else if modules.steps.get() > modules.max_steps {
+                cut.insert((target, Cut::Walk));
+            } else {
+                let closure = Rc::clone(barrel.closure.get_or_insert_with(|| {
+                    for member in barrel.member_group.keys() {
+                        index.define(*member);
+                    }
+                    index.closure(&barrel.lists, &mut want)
+                }));
+                index.takers_in(&closure, barrel, head, depth, &mut further);
+            }
             let open = further
                 .iter()
                 .filter(|(next, _)| index.takes_any(*next))
                 .count();
             if open_seeds + open > MAX_OPEN_SEEDS {
                 further.retain(|(next, _)| !index.takes_any(*next));
-                cut.insert(target);
+                cut.insert((target, Cut::OpenSeeds));
             } else {
                 open_seeds += open;
             }
             if open_seeds + barrel.open.len() > MAX_OPEN_SEEDS {
                 if !barrel.open.is_empty() {
-                    cut.insert(target);
+                    cut.insert((target, Cut::OpenSeeds));
                 }
             } else {
                 open_seeds += barrel.open.len();
@@ -299,10 +321,15 @@ struct Barrel<'a> {
     /// name is asked of them ([`Index::takes_own`]).
     asked: Vec<usize>,
     /// Files of its `export *` with an `export *` of their own whose names were past the
-    /// budget of [`Barrel::new`]: each name is walked through them
-    /// ([`Index::takers_through`]), grouped by the files they re-export (a barrel of n modules
-    /// that each re-export one shared module walks one of them, not n, for each name).
+    /// budget of [`Barrel::new`], grouped by the files they re-export (the same list,
+    /// [`Index::stars`]): each name is looked up in their [`Closure`] ([`Index::takers_in`]).
     nested: Vec<Vec<usize>>,
+    /// The files each group of [`Barrel::nested`] re-exports.
+    lists: Vec<Rc<[usize]>>,
+    /// The group of each file of [`Barrel::nested`].
+    member_group: HashMap<usize, usize>,
+    /// The [`Closure`] of [`Barrel::lists`], made when the first name is looked up in it.
+    closure: Option<Rc<Closure>>,
     /// Files of its `export *` that may take any name: a JS/TS file whose CommonJS default
     /// export hands on a value imported from elsewhere (`module.exports = Git` of an imported
     /// `Git`), or one that re-exports such a file.
@@ -325,6 +352,9 @@ impl<'a> Barrel<'a> {
             takers: HashMap::new(),
             asked: Vec::new(),
             nested: Vec::new(),
+            lists: Vec::new(),
+            member_group: HashMap::new(),
+            closure: None,
             open: Vec::new(),
         };
         let reexports = file.reexports;
@@ -336,7 +366,9 @@ impl<'a> Barrel<'a> {
         // The same again for what nested barrels pass on (with one budget for both, the second
         // could use up the first and leave a wide barrel's modules to be asked per name).
         let mut nested_budget = budget;
-        let mut groups: HashMap<Rc<[usize]>, usize> = HashMap::new();
+        // Groups by list, keyed by [`list_id`] (a hash of each list would cost its length in
+        // every barrel that re-exports a module of a wide list).
+        let mut groups: HashMap<usize, usize> = HashMap::new();
         for reexport in reexports {
             if reexport.exported != "*" {
                 let named = barrel.named.entry(reexport.exported.as_str());
@@ -376,12 +408,17 @@ impl<'a> Barrel<'a> {
                     }
                 }
                 None => {
-                    let group = *(groups.entry(index.stars(target))).or_insert_with(|| {
+                    let list = index.stars(target);
+                    let group = *(groups.entry(list_id(&list))).or_insert_with(|| {
                         barrel.nested.push(Vec::new());
+                        barrel.lists.push(Rc::clone(&list));
                         barrel.nested.len() - 1
                     });
-                    if let Some(members) = barrel.nested.get_mut(group) {
-                        members.push(target);
+                    if let Entry::Vacant(entry) = barrel.member_group.entry(target) {
+                        entry.insert(group);
+                        if let Some(members) = barrel.nested.get_mut(group) {
+                            members.push(target);
+                        }
                     }
                 }
             }
@@ -392,6 +429,27 @@ impl<'a> Barrel<'a> {
         }
         barrel
     }
+}
+
+/// The files that the nested barrels of a barrel ([`Barrel::nested`]) re-export through
+/// their `export *`, up to [`MAX_REEXPORT_HOPS`] hops from the barrel's modules: made once
+/// for each set of lists ([`Index::closure`]), so that a name costs the files that define it
+/// ([`Index::takers_in`]), not a walk through each group (a barrel of n modules that each
+/// re-export a shared module and one of their own would cost names × n).
+struct Closure {
+    /// Each file met, with the fewest hops from a module of the barrel (1: in a list).
+    depth: HashMap<usize, usize>,
+    /// For each file met, the files met that re-export it by `export *`.
+    parents: HashMap<usize, Vec<usize>>,
+    /// The files met that take any name ([`Index::takes_any`]).
+    open: Vec<usize>,
+    /// The files of the lists, each with the lists that hold it (by [`list_id`]).
+    lists: HashMap<usize, Vec<usize>>,
+}
+
+/// A list of [`Index::stars`] by its address: equal lists are one ([`Index::interned`]).
+fn list_id(list: &Rc<[usize]>) -> usize {
+    Rc::as_ptr(list).cast::<()>().addr()
 }
 
 /// What has reached one exported name of a file: each tainted position and keyword, with
@@ -462,6 +520,10 @@ pub(crate) struct Modules<'c> {
     /// flows are resolved again in every round (they were a third of the work between two
     /// rounds, done on one thread while the others waited).
     resolved: RefCell<hashbrown::HashMap<(usize, String, String), Targets>>,
+    /// Steps taken through nested barrels in this scan, against `max_steps`.
+    steps: Cell<usize>,
+    /// [`MAX_WALK_STEPS`] (less in a test).
+    max_steps: usize,
 }
 
 /// The files (by index) and the name there that an imported name resolves to.
@@ -498,6 +560,15 @@ struct Index<'m, 'f, 'a> {
     stars: RefCell<HashMap<usize, Rc<[usize]>>>,
     /// [`Index::boundary`] of the files asked so far.
     boundaries: RefCell<HashMap<usize, Rc<Boundary<'a>>>>,
+    /// Every list of [`Index::stars`] made so far, once: equal lists of different files are
+    /// one list ([`list_id`]).
+    interned: RefCell<HashSet<Rc<[usize]>>>,
+    /// The [`Closure`] of each set of lists asked so far, by their sorted [`list_id`]s.
+    closures: RefCell<HashMap<Vec<usize>, Rc<Closure>>>,
+    /// The files given to [`Index::define`] so far.
+    defined: RefCell<HashSet<usize>>,
+    /// For each name, the files given to [`Index::define`] that take it ([`Index::names`]).
+    defining: RefCell<HashMap<&'a str, Vec<usize>>>,
 }
 
 /// JS/TS extensions tried for a specifier written without one.
@@ -550,7 +621,14 @@ impl<'c> Modules<'c> {
             python_modules,
             configs,
             resolved: RefCell::new(hashbrown::HashMap::new()),
+            steps: Cell::new(0),
+            max_steps: MAX_WALK_STEPS,
         }
+    }
+
+    /// Counts `steps` more through nested barrels ([`MAX_WALK_STEPS`]).
+    fn walked(&self, steps: usize) {
+        self.steps.set(self.steps.get().saturating_add(steps));
     }
 
     fn language(&self, i: usize) -> Option<Language> {
@@ -570,6 +648,10 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             name_sets: RefCell::new(HashMap::new()),
             stars: RefCell::new(HashMap::new()),
             boundaries: RefCell::new(HashMap::new()),
+            interned: RefCell::new(HashSet::new()),
+            closures: RefCell::new(HashMap::new()),
+            defined: RefCell::new(HashSet::new()),
+            defining: RefCell::new(HashMap::new()),
         }
     }
 
@@ -612,15 +694,15 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             Language::JavaScript | Language::Python => file.defines?,
             Language::Rust => return None,
         };
-        let named = file
-            .reexports
-            .iter()
-            .map(|reexport| reexport.exported.as_str());
+        // Not `export *` (listed as `*`: one per module it re-exports).
+        let named = (file.reexports.iter())
+            .map(|reexport| reexport.exported.as_str())
+            .filter(|exported| *exported != "*");
         Some(own.iter().map(String::as_str).chain(named))
     }
 
     /// The files of the `export *` of file `target`, resolved once per file (not a path join
-    /// per module each time a name is walked through).
+    /// per module each time a name is walked through); equal lists are one ([`list_id`]).
     fn stars(&self, target: usize) -> Rc<[usize]> {
         if let Some(known) = self.stars.borrow().get(&target) {
             return Rc::clone(known);
@@ -629,10 +711,19 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             .files
             .get(target)
             .map_or(&[][..], |file| file.reexports);
-        let found: Rc<[usize]> = (reexports.iter())
+        let found: Vec<usize> = (reexports.iter())
             .filter(|reexport| reexport.exported == "*")
             .filter_map(|reexport| self.resolve_module(target, &reexport.module))
             .collect();
+        let mut interned = self.interned.borrow_mut();
+        let found = match interned.get(found.as_slice()) {
+            Some(known) => Rc::clone(known),
+            None => {
+                let list: Rc<[usize]> = found.into();
+                interned.insert(Rc::clone(&list));
+                list
+            }
+        };
         self.stars.borrow_mut().insert(target, Rc::clone(&found));
         found
     }
@@ -675,6 +766,7 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         for deep in 0..=depth {
             let mut next_level = Vec::new();
             let files = if deep == 0 { from } else { level.as_slice() };
+            self.modules.walked(files.len());
             for &file in files {
                 if !self.known(file) {
                     unknown(file);
@@ -698,10 +790,181 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         }
     }
 
+    /// Lists the names file `target` takes ([`Index::names`]) in [`Index::defining`], once.
+    fn define(&self, target: usize) {
+        if !self.known(target) || !self.defined.borrow_mut().insert(target) {
+            return;
+        }
+        self.takes_own(target, "");
+        let sets = self.name_sets.borrow();
+        if let Some(Some(names)) = sets.get(&target) {
+            self.modules.walked(names.len());
+            let mut defining = self.defining.borrow_mut();
+            for name in names {
+                defining.entry(*name).or_default().push(target);
+            }
+        }
+    }
+
+    /// The [`Closure`] of the files in `lists`, made once for each set of lists. Files met
+    /// whose links are unknown go to `unknown` and take nothing.
+    fn closure(&self, lists: &[Rc<[usize]>], unknown: &mut impl FnMut(usize)) -> Rc<Closure> {
+        let mut key: Vec<usize> = lists.iter().map(list_id).collect();
+        key.sort_unstable();
+        key.dedup();
+        if let Some(known) = self.closures.borrow().get(&key) {
+            return Rc::clone(known);
+        }
+        let mut closure = Closure {
+            depth: HashMap::new(),
+            parents: HashMap::new(),
+            open: Vec::new(),
+            lists: HashMap::new(),
+        };
+        let mut level = Vec::new();
+        let mut steps = 0;
+        for list in lists {
+            for &file in list.iter() {
+                steps += 1;
+                closure.lists.entry(file).or_default().push(list_id(list));
+                if let Entry::Vacant(entry) = closure.depth.entry(file) {
+                    entry.insert(1);
+                    level.push(file);
+                }
+            }
+        }
+        for deep in 1..MAX_REEXPORT_HOPS {
+            let mut next_level = Vec::new();
+            for file in level {
+                steps += 1;
+                if !self.known(file) {
+                    unknown(file);
+                    continue;
+                }
+                if self.takes_any(file) {
+                    closure.open.push(file);
+                    continue;
+                }
+                self.define(file);
+                if deep + 1 >= MAX_REEXPORT_HOPS {
+                    continue;
+                }
+                for &next in self.stars(file).iter() {
+                    steps += 1;
+                    closure.parents.entry(next).or_default().push(file);
+                    if let Entry::Vacant(entry) = closure.depth.entry(next) {
+                        entry.insert(deep + 1);
+                        next_level.push(next);
+                    }
+                }
+            }
+            if next_level.is_empty() {
+                break;
+            }
+            level = next_level;
+        }
+        self.modules.walked(steps);
+        let closure = Rc::new(closure);
+        self.closures.borrow_mut().insert(key, Rc::clone(&closure));
+        closure
+    }
+
+    /// What [`Index::takers_through`] finds from one module of each group of `barrel` that
+    /// does not take `head` itself, found from the files that take `head` in the barrel's
+    /// `closure`: each such file at its depth there when no file that takes the name lies
+    /// nearer and every group sends it on, else at its depth on paths that avoid them
+    /// ([`Index::unshadowed_depth`]).
+    fn takers_in(
+        &self,
+        closure: &Closure,
+        barrel: &Barrel<'_>,
+        head: &str,
+        depth: usize,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        let defining = self.defining.borrow();
+        let named = defining.get(head).map_or(&[][..], Vec::as_slice);
+        self.modules.walked(named.len() + closure.open.len());
+        // The lists of the groups whose every module takes the name itself: they keep it.
+        let mut taken: HashMap<usize, usize> = HashMap::new();
+        let mut kept: Vec<usize> = Vec::new();
+        for file in named {
+            if let Some(&group) = barrel.member_group.get(file) {
+                let count = taken.entry(group).or_default();
+                *count += 1;
+                if barrel
+                    .nested
+                    .get(group)
+                    .is_some_and(|members| *count == members.len())
+                {
+                    kept.extend(barrel.lists.get(group).map(list_id));
+                }
+            }
+        }
+        let found: Vec<(usize, usize)> = (named.iter().chain(&closure.open))
+            .filter_map(|file| Some((*file, *closure.depth.get(file)?)))
+            .collect();
+        // No file on a path shorter than the least depth takes the name.
+        let least = (found.iter().map(|(_, deep)| *deep).min()).filter(|_| kept.is_empty());
+        for (file, deep) in found {
+            let deep = if Some(deep) == least {
+                Some(deep)
+            } else {
+                self.unshadowed_depth(closure, file, head, &kept)
+            };
+            if let Some(deep) = deep.filter(|deep| *deep <= depth) {
+                out.push((file, deep));
+            }
+        }
+    }
+
+    /// The fewest hops from a module of the barrel of `closure` to file `target` on a path
+    /// that starts in a list not in `kept` and passes through files that do not take `head`
+    /// (a file that takes it keeps it from what it re-exports): a walk up from `target`, a
+    /// level at a time, to the nearest file of such a list.
+    fn unshadowed_depth(
+        &self,
+        closure: &Closure,
+        target: usize,
+        head: &str,
+        kept: &[usize],
+    ) -> Option<usize> {
+        let listed = |file: &usize| {
+            (closure.lists.get(file).into_iter().flatten()).any(|list| !kept.contains(list))
+        };
+        if listed(&target) {
+            return Some(1);
+        }
+        let mut seen = HashSet::from([target]);
+        let mut level = vec![target];
+        for up in 1..MAX_REEXPORT_HOPS {
+            let mut next_level = Vec::new();
+            for file in &level {
+                for parent in closure.parents.get(file).into_iter().flatten() {
+                    self.modules.walked(1);
+                    if seen.insert(*parent) && !self.takes_own(*parent, head) {
+                        // Every file of a nearer level was asked before.
+                        if listed(parent) {
+                            return Some(up + 1);
+                        }
+                        next_level.push(*parent);
+                    }
+                }
+            }
+            if next_level.is_empty() {
+                break;
+            }
+            level = next_level;
+        }
+        None
+    }
+
     /// The names the modules re-exported by file `target` through its `export *` (not its own,
-    /// up to [`MAX_REEXPORT_HOPS`] deep, each module once) can take, if they are at most
-    /// `budget` (which they use up) and none takes any name. Files met whose links are
-    /// unknown go to `unknown` and take nothing.
+    /// up to [`MAX_REEXPORT_HOPS`] deep, each module once) can take, if they and the modules
+    /// met are at most `budget` (which they use up) and none takes any name. Files met whose
+    /// links are unknown go to `unknown` and take nothing. The modules count against the
+    /// budget as they are met, so a wide module costs the budget, not its width (a barrel of
+    /// n barrels that each re-export one module of n would cost n²).
     fn closure_names(
         &self,
         target: usize,
@@ -710,20 +973,29 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
     ) -> Option<Vec<&'a str>> {
         let mut names = Vec::new();
         let mut asked = HashSet::from([target]);
-        let mut level: Vec<usize> = self.stars(target).iter().copied().collect();
-        asked.extend(level.iter().copied());
-        for _ in 1..=MAX_REEXPORT_HOPS {
+        let mut level = vec![target];
+        for deep in 0..=MAX_REEXPORT_HOPS {
             let mut next_level = Vec::new();
             for file in level {
-                if !self.known(file) {
-                    unknown(file);
+                if deep > 0 {
+                    if !self.known(file) {
+                        unknown(file);
+                        continue;
+                    }
+                    for name in self.names(file)? {
+                        *budget = budget.checked_sub(1)?;
+                        names.push(name);
+                    }
+                }
+                if deep == MAX_REEXPORT_HOPS {
                     continue;
                 }
-                for name in self.names(file)? {
-                    *budget = budget.checked_sub(1)?;
-                    names.push(name);
+                for next in self.stars(file).iter() {
+                    if asked.insert(*next) {
+                        *budget = budget.checked_sub(1)?;
+                        next_level.push(*next);
+                    }
                 }
-                next_level.extend(self.stars(file).iter().filter(|next| asked.insert(**next)));
             }
             if next_level.is_empty() {
                 break;
@@ -1196,5 +1468,215 @@ mod tests {
         assert!(sent <= 2 * N + 8 * N + 4_096, "{sent}");
         let into_shared = found.by_file.last().expect("shared");
         assert_eq!(into_shared.len(), N);
+    }
+    /// A barrel of `N` modules `w{i}.js` that each re-export one shared module of `N` names
+    /// and one module of their own (`N` groups, none past a file each), with a handler per
+    /// name: a name costs the files that define it, not a walk through each group (which is
+    /// `2N` names × `N` groups).
+    #[test]
+    fn nested_barrels_of_different_files_cost_each_name_its_definitions() {
+        const N: usize = 300;
+        nested_barrels_of_different_files(N, MAX_WALK_STEPS, |found, steps| {
+            assert!(found.cut.is_empty(), "{:?}", found.cut);
+            assert!(steps <= 16 * N, "{steps} steps");
+            let into_shared = found.by_file.last().expect("shared");
+            assert_eq!(into_shared.len(), N);
+            for i in 0..N {
+                let own = found.by_file.get(3 + 3 * i).expect("v");
+                let names: Vec<&str> = own.iter().map(|flow| flow.name.as_str()).collect();
+                assert_eq!(names, [format!("h{i}")]);
+            }
+        });
+    }
+
+    /// Past its bound of steps through nested barrels, a barrel sends no name further
+    /// through them and is reported ([`Cut::Walk`]); the names it lists with its modules
+    /// still go on.
+    #[test]
+    fn nested_barrels_past_the_bound_of_steps_are_reported() {
+        const N: usize = 300;
+        nested_barrels_of_different_files(N, 500, |found, _| {
+            assert_eq!(found.cut, [(0, Cut::Walk)]);
+            let reached = (0..N)
+                .filter(|i| {
+                    found
+                        .by_file
+                        .get(3 + 3 * i)
+                        .is_some_and(|own| !own.is_empty())
+                })
+                .count();
+            assert!(0 < reached && reached < N, "{reached}");
+        });
+    }
+
+    /// The seeds of a barrel `index.js` of `n` modules `w{i}.js` that each re-export
+    /// `shared.js` (`s0`..) and `v{i}.js` (`h{i}`), each name called by a handler file `m{i}.js`,
+    /// with at most `max_steps` through nested barrels: given to `check` with the steps taken.
+    fn nested_barrels_of_different_files(
+        n: usize,
+        max_steps: usize,
+        check: impl FnOnce(Seeds, usize),
+    ) {
+        let paths: Vec<[String; 3]> = (0..n)
+            .map(|i| {
+                [
+                    format!("r/m{i}.js"),
+                    format!("r/w{i}.js"),
+                    format!("r/v{i}.js"),
+                ]
+            })
+            .collect();
+        let barrel: Vec<Reexport> = (0..n).map(|i| star(&format!("./w{i}.js"))).collect();
+        let nested: Vec<[Reexport; 2]> = (0..n)
+            .map(|i| [star("./shared.js"), star(&format!("./v{i}.js"))])
+            .collect();
+        let outgoing: Vec<[Flow; 2]> = (0..n)
+            .map(|i| {
+                [
+                    flow("./index.js", &format!("s{i}"), 1),
+                    flow("./index.js", &format!("h{i}"), 1),
+                ]
+            })
+            .collect();
+        let shared_names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+        let own_names: Vec<[String; 1]> = (0..n).map(|i| [format!("h{i}")]).collect();
+        let none: &[String] = &[];
+        let mut files = vec![module("r/index.js", Language::JavaScript, &[], &barrel)];
+        for (i, [m, w, v]) in paths.iter().enumerate() {
+            files.push(module(m, Language::JavaScript, &outgoing[i], &[]));
+            let mut nested = module(w, Language::JavaScript, &[], &nested[i]);
+            nested.2.defines = Some(none);
+            files.push(nested);
+            let mut own = module(v, Language::JavaScript, &[], &[]);
+            own.2.defines = Some(&own_names[i]);
+            files.push(own);
+        }
+        let mut shared = module("r/shared.js", Language::JavaScript, &[], &[]);
+        shared.2.defines = Some(&shared_names);
+        files.push(shared);
+        let mut modules = Modules::new(
+            files.iter().map(|(path, language, _)| (*path, *language)),
+            &[],
+        );
+        modules.max_steps = max_steps;
+        let links: Vec<ModuleLinks<'_>> = files
+            .iter()
+            .map(|(_, _, links)| ModuleLinks { ..*links })
+            .collect();
+        let found = seeds(&modules, &links);
+        check(found, modules.steps.get());
+    }
+
+    /// One random file of [`Index::takers_in`]'s test: the files its `export *` re-exports
+    /// (by index), the names it defines (`None`: any name), a named re-export, and whether
+    /// its links are known.
+    type RandomFile = (Vec<usize>, Option<Vec<usize>>, Option<usize>, bool);
+
+    const NAMES: [&str; 4] = ["a", "b", "c", "d"];
+
+    fn random_file(files: usize) -> impl proptest::strategy::Strategy<Value = RandomFile> {
+        use proptest::prelude::*;
+        let names = proptest::collection::vec(0..NAMES.len(), 0..3);
+        (
+            proptest::collection::vec(0..files, 0..4),
+            prop_oneof![9 => names.prop_map(Some), 1 => Just(None)],
+            proptest::option::weighted(0.2, 0..NAMES.len()),
+            proptest::bool::weighted(0.95),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2_000))]
+
+        /// What a barrel's closure answers for each name and depth is what a walk from one
+        /// module of each group that does not take the name finds ([`Index::takers_through`]),
+        /// on random graphs of `export *` with cycles, shared modules, names defined at several
+        /// depths (which shadow what is behind them), modules that take any name, named
+        /// re-exports and unknown links.
+        #[test]
+        fn a_closure_finds_what_the_walk_through_each_group_finds(
+            graph in proptest::collection::vec(random_file(12), 12),
+            members in proptest::collection::vec(0..12usize, 1..6),
+        ) {
+            let paths: Vec<String> = (0..graph.len()).map(|i| format!("r/f{i}.js")).collect();
+            let stars: Vec<Vec<Reexport>> = (graph.iter())
+                .map(|(to, _, named, _)| {
+                    let mut list: Vec<Reexport> =
+                        to.iter().map(|j| star(&format!("./f{j}.js"))).collect();
+                    if let Some(name) = named {
+                        list.push(Reexport {
+                            exported: NAMES[*name].to_string(),
+                            module: "./elsewhere.js".to_string(),
+                            imported: "x".to_string(),
+                        });
+                    }
+                    list
+                })
+                .collect();
+            let defines: Vec<Option<Vec<String>>> = (graph.iter())
+                .map(|(_, names, _, _)| {
+                    names.as_ref().map(|names| names.iter().map(|n| NAMES[*n].to_string()).collect())
+                })
+                .collect();
+            let files: Vec<(&Path, Language, ModuleLinks<'_>)> = (graph.iter().enumerate())
+                .map(|(i, (_, _, _, known))| {
+                    let mut file = module(&paths[i], Language::JavaScript, &[], &stars[i]);
+                    file.2.defines = defines[i].as_deref();
+                    file.2.known = *known;
+                    file
+                })
+                .collect();
+            let modules = Modules::new(files.iter().map(|(path, language, _)| (*path, *language)), &[]);
+            let links: Vec<ModuleLinks<'_>> = files.iter().map(|(_, _, links)| ModuleLinks { ..*links }).collect();
+            let index = Index::new(&modules, &links);
+            // The barrel's modules that re-export something, grouped as `Barrel::new` does.
+            let mut barrel = Barrel {
+                named: HashMap::new(),
+                stars: Vec::new(),
+                own: HashSet::new(),
+                takers: HashMap::new(),
+                asked: Vec::new(),
+                nested: Vec::new(),
+                lists: Vec::new(),
+                member_group: HashMap::new(),
+                closure: None,
+                open: Vec::new(),
+            };
+            let mut groups: HashMap<usize, usize> = HashMap::new();
+            for member in members {
+                if !index.known(member) || index.takes_any(member) || index.stars(member).is_empty() {
+                    continue;
+                }
+                let list = index.stars(member);
+                let group = *groups.entry(list_id(&list)).or_insert_with(|| {
+                    barrel.nested.push(Vec::new());
+                    barrel.lists.push(Rc::clone(&list));
+                    barrel.nested.len() - 1
+                });
+                if let Entry::Vacant(entry) = barrel.member_group.entry(member) {
+                    entry.insert(group);
+                    barrel.nested[group].push(member);
+                }
+            }
+            proptest::prop_assume!(!barrel.nested.is_empty());
+            for member in barrel.member_group.keys() {
+                index.define(*member);
+            }
+            let closure = index.closure(&barrel.lists, &mut |_| {});
+            for head in NAMES {
+                for depth in 0..MAX_REEXPORT_HOPS {
+                    let mut found = Vec::new();
+                    index.takers_in(&closure, &barrel, head, depth, &mut found);
+                    let from: Vec<usize> = (barrel.nested.iter())
+                        .filter_map(|group| group.iter().copied().find(|m| !index.takes_own(*m, head)))
+                        .collect();
+                    let mut walked = Vec::new();
+                    index.takers_through(&from, head, depth, &mut |_| {}, &mut walked);
+                    found.sort_unstable();
+                    walked.sort_unstable();
+                    proptest::prop_assert_eq!(found, walked, "name {} depth {}", head, depth);
+                }
+            }
+        }
     }
 }

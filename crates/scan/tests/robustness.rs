@@ -1151,6 +1151,136 @@ fn star_re_export_barrels_are_linear() {
     );
 }
 
+/// Barrels of barrels in six shapes, each of 600 modules with a handler per name: modules
+/// that each re-export one shared module and one of their own (`diamond`), two shared
+/// modules that define the same names (`twice`), a hub re-exported by a barrel of its own
+/// per handler (`hub`), modules that reach the shared module through one more barrel each
+/// (`chain`), a barrel per handler (`fan`), and a shared module behind a module that defines
+/// the same names itself, which keeps them from it (`shadow`). Every sink the names reach is
+/// tainted, and no other (the walk through them is linear:
+/// `project::tests::nested_barrels_of_different_files_cost_each_name_its_definitions`).
+#[test]
+fn barrels_of_barrels_reach_every_sink_in_every_shape() {
+    const FILES: usize = 600;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let sinks = |prefix: &str| -> String {
+        let mut text = String::from("import { execSync } from \"child_process\";\n");
+        for i in 0..FILES {
+            text.push_str(&format!(
+                "export function {prefix}{i}(v) {{ execSync(\"ls \" + v); }}\n"
+            ));
+        }
+        text
+    };
+    let handler = |names: &[String], from: &str| {
+        let calls: String = names.iter().map(|name| format!("{name}(x); ")).collect();
+        format!(
+            "import {{ {} }} from \"./{from}\";\nconst server = {{}};\n\
+             server.tool(\"t\", {{}}, async ({{ x }}) => {{ {calls}}});\n",
+            names.join(", ")
+        )
+    };
+    let barrel: String = (0..FILES)
+        .map(|i| format!("export * from \"./w{i}.js\";\n"))
+        .collect();
+    for shape in ["diamond", "twice", "chain", "shadow"] {
+        write(root, &format!("{shape}/index.js"), &barrel);
+        write(root, &format!("{shape}/shared.js"), &sinks("s"));
+    }
+    write(root, "twice/shared2.js", &sinks("s"));
+    write(root, "fan/shared.js", &sinks("s"));
+    write(
+        root,
+        "shadow/q.js",
+        &format!("{}export * from \"./shared.js\";\n", sinks("s")),
+    );
+    let hub: String = (0..FILES)
+        .map(|i| format!("export * from \"./g{i}.js\";\n"))
+        .collect();
+    write(root, "hub/hub.js", &hub);
+    for i in 0..FILES {
+        let own = format!(
+            "import {{ execSync }} from \"child_process\";\nexport function h{i}(v) {{ execSync(\"ls \" + v); }}\n"
+        );
+        let names = [format!("s{i}"), format!("h{i}")];
+        for (shape, nested) in [
+            ("diamond", "export * from \"./shared.js\";\n".to_string()),
+            (
+                "twice",
+                "export * from \"./shared.js\";\nexport * from \"./shared2.js\";\n".to_string(),
+            ),
+            ("chain", format!("export * from \"./x{i}.js\";\n")),
+            ("shadow", "export * from \"./q.js\";\n".to_string()),
+            ("fan", "export * from \"./shared.js\";\n".to_string()),
+        ] {
+            write(
+                root,
+                &format!("{shape}/w{i}.js"),
+                &format!("{nested}export * from \"./v{i}.js\";\n"),
+            );
+            write(root, &format!("{shape}/v{i}.js"), &own);
+            let from = if shape == "fan" {
+                write(
+                    root,
+                    &format!("fan/t{i}.js"),
+                    &format!("export * from \"./w{i}.js\";\n"),
+                );
+                format!("t{i}.js")
+            } else {
+                "index.js".to_string()
+            };
+            write(root, &format!("{shape}/m{i}.js"), &handler(&names, &from));
+        }
+        write(
+            root,
+            &format!("chain/x{i}.js"),
+            "export * from \"./shared.js\";\n",
+        );
+        write(
+            root,
+            &format!("hub/g{i}.js"),
+            &own.replace(&format!("h{i}"), &format!("g{i}")),
+        );
+        write(
+            root,
+            &format!("hub/t{i}.js"),
+            "export * from \"./hub.js\";\n",
+        );
+        write(
+            root,
+            &format!("hub/m{i}.js"),
+            &handler(&[format!("g{i}")], &format!("t{i}.js")),
+        );
+    }
+    let report = scan::scan(&scan::ScanOptions::new(root)).expect("scan");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let tainted = |file: &str| {
+        (report.findings.iter())
+            .filter(|f| f.tainted_from_tool_input && f.file.ends_with(file))
+            .filter(|f| f.rule_id == "exec_sync_dynamic_string")
+            .count()
+    };
+    let own = |shape: &str, prefix: &str| {
+        (0..FILES)
+            .filter(|i| tainted(&format!("{shape}/{prefix}{i}.js")) == 1)
+            .count()
+    };
+    for shape in ["diamond", "twice", "chain", "fan"] {
+        assert_eq!(tainted(&format!("{shape}/shared.js")), FILES, "{shape}");
+        assert_eq!(own(shape, "v"), FILES, "{shape}");
+    }
+    assert_eq!(tainted("twice/shared2.js"), FILES);
+    assert_eq!(own("hub", "g"), FILES);
+    assert_eq!(tainted("shadow/q.js"), FILES);
+    assert_eq!(own("shadow", "v"), FILES);
+    assert_eq!(tainted("shadow/shared.js"), 0);
+    assert!(
+        (report.findings.iter()).any(|f| f.file.ends_with("shadow/shared.js")),
+        "shadow/shared.js is scanned"
+    );
+}
+
 /// Barrels of every kind of module, each with 1 500 modules that each hold the sink for one
 /// handler file: modules that wait for a seed (no handler of
 /// their own, so their links are unknown when names reach the barrel), quiet Python files, ESM
