@@ -19,8 +19,11 @@
 # reaches the shared module through one more barrel), shadow (each re-exports a module that
 # defines the shared module's names itself and re-exports it: the shared module's sinks are
 # not reached), fan (a barrel per handler) and hub (a barrel per handler, each re-exporting one
-# hub of N modules). Keep N at most 3 000 for these: past it the shared module has more than
-# the 10 000 findings a file lists (exit 2, as designed).
+# hub of N modules), and kept (each module re-exports a module that defines the shared
+# module's names itself and re-exports N barrels that each lead to it two ways: a name costs
+# N steps, bounded by project::MAX_WALK_STEPS, past which names are sent on without that walk
+# and the barrel is an error of the scan). Keep N at most 3 000 for these: past it the shared
+# module has more than the 10 000 findings a file lists (exit 2, as designed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-2000}"
@@ -86,6 +89,16 @@ write(f"{d}/twice/shared2.js", sinks("s"))
 write(f"{d}/shadow/q.js", sinks("s") + 'export * from "./shared.js";\n')
 for i in range(n):
     write(f"{d}/chain/x{i}.js", 'export * from "./shared.js";\n')
+write(f"{d}/kept/index.js", "".join(f'export * from "./w{i}.js";\n' for i in range(n)))
+write(f"{d}/kept/shared.js", sinks("s"))
+write(f"{d}/kept/q.js", "".join(f"export function s{i}(v) {{ }}\n" for i in range(n))
+      + "".join(f'export * from "./y{i}.js";\nexport * from "./z{i}.js";\n' for i in range(n)))
+for i in range(n):
+    write(f"{d}/kept/w{i}.js", f'export * from "./q.js";\nexport * from "./v{i}.js";\n')
+    write(f"{d}/kept/z{i}.js", f'export * from "./y{i}.js";\n')
+    write(f"{d}/kept/y{i}.js", 'export * from "./shared.js";\n')
+    write(f"{d}/kept/v{i}.js", esm(i).replace(f"g{i}", f"h{i}"))
+    write(f"{d}/kept/m{i}.js", handler([f"s{i}", f"h{i}"], "index.js"))
 write(f"{d}/hub/hub.js", "".join(f'export * from "./g{i}.js";\n' for i in range(n)))
 for i in range(n):
     write(f"{d}/hub/g{i}.js", esm(i))
@@ -117,7 +130,7 @@ print(len(f), "findings,", tainted, "tainted,", len(report["errors"]), "errors")
     printf '%-9s %-15s n=%-5s exit %-3s %7s s %8.1f MB  %s\n' "$label" "$kind" "$n" "$code" "$seconds" "$(echo "$kb / 1024" | bc -l)" "$counts"
 }
 for kind in waiting quiet default commonjs no_export namespace nested opaque imported_value \
-    diamond twice chain shadow fan hub; do
+    diamond twice chain shadow fan hub kept; do
     run this "$SCAN" "$kind"
     if [[ -n "${BASELINE:-}" ]]; then
         run baseline "$BASELINE" "$kind"
