@@ -19,7 +19,8 @@
 # reaches the shared module through one more barrel), shadow (each re-exports a module that
 # defines the shared module's names itself and re-exports it: the shared module's sinks are
 # not reached), fan (a barrel per handler) and hub (a barrel per handler, each re-exporting one
-# hub of N modules), and kept (each module re-exports a module that defines the shared
+# hub of N modules), hub_own (the same, each barrel re-exporting a small barrel of its own
+# too), and kept (each module re-exports a module that defines the shared
 # module's names itself and re-exports N barrels that each lead to it two ways: a name costs
 # N steps, bounded by project::MAX_WALK_STEPS, past which names are sent on without that walk
 # and the barrel is an error of the scan). Keep N at most 3 000 for these: past it the shared
@@ -89,6 +90,13 @@ write(f"{d}/twice/shared2.js", sinks("s"))
 write(f"{d}/shadow/q.js", sinks("s") + 'export * from "./shared.js";\n')
 for i in range(n):
     write(f"{d}/chain/x{i}.js", 'export * from "./shared.js";\n')
+write(f"{d}/hub_own/hub.js", "".join(f'export * from "./g{i}.js";\n' for i in range(n)))
+for i in range(n):
+    write(f"{d}/hub_own/g{i}.js", esm(i))
+    write(f"{d}/hub_own/t{i}.js", f'export * from "./hub.js";\nexport * from "./x{i}.js";\n')
+    write(f"{d}/hub_own/x{i}.js", f'export * from "./y{i}.js";\n')
+    write(f"{d}/hub_own/y{i}.js", esm(i).replace(f"g{i}", f"u{i}"))
+    write(f"{d}/hub_own/m{i}.js", handler([f"g{i}", f"u{i}"], f"t{i}.js"))
 write(f"{d}/kept/index.js", "".join(f'export * from "./w{i}.js";\n' for i in range(n)))
 write(f"{d}/kept/shared.js", sinks("s"))
 write(f"{d}/kept/q.js", "".join(f"export function s{i}(v) {{ }}\n" for i in range(n))
@@ -130,7 +138,7 @@ print(len(f), "findings,", tainted, "tainted,", len(report["errors"]), "errors")
     printf '%-9s %-15s n=%-5s exit %-3s %7s s %8.1f MB  %s\n' "$label" "$kind" "$n" "$code" "$seconds" "$(echo "$kb / 1024" | bc -l)" "$counts"
 }
 for kind in waiting quiet default commonjs no_export namespace nested opaque imported_value \
-    diamond twice chain shadow fan hub kept; do
+    diamond twice chain shadow fan hub hub_own kept; do
     run this "$SCAN" "$kind"
     if [[ -n "${BASELINE:-}" ]]; then
         run baseline "$BASELINE" "$kind"

@@ -226,11 +226,11 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                     project::MAX_OPEN_SEEDS
                 ),
                 project::Cut::Walk => format!(
-                    "its `export *` re-exports barrels of barrels, and past {} steps through them in one scan, the tool input it receives is not followed through them",
+                    "its `export *` re-exports barrels of barrels, and past {} steps through them in one pass over the flows, the tool input it receives is not followed through them",
                     project::MAX_WALK_STEPS
                 ),
                 project::Cut::Shadowing => format!(
-                    "its `export *` re-exports barrels of barrels, and past {} steps through them in one scan, the tool input it receives is followed to every module behind them that defines the name, even where a module on the way that exports the name itself keeps it from them: some findings may be tainted that no input reaches",
+                    "its `export *` re-exports barrels of barrels, and past {} steps through them in one pass over the flows, the tool input it receives is followed to every module behind them that defines the name, even where a module on the way that exports the name itself keeps it from them: some findings may be tainted that no input reaches",
                     project::MAX_WALK_STEPS
                 ),
             };
