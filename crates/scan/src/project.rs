@@ -136,11 +136,11 @@ pub(crate) enum Cut {
 /// Most steps taken through nested barrels in one resolution of the seeds, answering names
 /// (the files met: [`Index::takers_in`], [`Index::takers_through`]), about a second, and as
 /// many again making closures (files and links put in a [`Closure`]). A scan resolves the
-/// seeds once per wave or round ([`MAX_ROUNDS`]), anew each time. A name costs the files that define it, and
-/// where a file that takes the name too lies nearer, the classes of files walked up from
-/// them; a tree built so that each name costs many steps still ends: past the bound a
-/// barrel's names are sent on without that walk ([`Cut::Shadowing`]), or not through a
-/// closure not made yet ([`Cut::Walk`]), and the barrel is reported.
+/// seeds once per wave or round ([`MAX_ROUNDS`]), anew each time. A name costs the files
+/// that define it, and where a file that takes the name too lies nearer, the classes of
+/// files walked up from them; a tree built so that each name costs many steps still ends:
+/// past the bound a barrel's names are sent on without that walk ([`Cut::Shadowing`]), or
+/// not through a closure not made yet ([`Cut::Walk`]), and the barrel is reported.
 pub(crate) const MAX_WALK_STEPS: usize = 20_000_000;
 
 /// Most seeds sent into modules that take any name ([`Barrel::open`]), in one scan (about
@@ -1597,6 +1597,7 @@ mod tests {
         let into_shared = found.by_file.last().expect("shared");
         assert_eq!(into_shared.len(), N);
     }
+
     /// A barrel of `N` modules `w{i}.js` that each re-export one shared module of `N` names
     /// and one module of their own (`N` groups, none past a file each), with a handler per
     /// name: a name costs the files that define it, not a walk through each group (which is
