@@ -248,16 +248,11 @@ pub(crate) fn seeds(modules: &Modules<'_>, files: &[ModuleLinks<'_>]) -> Seeds {
             // from the files that define it at their depth there, without the walk that finds
             // whether a file which takes the name too keeps it from them (more taint, not less).
             let exact = modules.answering.get() < modules.max_steps;
-            if barrel.nested.is_empty() {
-            } else if index.built.get() >= modules.max_steps && barrel.closure.is_none() {
+            let made = barrel.closure.is_some() || index.built.get() < modules.max_steps;
+            if !barrel.nested.is_empty() && !made {
                 cut.insert((target, Cut::Walk));
-            } else {
-                let closure = Rc::clone(barrel.closure.get_or_insert_with(|| {
-                    for member in barrel.member_group.keys() {
-                        index.define(*member);
-                    }
-                    index.closure(&barrel.lists, &mut want)
-                }));
+            } else if !barrel.nested.is_empty() {
+                let closure = barrel.closure(&index, &mut want);
                 if !index.takers_in(&closure, barrel, head, depth, exact, &mut further) {
                     cut.insert((target, Cut::Shadowing));
                 }
@@ -337,12 +332,13 @@ struct Barrel<'a> {
     /// Files of its `export *` with an `export *` of their own whose names were past the
     /// budget of [`Barrel::new`], grouped by the files they re-export (the same list,
     /// [`Index::stars`]): each name is looked up in their [`Closure`] ([`Index::takers_in`]).
-    nested: Vec<Vec<usize>>,
-    /// The files each group of [`Barrel::nested`] re-exports.
-    lists: Vec<Rc<[usize]>>,
-    /// The group of each file of [`Barrel::nested`].
+    nested: Vec<Group>,
+    /// The group of each file of [`Barrel::nested`], and the group of each list by
+    /// [`list_id`].
     member_group: HashMap<usize, usize>,
-    /// The [`Closure`] of [`Barrel::lists`], made when the first name is looked up in it.
+    list_group: HashMap<usize, usize>,
+    /// The [`Closure`] of the lists of [`Barrel::nested`], made when the first name is looked
+    /// up in it ([`Barrel::closure`]).
     closure: Option<Rc<Closure>>,
     /// Files of its `export *` that may take any name: a JS/TS file whose CommonJS default
     /// export hands on a value imported from elsewhere (`module.exports = Git` of an imported
@@ -350,7 +346,64 @@ struct Barrel<'a> {
     open: Vec<usize>,
 }
 
+/// Modules of a barrel that re-export the same files ([`Barrel::nested`]).
+struct Group {
+    /// The files they re-export.
+    list: Rc<[usize]>,
+    members: Vec<usize>,
+}
+
 impl<'a> Barrel<'a> {
+    /// A barrel that exports `own` names of its own and re-exports nothing yet.
+    fn empty(own: HashSet<&'a str>) -> Barrel<'a> {
+        Barrel {
+            named: HashMap::new(),
+            stars: Vec::new(),
+            own,
+            takers: HashMap::new(),
+            asked: Vec::new(),
+            nested: Vec::new(),
+            member_group: HashMap::new(),
+            list_group: HashMap::new(),
+            closure: None,
+            open: Vec::new(),
+        }
+    }
+
+    /// Puts `member`, which re-exports `list`, in the group of that list ([`Barrel::nested`]).
+    fn nest(&mut self, member: usize, list: Rc<[usize]>) {
+        let nested = &mut self.nested;
+        let group = *(self.list_group.entry(list_id(&list))).or_insert_with(|| {
+            nested.push(Group {
+                list,
+                members: Vec::new(),
+            });
+            nested.len() - 1
+        });
+        if let Entry::Vacant(entry) = self.member_group.entry(member) {
+            entry.insert(group);
+            if let Some(group) = self.nested.get_mut(group) {
+                group.members.push(member);
+            }
+        }
+    }
+
+    /// The [`Closure`] of [`Barrel::nested`], made the first time (its modules' names go to
+    /// [`Index::define`] then).
+    fn closure(
+        &mut self,
+        index: &Index<'_, '_, 'a>,
+        unknown: &mut impl FnMut(usize),
+    ) -> Rc<Closure> {
+        let made = self.closure.get_or_insert_with(|| {
+            for member in self.member_group.keys() {
+                index.define(*member);
+            }
+            index.closure(&self.nested, unknown)
+        });
+        Rc::clone(made)
+    }
+
     /// The barrel of file `from`; the files of its `export *` whose links are unknown go to
     /// `unknown` ([`Seeds::unread`]) and take no name.
     fn new(
@@ -359,18 +412,7 @@ impl<'a> Barrel<'a> {
         file: &ModuleLinks<'a>,
         unknown: &mut impl FnMut(usize),
     ) -> Barrel<'a> {
-        let mut barrel = Barrel {
-            named: HashMap::new(),
-            stars: Vec::new(),
-            own: file.exports.iter().map(String::as_str).collect(),
-            takers: HashMap::new(),
-            asked: Vec::new(),
-            nested: Vec::new(),
-            lists: Vec::new(),
-            member_group: HashMap::new(),
-            closure: None,
-            open: Vec::new(),
-        };
+        let mut barrel = Barrel::empty(file.exports.iter().map(String::as_str).collect());
         let reexports = file.reexports;
         // Names listed with the barrel's modules, at most: a small multiple of the barrel's
         // own size, so that many barrels of one shared module of n names (or of modules that
@@ -386,9 +428,6 @@ impl<'a> Barrel<'a> {
         // re-export one wide hub and a small module of their own would each make a closure of
         // the hub's width.
         let mut probe = 64;
-        // Groups by list, keyed by [`list_id`] (a hash of each list would cost its length in
-        // every barrel that re-exports a module of a wide list).
-        let mut groups: HashMap<usize, usize> = HashMap::new();
         for reexport in reexports {
             if reexport.exported != "*" {
                 let named = barrel.named.entry(reexport.exported.as_str());
@@ -433,18 +472,7 @@ impl<'a> Barrel<'a> {
                 }
                 None => {
                     probe -= cap - left;
-                    let list = index.stars(target);
-                    let group = *(groups.entry(list_id(&list))).or_insert_with(|| {
-                        barrel.nested.push(Vec::new());
-                        barrel.lists.push(Rc::clone(&list));
-                        barrel.nested.len() - 1
-                    });
-                    if let Entry::Vacant(entry) = barrel.member_group.entry(target) {
-                        entry.insert(group);
-                        if let Some(members) = barrel.nested.get_mut(group) {
-                            members.push(target);
-                        }
-                    }
+                    barrel.nest(target, index.stars(target));
                 }
             }
         }
@@ -860,10 +888,11 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
         }
     }
 
-    /// The [`Closure`] of the files in `lists`, made once for each set of lists. Files met
-    /// whose links are unknown go to `unknown` and take nothing.
-    fn closure(&self, lists: &[Rc<[usize]>], unknown: &mut impl FnMut(usize)) -> Rc<Closure> {
-        let mut key: Vec<usize> = lists.iter().map(list_id).collect();
+    /// The [`Closure`] of the files the `groups` re-export, made once for each set of lists.
+    /// Files met whose links are unknown go to `unknown` and take nothing.
+    fn closure(&self, groups: &[Group], unknown: &mut impl FnMut(usize)) -> Rc<Closure> {
+        let lists: Vec<&Rc<[usize]>> = groups.iter().map(|group| &group.list).collect();
+        let mut key: Vec<usize> = lists.iter().map(|list| list_id(list)).collect();
         key.sort_unstable();
         key.dedup();
         if let Some(known) = self.closures.borrow().get(&key) {
@@ -974,12 +1003,10 @@ impl<'m, 'f, 'a> Index<'m, 'f, 'a> {
             if let Some(&group) = barrel.member_group.get(file) {
                 let count = taken.entry(group).or_default();
                 *count += 1;
-                if barrel
-                    .nested
-                    .get(group)
-                    .is_some_and(|members| *count == members.len())
+                if let Some(group) =
+                    (barrel.nested.get(group)).filter(|group| *count == group.members.len())
                 {
-                    kept.extend(barrel.lists.get(group).map(list_id));
+                    kept.push(list_id(&group.list));
                 }
             }
         }
@@ -1913,45 +1940,21 @@ mod tests {
             let links: Vec<ModuleLinks<'_>> = files.iter().map(|(_, _, links)| ModuleLinks { ..*links }).collect();
             let index = Index::new(&modules, &links);
             // The barrel's modules that re-export something, grouped as `Barrel::new` does.
-            let mut barrel = Barrel {
-                named: HashMap::new(),
-                stars: Vec::new(),
-                own: HashSet::new(),
-                takers: HashMap::new(),
-                asked: Vec::new(),
-                nested: Vec::new(),
-                lists: Vec::new(),
-                member_group: HashMap::new(),
-                closure: None,
-                open: Vec::new(),
-            };
-            let mut groups: HashMap<usize, usize> = HashMap::new();
+            let mut barrel = Barrel::empty(HashSet::new());
             for member in members {
                 if !index.known(member) || index.takes_any(member) || index.stars(member).is_empty() {
                     continue;
                 }
-                let list = index.stars(member);
-                let group = *groups.entry(list_id(&list)).or_insert_with(|| {
-                    barrel.nested.push(Vec::new());
-                    barrel.lists.push(Rc::clone(&list));
-                    barrel.nested.len() - 1
-                });
-                if let Entry::Vacant(entry) = barrel.member_group.entry(member) {
-                    entry.insert(group);
-                    barrel.nested[group].push(member);
-                }
+                barrel.nest(member, index.stars(member));
             }
             proptest::prop_assume!(!barrel.nested.is_empty());
-            for member in barrel.member_group.keys() {
-                index.define(*member);
-            }
-            let closure = index.closure(&barrel.lists, &mut |_| {});
+            let closure = barrel.closure(&index, &mut |_| {});
             for head in NAMES {
                 for depth in 0..MAX_REEXPORT_HOPS {
                     let mut found = Vec::new();
                     proptest::prop_assert!(index.takers_in(&closure, &barrel, head, depth, true, &mut found));
                     let from: Vec<usize> = (barrel.nested.iter())
-                        .filter_map(|group| group.iter().copied().find(|m| !index.takes_own(*m, head)))
+                        .filter_map(|group| group.members.iter().copied().find(|m| !index.takes_own(*m, head)))
                         .collect();
                     let mut walked = Vec::new();
                     index.takers_through(&from, head, depth, &mut |_| {}, &mut walked);
